@@ -1,0 +1,408 @@
+//! The mechanisms the accountants know, with validated parameters.
+
+use std::fmt;
+
+use crate::error::{Error, Result, ensure, non_negative, positive, rate};
+use crate::neighbouring::Neighbouring;
+
+/// How a batch is drawn in a subsampled mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// Each record joins the batch independently with probability `q` (add/remove relation).
+    Poisson,
+    /// A batch of fixed size `m` drawn without replacement from `n` records, `q = m/n`
+    /// (replace-one relation; `n` is public).
+    WithoutReplacement {
+        /// Dataset size.
+        n: u64,
+    },
+}
+
+/// Parameters of objective perturbation (paper 001): `J(θ) = Σ ℓ + (λ/2)‖θ‖² + bᵀθ`,
+/// `b ~ N(0, σ²I)`, per-example gradient norm `≤ L`, Hessian eigenvalues `≤ β < λ`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObjPertParams {
+    /// Standard deviation σ of the linear perturbation `b`.
+    pub sigma: f64,
+    /// Regularisation strength λ (> β).
+    pub lambda: f64,
+    /// Smoothness bound β of the per-example loss.
+    pub beta: f64,
+    /// Lipschitz bound L of the per-example loss (gradient-norm bound).
+    pub lipschitz: f64,
+}
+
+impl ObjPertParams {
+    /// Validates the parameters (σ, λ, L > 0, 0 ≤ β < λ, all finite).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the first bad parameter.
+    pub fn new(sigma: f64, lambda: f64, beta: f64, lipschitz: f64) -> Result<Self> {
+        positive("sigma", sigma)?;
+        positive("lambda", lambda)?;
+        non_negative("beta", beta)?;
+        positive("lipschitz", lipschitz)?;
+        ensure(lambda > beta, "lambda", lambda, "must exceed beta")?;
+        Ok(Self {
+            sigma,
+            lambda,
+            beta,
+            lipschitz,
+        })
+    }
+
+    /// `c = −log(1 − β/λ)`, the Jacobian term of the privacy loss.
+    pub fn c(&self) -> f64 {
+        -(-self.beta / self.lambda).ln_1p()
+    }
+
+    /// `L/σ`, the Gaussian part's sensitivity-to-noise ratio.
+    pub fn ratio(&self) -> f64 {
+        self.lipschitz / self.sigma
+    }
+}
+
+/// A privacy mechanism to be composed into an accountant.
+///
+/// Constructed only through validating constructors, so a `Mechanism` always holds parameters
+/// for which its guarantee is defined. Sensitivities are *per-record contribution bounds*
+/// `C`: an accountant with the replace-one relation doubles them for sums (MATH §1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mechanism {
+    pub(crate) kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Kind {
+    Gaussian {
+        sigma: f64,
+        sensitivity: f64,
+    },
+    Laplace {
+        scale: f64,
+        sensitivity: f64,
+    },
+    SubsampledGaussian {
+        noise_multiplier: f64,
+        q: f64,
+        sampling: Sampling,
+    },
+    PureDp {
+        epsilon: f64,
+    },
+    GammaBall {
+        scale: f64,
+        q: f64,
+        dim: u64,
+        sensitivity: f64,
+    },
+    ObjPert(ObjPertParams),
+    Amp {
+        objpert: ObjPertParams,
+        tau: f64,
+        sigma_out: f64,
+    },
+    Zcdp {
+        rho: f64,
+    },
+}
+
+impl Mechanism {
+    /// Gaussian mechanism: noise `N(0, σ²I)` added to a sum of per-record contributions of
+    /// norm `≤ sensitivity`.
+    ///
+    /// # Errors
+    /// σ or sensitivity not finite and positive.
+    pub fn gaussian(sigma: f64, sensitivity: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::Gaussian {
+                sigma: positive("sigma", sigma)?,
+                sensitivity: positive("sensitivity", sensitivity)?,
+            },
+        })
+    }
+
+    /// Laplace mechanism with scale `b` on a query with L1 sensitivity `sensitivity`.
+    ///
+    /// # Errors
+    /// Scale or sensitivity not finite and positive.
+    pub fn laplace(scale: f64, sensitivity: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::Laplace {
+                scale: positive("scale", scale)?,
+                sensitivity: positive("sensitivity", sensitivity)?,
+            },
+        })
+    }
+
+    /// One DP-SGD step: Poisson sampling with rate `q`, clipped sum, Gaussian noise with
+    /// standard deviation `noise_multiplier × C` (add/remove relation).
+    ///
+    /// # Errors
+    /// `noise_multiplier` not positive or `q ∉ (0, 1]`.
+    pub fn subsampled_gaussian(noise_multiplier: f64, q: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::SubsampledGaussian {
+                noise_multiplier: positive("sigma", noise_multiplier)?,
+                q: rate("q", q)?,
+                sampling: Sampling::Poisson,
+            },
+        })
+    }
+
+    /// One step with a fixed-size batch of `batch` records drawn without replacement from `n`
+    /// (replace-one relation; RDP accounting only).
+    ///
+    /// # Errors
+    /// `noise_multiplier` not positive, `batch` = 0 or `batch > n`.
+    pub fn subsampled_gaussian_without_replacement(
+        noise_multiplier: f64,
+        batch: u64,
+        n: u64,
+    ) -> Result<Self> {
+        ensure(
+            batch >= 1 && batch <= n,
+            "batch",
+            batch as f64,
+            "must be in 1..=n",
+        )?;
+        Ok(Self {
+            kind: Kind::SubsampledGaussian {
+                noise_multiplier: positive("sigma", noise_multiplier)?,
+                q: batch as f64 / n as f64,
+                sampling: Sampling::WithoutReplacement { n },
+            },
+        })
+    }
+
+    /// Any ε-DP mechanism (accounted through the randomized-response pair, which dominates
+    /// every pure ε-DP mechanism), under the accountant's relation.
+    ///
+    /// # Errors
+    /// ε not finite and positive.
+    pub fn pure_dp(epsilon: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::PureDp {
+                epsilon: positive("epsilon", epsilon)?,
+            },
+        })
+    }
+
+    /// Paper 000's Gamma-ball DP-SGD step: Poisson rate `q`, noise with density
+    /// `∝ exp(−‖z‖/scale)` in dimension `dim`, per-record bound `sensitivity`.
+    ///
+    /// # Errors
+    /// Scale or sensitivity not positive, `q ∉ (0, 1]`, `dim` = 0.
+    pub fn gamma_ball(scale: f64, q: f64, dim: u64, sensitivity: f64) -> Result<Self> {
+        ensure(dim >= 1, "dim", dim as f64, "must be >= 1")?;
+        Ok(Self {
+            kind: Kind::GammaBall {
+                scale: positive("scale", scale)?,
+                q: rate("q", q)?,
+                dim,
+                sensitivity: positive("sensitivity", sensitivity)?,
+            },
+        })
+    }
+
+    /// Objective perturbation (paper 001) releasing the exact minimiser (add/remove).
+    pub fn objective_perturbation(params: ObjPertParams) -> Self {
+        Self {
+            kind: Kind::ObjPert(params),
+        }
+    }
+
+    /// Approximate minima perturbation (paper 001, Alg. 1): objective perturbation solved to
+    /// `‖∇J‖ ≤ τ`, then `N(0, σ_out²I)` added to the output (add/remove).
+    ///
+    /// # Errors
+    /// τ or σ_out not finite and positive.
+    pub fn amp(params: ObjPertParams, tau: f64, sigma_out: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::Amp {
+                objpert: params,
+                tau: positive("tau", tau)?,
+                sigma_out: positive("sigma_out", sigma_out)?,
+            },
+        })
+    }
+
+    /// A mechanism known only to be ρ-zCDP (RDP `ε(α) = ρα`) under the accountant's relation.
+    ///
+    /// # Errors
+    /// ρ not finite and positive.
+    pub fn zcdp(rho: f64) -> Result<Self> {
+        Ok(Self {
+            kind: Kind::Zcdp {
+                rho: positive("rho", rho)?,
+            },
+        })
+    }
+
+    /// Short machine name (`gaussian`, `subsampled-gaussian`, `laplace`, `pure-dp`,
+    /// `gamma-ball`, `objpert`, `amp`, `zcdp`).
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Gaussian { .. } => "gaussian",
+            Kind::Laplace { .. } => "laplace",
+            Kind::SubsampledGaussian { .. } => "subsampled-gaussian",
+            Kind::PureDp { .. } => "pure-dp",
+            Kind::GammaBall { .. } => "gamma-ball",
+            Kind::ObjPert(_) => "objpert",
+            Kind::Amp { .. } => "amp",
+            Kind::Zcdp { .. } => "zcdp",
+        }
+    }
+
+    /// The named parameters, for reports.
+    pub fn parameters(&self) -> Vec<(&'static str, f64)> {
+        let op = |p: &ObjPertParams| {
+            vec![
+                ("sigma", p.sigma),
+                ("lambda", p.lambda),
+                ("beta", p.beta),
+                ("lipschitz", p.lipschitz),
+            ]
+        };
+        match &self.kind {
+            Kind::Gaussian { sigma, sensitivity } => {
+                vec![("sigma", *sigma), ("sensitivity", *sensitivity)]
+            }
+            Kind::Laplace { scale, sensitivity } => {
+                vec![("scale", *scale), ("sensitivity", *sensitivity)]
+            }
+            Kind::SubsampledGaussian {
+                noise_multiplier,
+                q,
+                sampling,
+            } => {
+                let mut v = vec![("noise_multiplier", *noise_multiplier), ("q", *q)];
+                if let Sampling::WithoutReplacement { n } = sampling {
+                    v.push(("n", *n as f64));
+                }
+                v
+            }
+            Kind::PureDp { epsilon } => vec![("epsilon", *epsilon)],
+            Kind::GammaBall {
+                scale,
+                q,
+                dim,
+                sensitivity,
+            } => vec![
+                ("scale", *scale),
+                ("q", *q),
+                ("dim", *dim as f64),
+                ("sensitivity", *sensitivity),
+            ],
+            Kind::ObjPert(p) => op(p),
+            Kind::Amp {
+                objpert,
+                tau,
+                sigma_out,
+            } => {
+                let mut v = op(objpert);
+                v.push(("tau", *tau));
+                v.push(("sigma_out", *sigma_out));
+                v
+            }
+            Kind::Zcdp { rho } => vec![("rho", *rho)],
+        }
+    }
+
+    /// The relations this mechanism's analysis covers. Poisson subsampling, objective
+    /// perturbation and AMP are analysed under add/remove; sampling without replacement under
+    /// replace-one; the rest under both.
+    pub fn supports(&self, rel: Neighbouring) -> bool {
+        match &self.kind {
+            Kind::SubsampledGaussian { sampling, q, .. } => match sampling {
+                Sampling::Poisson => rel == Neighbouring::AddRemove || *q == 1.0,
+                Sampling::WithoutReplacement { .. } => rel == Neighbouring::ReplaceOne,
+            },
+            Kind::GammaBall { q, .. } => rel == Neighbouring::AddRemove || *q == 1.0,
+            Kind::ObjPert(_) | Kind::Amp { .. } => rel == Neighbouring::AddRemove,
+            _ => true,
+        }
+    }
+
+    /// Errors unless the mechanism's analysis covers `rel`.
+    pub(crate) fn check_relation(&self, rel: Neighbouring, accountant: &'static str) -> Result<()> {
+        if self.supports(rel) {
+            Ok(())
+        } else {
+            Err(Error::Unsupported {
+                accountant,
+                what: format!("the {} mechanism under the {rel} relation", self.name()),
+            })
+        }
+    }
+
+    /// The ε of one step of a pure-DP mechanism after amplification, if this is one
+    /// (pure DP, Laplace as pure, Gamma ball).
+    pub(crate) fn pure_epsilon(&self, rel: Neighbouring) -> Option<f64> {
+        let f = rel.sum_sensitivity_factor();
+        match self.kind {
+            Kind::PureDp { epsilon } => Some(epsilon),
+            Kind::GammaBall {
+                scale,
+                q,
+                sensitivity,
+                ..
+            } => {
+                // (Δ/s)-DP per step (MATH §5), amplified by Poisson sampling:
+                // log(1 + q(e^{ε0} − 1)).
+                let eps0 = f * sensitivity / scale;
+                Some((q * eps0.exp_m1()).ln_1p())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", self.name())?;
+        for (i, (k, v)) in self.parameters().iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            write!(f, "{k}={v}")?;
+        }
+        write!(f, ")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_validate() {
+        assert!(Mechanism::gaussian(0.0, 1.0).is_err());
+        assert!(Mechanism::gaussian(1.0, f64::INFINITY).is_err());
+        assert!(Mechanism::subsampled_gaussian(1.0, 0.0).is_err());
+        assert!(Mechanism::subsampled_gaussian(1.0, 1.5).is_err());
+        assert!(Mechanism::subsampled_gaussian(f64::NAN, 0.5).is_err());
+        assert!(Mechanism::subsampled_gaussian_without_replacement(1.0, 0, 10).is_err());
+        assert!(Mechanism::subsampled_gaussian_without_replacement(1.0, 11, 10).is_err());
+        assert!(Mechanism::gamma_ball(1.0, 0.1, 0, 1.0).is_err());
+        let e = ObjPertParams::new(1.0, 0.5, 0.5, 1.0).unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter { name: "lambda", .. }));
+        let p = ObjPertParams::new(1.0, 1.0, 0.5, 2f64.sqrt()).unwrap();
+        assert!(Mechanism::amp(p, 0.0, 0.1).is_err());
+        assert!((p.c() - 2f64.ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn relations() {
+        let m = Mechanism::subsampled_gaussian(1.0, 0.01).unwrap();
+        assert!(m.supports(Neighbouring::AddRemove));
+        assert!(!m.supports(Neighbouring::ReplaceOne));
+        assert!(m.check_relation(Neighbouring::ReplaceOne, "rdp").is_err());
+        let w = Mechanism::subsampled_gaussian_without_replacement(1.0, 10, 1000).unwrap();
+        assert!(w.supports(Neighbouring::ReplaceOne) && !w.supports(Neighbouring::AddRemove));
+        assert_eq!(
+            Mechanism::gaussian(2.0, 1.0).unwrap().to_string(),
+            "gaussian(sigma=2, sensitivity=1)"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! Privacy-loss distributions on an equidistant grid, and the hockey-stick queries on them.
+
+use crate::error::{Error, Result};
+
+/// A privacy-loss distribution with atoms at `(offset + i)·h` and an atom at `+∞`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LatticePmf {
+    /// Grid width.
+    pub h: f64,
+    /// Grid index of `masses[0]`.
+    pub offset: i64,
+    /// Masses of the finite atoms.
+    pub masses: Vec<f64>,
+    /// Mass at `ω = +∞` (including every tail bound added pessimistically).
+    pub inf_mass: f64,
+}
+
+impl LatticePmf {
+    /// Value of atom `i`.
+    fn value(&self, i: usize) -> f64 {
+        (self.offset + i as i64) as f64 * self.h
+    }
+
+    /// `δ(ε) = P[ω = ∞] + Σ_{ω_i > ε} p_i (1 − e^{ε − ω_i})`, summed from the top.
+    pub(crate) fn delta(&self, eps: f64) -> f64 {
+        let mut d = 0.0;
+        for i in (0..self.masses.len()).rev() {
+            let w = self.value(i);
+            if w <= eps {
+                break;
+            }
+            d += self.masses[i] * -(eps - w).exp_m1();
+        }
+        (d + self.inf_mass).min(1.0)
+    }
+
+    /// The smallest `ε ≥ 0` with `δ(ε) ≤ delta`, exact for this distribution: between two
+    /// atoms `δ(ε) = A − e^ε B` with constant `A, B`, so the crossing is solved in closed form.
+    pub(crate) fn epsilon(&self, delta: f64) -> Result<f64> {
+        if delta <= self.inf_mass {
+            return Err(Error::OutOfRange(format!(
+                "delta = {delta:e} is below the resolution of the privacy-loss distribution \
+                 (mass at infinity {:e}); use a finer tail bound or another accountant",
+                self.inf_mass
+            )));
+        }
+        // Walk down from the top, keeping A = inf + Σ p_i and B = Σ p_i e^{−ω_i} over the atoms
+        // above the current cell, in a form scaled by e^{−ω_top} to avoid overflow.
+        let mut a = self.inf_mass;
+        let mut b_scaled = 0.0; // Σ p_i e^{ω_ref − ω_i}
+        let n = self.masses.len();
+        if n == 0 {
+            return Ok(0.0);
+        }
+        let w_ref = self.value(n - 1);
+        for i in (0..n).rev() {
+            let w = self.value(i);
+            a += self.masses[i];
+            b_scaled += self.masses[i] * (w_ref - w).exp();
+            // For ε in [ω_{i−1}, ω_i): δ(ε) = a − e^{ε − ω_ref} b_scaled.
+            let below = if i > 0 { self.value(i - 1) } else { f64::NEG_INFINITY };
+            let d_below = if below.is_finite() {
+                a - (below - w_ref).exp() * b_scaled
+            } else {
+                a
+            };
+            if d_below > delta {
+                // Crossing inside [below, w): solve a − e^{ε−ω_ref} b = δ.
+                let eps = w_ref + ((a - delta) / b_scaled).ln();
+                let eps = eps.clamp(below.max(f64::MIN), w);
+                return Ok(if eps <= 0.0 { 0.0 } else { eps.next_up() });
+            }
+        }
+        Ok(0.0)
+    }
+
+    /// Total finite mass.
+    #[cfg(test)]
+    pub(crate) fn finite_mass(&self) -> f64 {
+        self.masses.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epsilon_inverts_delta() {
+        let pmf = LatticePmf {
+            h: 0.5,
+            offset: -2,
+            masses: vec![0.1, 0.2, 0.3, 0.2, 0.1, 0.05],
+            inf_mass: 0.01,
+        };
+        for delta in [0.02, 0.05, 0.1, 0.2] {
+            let e = pmf.epsilon(delta).unwrap();
+            assert!(pmf.delta(e) <= delta + 1e-15, "delta {delta} eps {e}");
+            assert!(
+                e == 0.0 || pmf.delta(e * (1.0 - 1e-9)) > delta,
+                "delta {delta} eps {e}: {} {}",
+                pmf.delta(e),
+                pmf.delta(e * (1.0 - 1e-9))
+            );
+        }
+        assert!(pmf.epsilon(0.005).is_err());
+    }
+}

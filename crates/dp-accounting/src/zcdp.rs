@@ -1,0 +1,144 @@
+//! The zero-concentrated-DP accountant (Bun & Steinke 2016).
+
+use crate::accountant::Accountant;
+use crate::error::{Error, Result, ensure, open_unit};
+use crate::mechanism::{Kind, Mechanism};
+use crate::neighbouring::Neighbouring;
+use crate::rdp::{Conversion, minimise_over_order};
+
+/// ε(δ) of ρ-zCDP: the best of `ρ + 2√(ρ log(1/δ))` (Bun & Steinke 2016, Prop. 1.3) and the
+/// CKS20 and Asoodeh et al. 2021 conversions of the RDP curve `ε(α) = ρα`, minimised over real
+/// `α > 1`.
+///
+/// # Privacy
+/// Each conversion is an upper bound (MATH §3); the minimum is returned, rounded up.
+///
+/// # Errors
+/// ρ negative or not finite, δ ∉ (0, 1).
+pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
+    ensure(rho.is_finite() && rho >= 0.0, "rho", rho, "must be finite and >= 0")?;
+    open_unit("delta", delta)?;
+    if rho == 0.0 {
+        return Ok(0.0);
+    }
+    let mut best = rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt();
+    for c in [Conversion::Cks20, Conversion::Asoodeh] {
+        let (_, e) = minimise_over_order(|a| c.epsilon(a, rho * a, delta));
+        if e.is_finite() {
+            best = best.min(e);
+        }
+    }
+    Ok(best.max(0.0).next_up())
+}
+
+/// δ(ε) of ρ-zCDP, the best of the conversions of [`zcdp_epsilon`].
+///
+/// # Privacy
+/// As [`zcdp_epsilon`]; rounded up.
+///
+/// # Errors
+/// ρ or ε negative or not finite.
+pub fn zcdp_delta(rho: f64, epsilon: f64) -> Result<f64> {
+    ensure(rho.is_finite() && rho >= 0.0, "rho", rho, "must be finite and >= 0")?;
+    ensure(
+        epsilon.is_finite() && epsilon >= 0.0,
+        "epsilon",
+        epsilon,
+        "must be finite and >= 0",
+    )?;
+    if rho == 0.0 {
+        return Ok(0.0);
+    }
+    let mut best = 0.0f64;
+    for c in Conversion::ALL {
+        let (_, l) = minimise_over_order(|a| c.log_delta(a, rho * a, epsilon));
+        if !l.is_nan() {
+            best = best.min(l);
+        }
+    }
+    Ok(crate::gaussian::round_up(best.exp()))
+}
+
+/// zCDP accountant: ρ adds under composition.
+///
+/// # Privacy
+/// Gaussian with ratio `s = Δ/σ` is `s²/2`-zCDP; an ε-DP mechanism is `ε²/2`-zCDP (Bun &
+/// Steinke 2016, Prop. 1.4 and 1.6); conversion by [`zcdp_epsilon`].
+#[derive(Debug, Clone)]
+pub struct ZcdpAccountant {
+    rel: Neighbouring,
+    rho: f64,
+}
+
+impl ZcdpAccountant {
+    /// An empty accountant.
+    pub fn new(rel: Neighbouring) -> Self {
+        Self { rel, rho: 0.0 }
+    }
+
+    /// The composed ρ.
+    ///
+    /// # Privacy
+    /// The composition is ρ-zCDP (Bun & Steinke 2016, Lemma 2.3).
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+}
+
+impl Accountant for ZcdpAccountant {
+    fn name(&self) -> &'static str {
+        "zcdp"
+    }
+
+    fn neighbouring(&self) -> Neighbouring {
+        self.rel
+    }
+
+    fn compose(&mut self, mechanism: &Mechanism, count: u64) -> Result<()> {
+        mechanism.check_relation(self.rel, "zcdp")?;
+        let f = self.rel.sum_sensitivity_factor();
+        let rho = match &mechanism.kind {
+            Kind::Gaussian { sigma, sensitivity } => {
+                let s = f * sensitivity / sigma;
+                0.5 * s * s
+            }
+            Kind::SubsampledGaussian {
+                noise_multiplier,
+                q,
+                ..
+            } if *q == 1.0 => {
+                let s = f / noise_multiplier;
+                0.5 * s * s
+            }
+            Kind::Laplace { scale, sensitivity } => {
+                let e = f * sensitivity / scale;
+                0.5 * e * e
+            }
+            Kind::PureDp { .. } | Kind::GammaBall { .. } => {
+                let e = mechanism.pure_epsilon(self.rel).unwrap_or(f64::INFINITY);
+                0.5 * e * e
+            }
+            Kind::Zcdp { rho } => *rho,
+            _ => {
+                return Err(Error::Unsupported {
+                    accountant: "zcdp",
+                    what: format!("the {} mechanism (use rdp or pld)", mechanism.name()),
+                });
+            }
+        };
+        self.rho += count as f64 * rho;
+        Ok(())
+    }
+
+    /// # Privacy
+    /// See [`zcdp_epsilon`].
+    fn epsilon(&self, delta: f64) -> Result<f64> {
+        zcdp_epsilon(self.rho, delta)
+    }
+
+    /// # Privacy
+    /// See [`zcdp_delta`].
+    fn delta(&self, epsilon: f64) -> Result<f64> {
+        zcdp_delta(self.rho, epsilon)
+    }
+}
