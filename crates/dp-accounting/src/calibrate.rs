@@ -180,7 +180,9 @@ pub fn calibrate_steps(
         lo = hi;
         hi *= 2;
         if hi > 1 << 40 {
-            return Err(Error::Calibration("more than 2^40 steps meet the target".into()));
+            return Err(Error::Calibration(
+                "more than 2^40 steps meet the target".into(),
+            ));
         }
     }
     while hi - lo > 1 {

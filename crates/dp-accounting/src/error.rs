@@ -79,7 +79,12 @@ pub(crate) fn open_unit(name: &'static str, value: f64) -> Result<f64> {
 
 /// `value` must lie in (0, 1].
 pub(crate) fn rate(name: &'static str, value: f64) -> Result<f64> {
-    ensure(value > 0.0 && value <= 1.0, name, value, "must be in (0, 1]")?;
+    ensure(
+        value > 0.0 && value <= 1.0,
+        name,
+        value,
+        "must be in (0, 1]",
+    )?;
     Ok(value)
 }
 

@@ -58,7 +58,12 @@ pub fn objpert_epsilon(p: &ObjPertParams, delta: f64) -> Result<f64> {
 pub fn kifer_parameters(epsilon: f64, delta: f64, beta: f64, lipschitz: f64) -> Result<(f64, f64)> {
     positive("epsilon", epsilon)?;
     open_unit("delta", delta)?;
-    ensure(beta.is_finite() && beta >= 0.0, "beta", beta, "must be >= 0")?;
+    ensure(
+        beta.is_finite() && beta >= 0.0,
+        "beta",
+        beta,
+        "must be >= 0",
+    )?;
     positive("lipschitz", lipschitz)?;
     let lambda = 2.0 * beta / epsilon;
     let sigma = lipschitz * (8.0 * (2.0 / delta).ln() + 4.0 * epsilon).sqrt() / epsilon;
@@ -78,6 +83,10 @@ pub fn kifer_epsilon(sigma: f64, lipschitz: f64, delta: f64) -> Result<f64> {
     positive("lipschitz", lipschitz)?;
     open_unit("delta", delta)?;
     // σ²ε² − 4L²ε − 8L² log(2/δ) = 0, positive root.
-    let (a, b, c) = (sigma * sigma, -4.0 * lipschitz * lipschitz, -8.0 * lipschitz * lipschitz * (2.0 / delta).ln());
+    let (a, b, c) = (
+        sigma * sigma,
+        -4.0 * lipschitz * lipschitz,
+        -8.0 * lipschitz * lipschitz * (2.0 / delta).ln(),
+    );
     Ok(((-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a)).next_up())
 }

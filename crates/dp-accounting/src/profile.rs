@@ -210,7 +210,9 @@ pub(crate) fn profiles(m: &Mechanism, rel: Neighbouring) -> Result<(Profile, Pro
 }
 
 fn unreachable_pure() -> Result<(Profile, Profile)> {
-    Err(Error::Numerical("pure-DP mechanism without an epsilon".into()))
+    Err(Error::Numerical(
+        "pure-DP mechanism without an epsilon".into(),
+    ))
 }
 
 /// The mechanism as a list of `(remove, add)` profile pairs composed together (AMP is
@@ -270,7 +272,10 @@ mod tests {
             for eps in [0.05, 0.3, 1.0] {
                 let a = p.delta(eps);
                 let b = delta_by_tail(&p, eps);
-                assert!((a - b).abs() < 1e-5 * b.max(1e-6), "{p:?} eps={eps}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() < 1e-5 * b.max(1e-6),
+                    "{p:?} eps={eps}: {a} vs {b}"
+                );
             }
         }
     }

@@ -31,7 +31,12 @@ impl Repetitions {
             Repetitions::Poisson { mean } => positive("mean", mean),
             Repetitions::TruncatedNegativeBinomial { eta, gamma } => {
                 ensure(eta.is_finite() && eta > -1.0, "eta", eta, "must be > -1")?;
-                ensure(gamma > 0.0 && gamma < 1.0, "gamma", gamma, "must be in (0, 1)")?;
+                ensure(
+                    gamma > 0.0 && gamma < 1.0,
+                    "gamma",
+                    gamma,
+                    "must be in (0, 1)",
+                )?;
                 Ok(if eta == 0.0 {
                     (1.0 / gamma - 1.0) / (1.0 / gamma).ln()
                 } else {

@@ -104,7 +104,11 @@ pub(crate) fn sf(x: f64) -> f64 {
         1.0 - pdf(x) * mills(-x)
     } else {
         let e = erf_small(x.abs() / std::f64::consts::SQRT_2);
-        if x >= 0.0 { 0.5 * (1.0 - e) } else { 0.5 * (1.0 + e) }
+        if x >= 0.0 {
+            0.5 * (1.0 - e)
+        } else {
+            0.5 * (1.0 + e)
+        }
     }
 }
 

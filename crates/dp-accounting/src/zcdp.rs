@@ -16,7 +16,12 @@ use crate::rdp::{Conversion, minimise_over_order};
 /// # Errors
 /// ρ negative or not finite, δ ∉ (0, 1).
 pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
-    ensure(rho.is_finite() && rho >= 0.0, "rho", rho, "must be finite and >= 0")?;
+    ensure(
+        rho.is_finite() && rho >= 0.0,
+        "rho",
+        rho,
+        "must be finite and >= 0",
+    )?;
     open_unit("delta", delta)?;
     if rho == 0.0 {
         return Ok(0.0);
@@ -39,7 +44,12 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
 /// # Errors
 /// ρ or ε negative or not finite.
 pub fn zcdp_delta(rho: f64, epsilon: f64) -> Result<f64> {
-    ensure(rho.is_finite() && rho >= 0.0, "rho", rho, "must be finite and >= 0")?;
+    ensure(
+        rho.is_finite() && rho >= 0.0,
+        "rho",
+        rho,
+        "must be finite and >= 0",
+    )?;
     ensure(
         epsilon.is_finite() && epsilon >= 0.0,
         "epsilon",

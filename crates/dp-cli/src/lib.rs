@@ -1,1 +1,66 @@
-//! dp-cli
+//! The `dpglm` command-line tool: privacy accounting and calibration (and, as they land,
+//! private training and evaluation).
+//!
+//! The binary is a thin wrapper around [`run`], which takes the arguments and the two output
+//! streams and returns the exit code, so the command-line contract is testable in-process.
+//! Exit codes: 0 success, 2 invalid input (the message names the flag and value), 1 anything
+//! else.
+
+mod account;
+mod cli;
+mod mechanism_args;
+
+use std::io::Write;
+
+use clap::Parser;
+
+pub use cli::Cli;
+
+/// Failure of a command, mapped to an exit code.
+#[derive(Debug)]
+pub enum CliError {
+    /// Invalid input: exit code 2.
+    Usage(String),
+    /// Anything else: exit code 1.
+    Failure(String),
+}
+
+impl CliError {
+    fn code(&self) -> i32 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Failure(_) => 1,
+        }
+    }
+
+    fn message(&self) -> &str {
+        match self {
+            CliError::Usage(m) | CliError::Failure(m) => m,
+        }
+    }
+}
+
+/// Runs `dpglm` with `args` (including the program name), writing results to `out` and
+/// diagnostics to `err`; returns the process exit code.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let text = e.render().to_string();
+            let _ = if code == 0 {
+                write!(out, "{text}")
+            } else {
+                write!(err, "{text}")
+            };
+            return code;
+        }
+    };
+    match cli::dispatch(cli, out) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(err, "error: {}", e.message());
+            e.code()
+        }
+    }
+}

@@ -28,13 +28,19 @@ fn index_range(p: &Profile, h: f64) -> (i64, i64) {
 pub(crate) fn pessimistic(p: &Profile, h: f64) -> LatticePmf {
     let (lo, hi) = index_range(p, h);
     let n = (hi - lo + 1) as usize;
-    let d: Vec<f64> = (0..n).map(|i| p.delta((lo + i as i64) as f64 * h)).collect();
+    let d: Vec<f64> = (0..n)
+        .map(|i| p.delta((lo + i as i64) as f64 * h))
+        .collect();
     let up = h.exp_m1(); // e^h − 1
     let down = -(-h).exp_m1(); // 1 − e^{−h}
     let mut masses = vec![0.0; n];
     for i in 1..n {
         let left = (d[i - 1] - d[i]) / down;
-        let right = if i + 1 < n { (d[i] - d[i + 1]) / up } else { 0.0 };
+        let right = if i + 1 < n {
+            (d[i] - d[i + 1]) / up
+        } else {
+            0.0
+        };
         masses[i] = (left - right).max(0.0);
     }
     let inf_mass = d[n - 1];
@@ -52,7 +58,9 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> LatticePmf {
 pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
     let (lo, hi) = index_range(p, h);
     let n = (hi - lo + 1) as usize;
-    let tails: Vec<f64> = (0..=n).map(|i| p.tail((lo + i as i64) as f64 * h)).collect();
+    let tails: Vec<f64> = (0..=n)
+        .map(|i| p.tail((lo + i as i64) as f64 * h))
+        .collect();
     let mut masses: Vec<f64> = (0..n).map(|i| (tails[i] - tails[i + 1]).max(0.0)).collect();
     // Mass above the range is rounded down onto the top atom (the profile has no mass at
     // infinity here; whatever lies beyond hi is at most ~1e-19).
@@ -97,7 +105,10 @@ mod tests {
                     "{p:?} eps {eps}: {ours} vs {exact}"
                 );
                 let opt = optimistic(&p, h).delta(eps);
-                assert!(opt <= exact + 1e-15, "{p:?} eps {eps}: optimistic {opt} > {exact}");
+                assert!(
+                    opt <= exact + 1e-15,
+                    "{p:?} eps {eps}: optimistic {opt} > {exact}"
+                );
             }
         }
     }

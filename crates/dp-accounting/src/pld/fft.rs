@@ -15,19 +15,23 @@ use rustfft::num_complex::Complex;
 use super::pmf::LatticePmf;
 use crate::error::{Error, Result};
 
-/// `ln Σ p_i e^{t ω_i}` by a running product (no `exp` per atom).
+/// `ln Σ p_i e^{t ω_i}` by a running product (no `exp` per atom), starting from the atom
+/// where `e^{tω}` is largest among those with positive mass.
 fn log_mgf(pmf: &LatticePmf, t: f64) -> f64 {
-    let n = pmf.masses.len();
-    if n == 0 {
+    let m = &pmf.masses;
+    let (Some(first), Some(last)) = (
+        m.iter().position(|&p| p > 0.0),
+        m.iter().rposition(|&p| p > 0.0),
+    ) else {
         return f64::NEG_INFINITY;
-    }
+    };
     let step = (-t.abs() * pmf.h).exp();
     let mut v = 1.0;
     let mut s = 0.0;
-    let ref_index = if t >= 0.0 { n - 1 } else { 0 };
-    let idx = |k: usize| if t >= 0.0 { n - 1 - k } else { k };
-    for k in 0..n {
-        s += pmf.masses[idx(k)] * v;
+    let ref_index = if t >= 0.0 { last } else { first };
+    for k in 0..=(last - first) {
+        let i = if t >= 0.0 { last - k } else { first + k };
+        s += m[i] * v;
         v *= step;
         if v == 0.0 {
             break;
@@ -71,6 +75,18 @@ pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<Lattice
     for (p, t) in parts {
         ln_keep += *t as f64 * (-p.inf_mass).ln_1p();
     }
+    // A part with no finite mass leaves no finite mass in the composition.
+    if parts
+        .iter()
+        .any(|(p, c)| *c > 0 && p.masses.iter().all(|&m| m <= 0.0))
+    {
+        return Ok(LatticePmf {
+            h,
+            offset: 0,
+            masses: vec![0.0],
+            inf_mass: 1.0,
+        });
+    }
     // Trivial window, then Chernoff-tightened.
     let (mut lo, mut hi) = (0.0, 0.0);
     for (p, t) in parts {
@@ -90,6 +106,12 @@ pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<Lattice
         upper = upper.min((up - log_half_tail) / t);
         lower = lower.max((log_half_tail - down) / t);
         t *= 1.5;
+    }
+    if !(lower.is_finite() && lower >= lo && lower <= hi) {
+        lower = lo;
+    }
+    if !(upper.is_finite() && upper <= hi && upper >= lower) {
+        upper = hi;
     }
     let lo_idx = (lower / h).floor() as i64;
     let hi_idx = (upper / h).ceil() as i64;
@@ -128,9 +150,8 @@ pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<Lattice
             buf[j % n].re += m;
         }
         forward.process(&mut buf);
-        let e = u32::try_from(*c).map_err(|_| {
-            Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1"))
-        })?;
+        let e = u32::try_from(*c)
+            .map_err(|_| Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1")))?;
         for (a, z) in acc.iter_mut().zip(&buf) {
             *a *= z.powu(e);
         }

@@ -74,7 +74,12 @@ impl PldAccountant {
     /// Validates the configuration.
     fn check_config(&self) -> Result<()> {
         let h = self.config.discretisation;
-        ensure(h > 0.0 && h <= 0.1, "discretisation", h, "must be in (0, 0.1]")?;
+        ensure(
+            h > 0.0 && h <= 0.1,
+            "discretisation",
+            h,
+            "must be in (0, 0.1]",
+        )?;
         open_unit("tail_mass", self.config.tail_mass)?;
         Ok(())
     }

@@ -58,7 +58,11 @@ impl LatticePmf {
             a += self.masses[i];
             b_scaled += self.masses[i] * (w_ref - w).exp();
             // For ε in [ω_{i−1}, ω_i): δ(ε) = a − e^{ε − ω_ref} b_scaled.
-            let below = if i > 0 { self.value(i - 1) } else { f64::NEG_INFINITY };
+            let below = if i > 0 {
+                self.value(i - 1)
+            } else {
+                f64::NEG_INFINITY
+            };
             let d_below = if below.is_finite() {
                 a - (below - w_ref).exp() * b_scaled
             } else {

@@ -147,7 +147,11 @@ pub(crate) fn minimise_over_order<F: Fn(f64) -> f64>(f: F) -> (f64, f64) {
     }
     let x = 0.5 * (a + b);
     let v = g(x);
-    if v < bv { (1.0 + x.exp(), v) } else { (1.0 + bx.exp(), bv) }
+    if v < bv {
+        (1.0 + x.exp(), v)
+    } else {
+        (1.0 + bx.exp(), bv)
+    }
 }
 
 #[cfg(test)]

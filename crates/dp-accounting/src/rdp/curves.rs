@@ -10,7 +10,10 @@ use crate::special::{log_add, log_sf};
 pub(crate) fn randomized_response(eps: f64, alpha: f64) -> f64 {
     let lp = -(-eps).exp().ln_1p();
     let lq = -eps.exp().ln_1p();
-    let v = log_add(alpha * lp + (1.0 - alpha) * lq, alpha * lq + (1.0 - alpha) * lp);
+    let v = log_add(
+        alpha * lp + (1.0 - alpha) * lq,
+        alpha * lq + (1.0 - alpha) * lp,
+    );
     (v / (alpha - 1.0)).clamp(0.0, eps)
 }
 

@@ -60,7 +60,12 @@ impl RdpAccountant {
     pub fn with_orders(rel: Neighbouring, orders: Vec<f64>) -> Result<Self> {
         ensure(!orders.is_empty(), "orders", 0.0, "must not be empty")?;
         for &a in &orders {
-            ensure(a.is_finite() && a > 1.0, "order", a, "must be finite and > 1")?;
+            ensure(
+                a.is_finite() && a > 1.0,
+                "order",
+                a,
+                "must be finite and > 1",
+            )?;
         }
         let rdp = vec![0.0; orders.len()];
         Ok(Self {

@@ -96,7 +96,10 @@ mod tests {
             for a in [2u64, 3, 7, 20] {
                 let i = log_a_int(q, z, a);
                 let f = log_a_frac(q, z, a as f64).unwrap();
-                assert!((i - f).abs() < 1e-11 * i.abs().max(1e-3), "q={q} z={z} a={a}: {i} {f}");
+                assert!(
+                    (i - f).abs() < 1e-11 * i.abs().max(1e-3),
+                    "q={q} z={z} a={a}: {i} {f}"
+                );
             }
         }
     }
