@@ -1,7 +1,7 @@
 //! Objective perturbation's privacy in closed form (paper 001), for direct use and figures.
 
 use crate::error::{Result, ensure, open_unit, positive};
-use crate::gaussian::{EPS_MAX, REL_TOL, round_up};
+use crate::gaussian::{EPS_MAX, REL_TOL, round_up, round_up_eps};
 use crate::mechanism::ObjPertParams;
 use crate::profile::Profile;
 use crate::search::epsilon_for_delta;
@@ -88,5 +88,7 @@ pub fn kifer_epsilon(sigma: f64, lipschitz: f64, delta: f64) -> Result<f64> {
         -4.0 * lipschitz * lipschitz,
         -8.0 * lipschitz * lipschitz * (2.0 / delta).ln(),
     );
-    Ok(((-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a)).next_up())
+    Ok(round_up_eps(
+        (-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a),
+    ))
 }

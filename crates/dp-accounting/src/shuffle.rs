@@ -27,7 +27,7 @@ pub fn shuffle_epsilon(eps0: f64, n: u64, delta: f64) -> Result<f64> {
     let c = 8.0 * eps0.exp() / nf;
     let e = (a + c).ln_1p();
     let factor = -(-eps0).exp_m1() / (1.0 + (-eps0 - e).exp());
-    Ok((factor * (a + c)).ln_1p().min(eps0).next_up())
+    Ok(crate::gaussian::round_up_eps((factor * (a + c)).ln_1p()).min(eps0))
 }
 
 /// δ of the shuffled output when each local randomiser is (ε0, δ0)-DP: the shuffle's `delta`

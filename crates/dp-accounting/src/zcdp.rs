@@ -33,7 +33,7 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
             best = best.min(e);
         }
     }
-    Ok(best.max(0.0).next_up())
+    Ok(crate::gaussian::round_up_eps(best))
 }
 
 /// δ(ε) of ρ-zCDP, the best of the conversions of [`zcdp_epsilon`].

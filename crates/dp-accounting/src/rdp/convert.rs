@@ -99,7 +99,7 @@ pub(crate) fn best_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<Rd
     let mut b = best.ok_or_else(|| {
         Error::OutOfRange("no RDP order has a finite value: epsilon is unbounded".into())
     })?;
-    b.epsilon = b.epsilon.max(0.0).next_up();
+    b.epsilon = crate::gaussian::round_up_eps(b.epsilon);
     Ok(b)
 }
 

@@ -141,7 +141,7 @@ impl RdpAccountant {
             .map(|(&a, &r)| conversion.epsilon(a, r, delta))
             .fold(f64::INFINITY, f64::min);
         if e.is_finite() {
-            Ok(e.max(0.0).next_up())
+            Ok(crate::gaussian::round_up_eps(e))
         } else {
             Err(Error::OutOfRange("no RDP order has a finite value".into()))
         }

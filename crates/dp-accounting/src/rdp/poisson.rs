@@ -36,7 +36,8 @@ pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
         if i > 0 {
             let r = (alpha - fi + 1.0) / fi;
             if r == 0.0 {
-                break;
+                // Integer α: the series is a finite sum.
+                return Ok(log_sub(pos, neg));
             }
             lb += r.abs().ln();
             if r < 0.0 {
