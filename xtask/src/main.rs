@@ -1,1 +1,306 @@
-fn main() {}
+//! Project automation for dpglm: `cargo xtask repro | test | bench | ci | help`.
+//!
+//! Standard library only, so it builds in seconds on a fresh clone. Every message of
+//! xtask itself goes to stderr; stdout carries only the output of the commands it runs, so
+//! the closing lines of a `cargo xtask test` log are cargo test's own summary.
+//!
+//! Exit codes: 0 on success, 1 when a step fails (the message names the step), 2 for an
+//! unknown task or flag.
+
+mod args;
+
+use std::env;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use args::{Mode, ReproArgs, Task, TestArgs, UsageError};
+
+/// Every `blas` feature of the workspace. Features are unified across the workspace, so
+/// `dpglm-tests/blas` alone would switch on the rest; listing them all checks that each
+/// forwarding feature still exists.
+const BLAS_FEATURES: &str =
+    "dp-optim/blas,dp-glm/blas,dp-bench/blas,dp-cli/blas,dpglm-tests/blas,dpglm-benches/blas";
+
+/// Debian/Ubuntu packages that provide the system OpenBLAS `openblas-src` links to.
+const APT_PACKAGES: [&str; 2] = ["libopenblas-dev", "pkg-config"];
+
+fn main() -> ExitCode {
+    let argv: std::result::Result<Vec<String>, UsageError> = env::args_os()
+        .skip(1)
+        .map(|a| {
+            a.into_string()
+                .map_err(|a| UsageError(format!("argument {a:?} is not valid UTF-8")))
+        })
+        .collect();
+    let task = match argv.and_then(|a| args::parse(&a)) {
+        Ok(task) => task,
+        Err(e) => {
+            eprintln!("xtask: {e}\n");
+            eprint!("{}", args::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let result = match task {
+        Task::Help => {
+            print!("{}", args::USAGE);
+            Ok(())
+        }
+        Task::Test(t) => test(t),
+        Task::Repro(r) => repro(&r),
+        Task::Bench(b) => bench(&b),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("\nxtask: {f}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A failed step: its name and why.
+#[derive(Debug)]
+struct Failure {
+    step: String,
+    detail: String,
+}
+
+impl Failure {
+    fn new(step: &str, detail: impl Into<String>) -> Self {
+        Failure {
+            step: step.to_owned(),
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step `{}` failed: {}", self.step, self.detail)
+    }
+}
+
+type Result<T> = std::result::Result<T, Failure>;
+
+/// The workspace root (the parent of `xtask/`).
+fn root() -> PathBuf {
+    let manifest_dir = env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or(manifest_dir)
+}
+
+/// `cargo` (the rustup proxy on PATH, so rust-toolchain files are honoured), run at the root.
+fn cargo<const N: usize>(args: [&str; N]) -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.args(args).current_dir(root());
+    cmd
+}
+
+/// How a command is shown in step headers: environment overrides, program, arguments.
+fn render(cmd: &Command) -> String {
+    let mut parts: Vec<String> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| v.map(|v| format!("{}={}", k.to_string_lossy(), v.to_string_lossy())))
+        .collect();
+    parts.push(cmd.get_program().to_string_lossy().into_owned());
+    parts.extend(cmd.get_args().map(|a| {
+        let a = a.to_string_lossy();
+        if a.is_empty() || a.contains(char::is_whitespace) {
+            format!("'{a}'")
+        } else {
+            a.into_owned()
+        }
+    }));
+    parts.join(" ")
+}
+
+fn header(step: &str, text: &str) {
+    eprintln!("\n==> [{step}] {text}");
+}
+
+/// Run `cmd` with inherited stdout/stderr; failure is reported under `step`.
+fn run(step: &str, mut cmd: Command) -> Result<()> {
+    header(step, &render(&cmd));
+    let status = cmd
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| Failure::new(step, format!("could not start `{}`: {e}", render(&cmd))))?;
+    if status.success() {
+        Ok(())
+    } else {
+        let how = match status.code() {
+            Some(code) => format!("exit code {code}"),
+            None => "killed by a signal".to_owned(),
+        };
+        Err(Failure::new(
+            step,
+            format!("`{}` ended with {how}", render(&cmd)),
+        ))
+    }
+}
+
+/// Does `pkg-config` exist and know `openblas`?
+fn openblas_found() -> bool {
+    Command::new("pkg-config")
+        .args(["--exists", "openblas"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Make sure the system OpenBLAS is installed (what `openblas-src`'s `system` feature links
+/// to). As root, install it with apt-get; otherwise print the command and fail.
+fn ensure_openblas() -> Result<()> {
+    const STEP: &str = "openblas";
+    header(STEP, "pkg-config --exists openblas");
+    if openblas_found() {
+        eprintln!("OpenBLAS found by pkg-config.");
+        return Ok(());
+    }
+    let packages = APT_PACKAGES.join(" ");
+    if !is_root() {
+        return Err(Failure::new(
+            STEP,
+            format!(
+                "OpenBLAS is not installed (or pkg-config is missing) and we are not root.\n\
+                 Install it with:\n\n    \
+                 sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive \
+                 apt-get install -y --no-install-recommends {packages}\n\n\
+                 then run this command again (`cargo xtask test --no-blas` skips BLAS)."
+            ),
+        ));
+    }
+    eprintln!("OpenBLAS not found by pkg-config; installing {packages} with apt-get.");
+    let apt = |args: &[&str]| {
+        let mut cmd = Command::new("apt-get");
+        cmd.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+        cmd
+    };
+    run(STEP, apt(&["update"]))?;
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend(APT_PACKAGES);
+    run(STEP, apt(&install))?;
+    if openblas_found() {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            STEP,
+            format!("installed {packages}, but `pkg-config --exists openblas` still fails"),
+        ))
+    }
+}
+
+fn test(t: TestArgs) -> Result<()> {
+    if t.blas {
+        ensure_openblas()?;
+    }
+    run("fmt", cargo(["fmt", "--all", "--", "--check"]))?;
+    if !t.quick {
+        run(
+            "clippy",
+            cargo([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        )?;
+        // Docs run before the tests so that the closing lines of the log are cargo test's.
+        let mut doc = cargo(["doc", "--workspace", "--no-deps"]);
+        doc.env("RUSTDOCFLAGS", "-D warnings");
+        run("doc", doc)?;
+    }
+    run("test", cargo(["test", "--workspace"]))?;
+    if t.blas {
+        run(
+            "test-blas",
+            cargo(["test", "--workspace", "--features", BLAS_FEATURES]),
+        )?;
+    }
+    eprintln!("\nxtask test: all steps passed.");
+    Ok(())
+}
+
+/// An absolute path for a user-given `--out`, relative to where xtask was started.
+fn absolute(dir: &str) -> PathBuf {
+    let p = PathBuf::from(dir);
+    if p.is_absolute() {
+        p
+    } else {
+        env::current_dir().map(|cwd| cwd.join(&p)).unwrap_or(p)
+    }
+}
+
+fn repro(r: &ReproArgs) -> Result<()> {
+    ensure_openblas()?;
+    let mut cmd = cargo([
+        "run",
+        "--release",
+        "-p",
+        "dp-bench",
+        "--features",
+        "blas",
+        "--bin",
+        "dp-repro",
+        "--",
+    ]);
+    let out = match &r.out {
+        Some(dir) => absolute(dir),
+        None => root().join("results"),
+    };
+    if r.list {
+        cmd.arg("--list");
+    } else {
+        cmd.arg(match r.mode {
+            Mode::Quick => "--quick",
+            Mode::Full => "--full",
+        });
+        if let Some(id) = &r.only {
+            cmd.args(["--only", id]);
+        }
+        cmd.arg("--out").arg(&out);
+    }
+    run("repro", cmd)?;
+    if !r.list {
+        eprintln!(
+            "\nResults in {}; index: {}",
+            out.display(),
+            out.join("index.md").display()
+        );
+    }
+    Ok(())
+}
+
+fn bench(criterion_args: &[String]) -> Result<()> {
+    ensure_openblas()?;
+    let mut cmd = cargo(["bench", "-p", "dpglm-benches", "--features", "blas", "--"]);
+    cmd.args(criterion_args);
+    run("bench", cmd)?;
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(|t| absolute(&t.to_string_lossy()))
+        .unwrap_or_else(|| root().join("target"));
+    let criterion = target.join("criterion");
+    eprintln!("\nCriterion reports: {}", criterion.display());
+    let index = criterion.join("report").join("index.html");
+    if index.exists() {
+        eprintln!("HTML summary: {}", index.display());
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 mod convert;
 mod curves;
 mod poisson;
+mod quadrature;
 mod without_replacement;
 
 pub use convert::{Conversion, RdpEpsilon};

@@ -1,19 +1,29 @@
 //! RDP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar, Zhang 2019, *Rényi
 //! differential privacy of the sampled Gaussian mechanism*, §3.3), add/remove relation.
 
-use crate::special::{ln_abs_binom, log_add, log_sf, log_sub};
+use crate::special::{ln_abs_binom, log_add, log_expm1, log_sf, log_sub};
 
 /// `ln A_α` for integer `α ≥ 2`: `ln Σ_k C(α,k) (1−q)^{α−k} q^k exp((k²−k)/(2z²))`.
+///
+/// The binomial weights sum to 1 and the `k = 0, 1` terms have exponent 0, so
+/// `A − 1 = Σ_{k≥2} C(α,k)(1−q)^{α−k} q^k (e^{(k²−k)/(2z²)} − 1)`, a sum of positive terms:
+/// summing that keeps full relative precision when `A` is close to 1 (small q).
 pub(crate) fn log_a_int(q: f64, z: f64, alpha: u64) -> f64 {
     let (lq, l1q) = (q.ln(), (-q).ln_1p());
-    let mut acc = f64::NEG_INFINITY;
-    for k in 0..=alpha {
+    let af = alpha as f64;
+    let mut terms = Vec::with_capacity(alpha as usize);
+    let mut lb = af.ln() + (af - 1.0).ln() - 2f64.ln(); // ln C(α, 2)
+    for k in 2..=alpha {
         let kf = k as f64;
-        let (lb, _) = ln_abs_binom(alpha as f64, k);
-        let term = lb + (alpha - k) as f64 * l1q + kf * lq + (kf * kf - kf) / (2.0 * z * z);
-        acc = log_add(acc, term);
+        if k > 2 {
+            lb += ((af - kf + 1.0) / kf).ln();
+        }
+        let e = (kf * kf - kf) / (2.0 * z * z);
+        terms.push(lb + (af - kf) * l1q + kf * lq + log_expm1(e));
     }
-    acc
+    let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
+    log_add(0.0, m + s.ln())
 }
 
 /// `ln A_α` for fractional `α > 1` by the two series of MTZ19 §3.3, or why it failed.
@@ -77,7 +87,15 @@ pub(crate) fn rdp(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     let la = if alpha.fract() == 0.0 && alpha <= 1e6 {
         log_a_int(q, z, alpha as u64)
     } else {
-        log_a_frac(q, z, alpha)?
+        let series = log_a_frac(q, z, alpha)?;
+        if series < 1e-2 {
+            // The series cancels when A_α is near 1: integrate A_α − 1 instead.
+            super::quadrature::log_a_minus_one(q, z, alpha)
+                .exp()
+                .ln_1p()
+        } else {
+            series
+        }
     };
     let v = la / (alpha - 1.0);
     if v.is_finite() {
