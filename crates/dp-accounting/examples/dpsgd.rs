@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use dp_accounting::{Accountant, AccountantKind, Mechanism, Neighbouring};
+use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
 
 fn main() -> Result<(), dp_accounting::Error> {
     let step = Mechanism::subsampled_gaussian(1.0, 0.004)?;

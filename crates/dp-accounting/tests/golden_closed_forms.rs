@@ -1,6 +1,8 @@
 //! Closed forms against high-precision references (mpmath, 40–60 digits) computed by
 //! `tests/fixtures/generate.py`.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use common::{f, fixture, rel, rows};

@@ -1,6 +1,8 @@
 //! Accountants against peers' numbers (Google's dp_accounting 0.6.0, prv-accountant 0.2.0)
 //! and exact references, committed as fixtures by `tests/fixtures/generate.py`.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use common::{f, fixture, rel, rows};

@@ -17,8 +17,39 @@ use super::pmf::LatticePmf;
 use crate::profile::Profile;
 
 /// The grid index range `[lo, hi]` covering the profile's range.
+///
+/// The profile's analytic range is trimmed where it carries nothing measurable: the top to
+/// where `δ(ε) ≤ 1e-18` (what lies above goes to the atom at `+∞`), the bottom to where
+/// `P[ω ≤ ε] ≤ 1e-13` (that mass is moved *up* onto the lowest atom). Both moves are
+/// pessimistic, so the trimming only trades resolution for speed.
 fn index_range(p: &Profile, h: f64) -> (i64, i64) {
-    let (lo, hi) = p.range();
+    let (mut lo, mut hi) = p.range();
+    // Largest ε with P[ω ≤ ε] ≤ 1e-13.
+    let (mut a, mut b) = (lo, hi);
+    if 1.0 - p.tail(a) <= 1e-13 {
+        for _ in 0..60 {
+            let m = 0.5 * (a + b);
+            if 1.0 - p.tail(m) <= 1e-13 {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        lo = a;
+    }
+    // Smallest ε with δ(ε) ≤ 1e-18.
+    let (mut a, mut b) = (lo, hi);
+    if p.delta(b) <= 1e-18 {
+        for _ in 0..60 {
+            let m = 0.5 * (a + b);
+            if p.delta(m) <= 1e-18 {
+                b = m;
+            } else {
+                a = m;
+            }
+        }
+        hi = b;
+    }
     let lo = (lo / h).floor() as i64;
     let hi = ((hi / h).ceil() as i64).max(lo + 1);
     (lo, hi)

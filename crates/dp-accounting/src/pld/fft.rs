@@ -55,57 +55,33 @@ fn fast_size(n: usize) -> usize {
     best
 }
 
-/// Composes `parts` (each a PLD and how many times it is applied); `tail` bounds the mass
-/// outside the computed window (it is added to the atom at `+∞`).
-pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<LatticePmf> {
-    let Some((first, _)) = parts.first() else {
-        return Ok(LatticePmf {
-            h: 1.0,
-            offset: 0,
-            masses: vec![1.0],
-            inf_mass: 0.0,
-        });
-    };
-    let h = first.h;
-    if parts.len() == 1 && parts[0].1 == 1 {
-        return Ok(parts[0].0.clone());
-    }
-    // Mass kept finite: Π (1 − m∞)^T.
-    let mut ln_keep = 0.0;
-    for (p, t) in parts {
-        ln_keep += *t as f64 * (-p.inf_mass).ln_1p();
-    }
-    // A part with no finite mass leaves no finite mass in the composition.
-    if parts
-        .iter()
-        .any(|(p, c)| *c > 0 && p.masses.iter().all(|&m| m <= 0.0))
-    {
-        return Ok(LatticePmf {
-            h,
-            offset: 0,
-            masses: vec![0.0],
-            inf_mass: 1.0,
-        });
-    }
-    // Trivial window, then Chernoff-tightened.
+/// The Chernoff window of one direction: `[lo_idx, hi_idx]` and the bound on the mass above
+/// `hi_idx`.
+struct Window {
+    lo_idx: i64,
+    hi_idx: i64,
+    upper_tail: f64,
+}
+
+/// Chooses the window of the composition of `parts` from Chernoff bounds on a grid of `t`.
+fn window(parts: &[(&LatticePmf, u64)], h: f64, tail: f64) -> Window {
     let (mut lo, mut hi) = (0.0, 0.0);
     for (p, t) in parts {
         lo += *t as f64 * p.offset as f64 * h;
         hi += *t as f64 * (p.offset + p.masses.len() as i64 - 1) as f64 * h;
     }
+    let ts: Vec<f64> = (0..30).map(|k| 1e-3 * 2f64.powi(k)).collect();
+    let ups: Vec<f64> = ts
+        .iter()
+        .map(|&t| parts.iter().map(|(p, c)| *c as f64 * log_mgf(p, t)).sum())
+        .collect();
     let log_half_tail = (0.5 * tail).ln();
     let mut upper = hi;
     let mut lower = lo;
-    let mut t = 1e-3;
-    while t < 1e5 {
-        let (mut up, mut down) = (0.0, 0.0);
-        for (p, c) in parts {
-            up += *c as f64 * log_mgf(p, t);
-            down += *c as f64 * log_mgf(p, -t);
-        }
-        upper = upper.min((up - log_half_tail) / t);
+    for (k, &t) in ts.iter().enumerate() {
+        upper = upper.min((ups[k] - log_half_tail) / t);
+        let down: f64 = parts.iter().map(|(p, c)| *c as f64 * log_mgf(p, -t)).sum();
         lower = lower.max((log_half_tail - down) / t);
-        t *= 1.5;
     }
     if !(lower.is_finite() && lower >= lo && lower <= hi) {
         lower = lo;
@@ -115,22 +91,78 @@ pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<Lattice
     }
     let lo_idx = (lower / h).floor() as i64;
     let hi_idx = (upper / h).ceil() as i64;
-    // The upper tail beyond the window goes to +∞: evaluate its Chernoff bound at the
-    // window's actual top.
+    // The mass above the window's actual top goes to +∞: its Chernoff bound there.
     let top = hi_idx as f64 * h;
-    let mut upper_tail: f64 = 0.0;
-    if top < hi {
-        let mut best = f64::INFINITY;
-        let mut t = 1e-3;
-        while t < 1e5 {
-            let up: f64 = parts.iter().map(|(p, c)| *c as f64 * log_mgf(p, t)).sum();
-            best = best.min(up - t * top);
-            t *= 1.5;
-        }
-        upper_tail = best.exp();
+    let upper_tail = if top < hi {
+        ts.iter()
+            .zip(&ups)
+            .map(|(t, up)| up - t * top)
+            .fold(f64::INFINITY, f64::min)
+            .exp()
+    } else {
+        0.0
+    };
+    Window {
+        lo_idx,
+        hi_idx,
+        upper_tail,
     }
-    let width = (hi_idx - lo_idx + 1).max(1) as usize;
-    let longest = parts.iter().map(|(p, _)| p.masses.len()).max().unwrap_or(1);
+}
+
+/// Composes the parts of every direction (at most two, each a list of a PLD and how many
+/// times it is applied). Two directions share one complex FFT: the first is placed in the
+/// real part, the second in the imaginary part, and their spectra are separated by
+/// conjugate symmetry. `tail` bounds the mass outside each window (added to `+∞`).
+pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec<LatticePmf>> {
+    if dirs.is_empty() || dirs.len() > 2 {
+        return Err(Error::Numerical(format!(
+            "compose takes one or two directions, not {}",
+            dirs.len()
+        )));
+    }
+    let mut out: Vec<Option<LatticePmf>> = vec![None; dirs.len()];
+    let mut todo = Vec::new();
+    for (d, parts) in dirs.iter().enumerate() {
+        match parts.as_slice() {
+            [] => {
+                out[d] = Some(LatticePmf {
+                    h: 1.0,
+                    offset: 0,
+                    masses: vec![1.0],
+                    inf_mass: 0.0,
+                })
+            }
+            [(p, 1)] => out[d] = Some((*p).clone()),
+            _ if parts
+                .iter()
+                .any(|(p, c)| *c > 0 && p.masses.iter().all(|&m| m <= 0.0)) =>
+            {
+                // No finite mass in one part leaves none in the composition.
+                out[d] = Some(LatticePmf {
+                    h: parts[0].0.h,
+                    offset: 0,
+                    masses: vec![0.0],
+                    inf_mass: 1.0,
+                })
+            }
+            _ => todo.push(d),
+        }
+    }
+    if todo.is_empty() {
+        return Ok(out.into_iter().flatten().collect());
+    }
+    let h = dirs[todo[0]][0].0.h;
+    let windows: Vec<Window> = todo.iter().map(|&d| window(&dirs[d], h, tail)).collect();
+    let width = windows
+        .iter()
+        .map(|w| (w.hi_idx - w.lo_idx + 1).max(1) as usize)
+        .max()
+        .unwrap_or(1);
+    let longest = todo
+        .iter()
+        .flat_map(|&d| dirs[d].iter().map(|(p, _)| p.masses.len()))
+        .max()
+        .unwrap_or(1);
     let n = fast_size(width.max(longest));
     if n > 1 << 26 {
         return Err(Error::OutOfRange(format!(
@@ -141,38 +173,86 @@ pub(crate) fn compose(parts: &[(&LatticePmf, u64)], tail: f64) -> Result<Lattice
     let mut planner = FftPlanner::<f64>::new();
     let forward = planner.plan_fft_forward(n);
     let inverse = planner.plan_fft_inverse(n);
-    let mut acc = vec![Complex::new(1.0, 0.0); n];
-    let mut base: i64 = 0;
-    let mut buf = vec![Complex::new(0.0, 0.0); n];
-    for (p, c) in parts {
-        buf.iter_mut().for_each(|z| *z = Complex::new(0.0, 0.0));
-        for (j, &m) in p.masses.iter().enumerate() {
-            buf[j % n].re += m;
+    let zero = Complex::new(0.0, 0.0);
+    // Spectra accumulators per direction, and the index offsets of the composed sums.
+    let mut acc = vec![vec![Complex::new(1.0, 0.0); n]; todo.len()];
+    let mut base = vec![0i64; todo.len()];
+    let mut buf = vec![zero; n];
+    let count_exp = |c: u64| {
+        u32::try_from(c)
+            .map_err(|_| Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1")))
+    };
+    let max_parts = todo.iter().map(|&d| dirs[d].len()).max().unwrap_or(0);
+    for k in 0..max_parts {
+        buf.iter_mut().for_each(|z| *z = zero);
+        for (slot, &d) in todo.iter().enumerate() {
+            if let Some((p, _)) = dirs[d].get(k) {
+                for (j, &m) in p.masses.iter().enumerate() {
+                    if slot == 0 {
+                        buf[j % n].re += m;
+                    } else {
+                        buf[j % n].im += m;
+                    }
+                }
+            }
         }
         forward.process(&mut buf);
-        let e = u32::try_from(*c)
-            .map_err(|_| Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1")))?;
-        for (a, z) in acc.iter_mut().zip(&buf) {
-            *a *= z.powu(e);
+        for (slot, &d) in todo.iter().enumerate() {
+            let Some((p, c)) = dirs[d].get(k) else {
+                continue;
+            };
+            let e = count_exp(*c)?;
+            base[slot] += *c as i64 * p.offset;
+            for (i, a) in acc[slot].iter_mut().enumerate() {
+                let z = if todo.len() == 1 {
+                    buf[i]
+                } else {
+                    // Separate the two real sequences' spectra.
+                    let zc = buf[(n - i) % n].conj();
+                    if slot == 0 {
+                        (buf[i] + zc) * 0.5
+                    } else {
+                        (buf[i] - zc) * Complex::new(0.0, -0.5)
+                    }
+                };
+                *a *= z.powu(e);
+            }
         }
-        base += *c as i64 * p.offset;
     }
-    inverse.process(&mut acc);
+    // One inverse FFT: the first result in the real part, the second in the imaginary part.
+    let mut w: Vec<Complex<f64>> = if todo.len() == 1 {
+        acc.pop().unwrap_or_default()
+    } else {
+        acc[0]
+            .iter()
+            .zip(&acc[1])
+            .map(|(a, b)| a + Complex::new(0.0, 1.0) * b)
+            .collect()
+    };
+    inverse.process(&mut w);
     let scale = 1.0 / n as f64;
-    let masses: Vec<f64> = (0..n)
-        .map(|k| {
-            let s = lo_idx + k as i64;
-            let pos = (s - base).rem_euclid(n as i64) as usize;
-            (acc[pos].re * scale).max(0.0)
-        })
-        .collect();
-    let inf_mass = (-ln_keep.exp_m1() + upper_tail).min(1.0);
-    Ok(LatticePmf {
-        h,
-        offset: lo_idx,
-        masses,
-        inf_mass,
-    })
+    for (slot, &d) in todo.iter().enumerate() {
+        let win = &windows[slot];
+        let masses: Vec<f64> = (0..n)
+            .map(|k| {
+                let s = win.lo_idx + k as i64;
+                let pos = (s - base[slot]).rem_euclid(n as i64) as usize;
+                let v = if slot == 0 { w[pos].re } else { w[pos].im };
+                (v * scale).max(0.0)
+            })
+            .collect();
+        let ln_keep: f64 = dirs[d]
+            .iter()
+            .map(|(p, c)| *c as f64 * (-p.inf_mass).ln_1p())
+            .sum();
+        out[d] = Some(LatticePmf {
+            h,
+            offset: win.lo_idx,
+            masses,
+            inf_mass: (-ln_keep.exp_m1() + win.upper_tail).min(1.0),
+        });
+    }
+    Ok(out.into_iter().flatten().collect())
 }
 
 #[cfg(test)]
@@ -194,7 +274,7 @@ mod tests {
             masses: vec![0.5, 0.0, 0.5],
             inf_mass: 0.0,
         };
-        let c = compose(&[(&coin, 10)], 1e-30).unwrap();
+        let c = compose(&[vec![(&coin, 10)]], 1e-30).unwrap().remove(0);
         // S = 2K − 10, K ~ Bin(10, 1/2): P[S = 10] = 2^-10.
         assert!((c.delta(9.0) - (2f64.powi(-10) * -(-1f64).exp_m1())).abs() < 1e-12);
         let total = c.finite_mass() + c.inf_mass;

@@ -34,6 +34,11 @@ impl Default for PldConfig {
 }
 
 /// Composed distributions for both directions of the relation.
+/// Borrowed view of a list of components.
+fn refs(v: &[(LatticePmf, u64)]) -> Vec<(&LatticePmf, u64)> {
+    v.iter().map(|(p, c)| (p, *c)).collect()
+}
+
 #[derive(Debug)]
 struct Composed {
     remove: LatticePmf,
@@ -104,15 +109,13 @@ impl PldAccountant {
         }
         let symmetric = self.parts.iter().all(|((r, a), _)| r == a);
         let tail = self.config.tail_mass;
-        let compose = |v: &Vec<(LatticePmf, u64)>| {
-            let refs: Vec<(&LatticePmf, u64)> = v.iter().map(|(p, c)| (p, *c)).collect();
-            fft::compose(&refs, tail)
-        };
-        let remove = compose(&remove)?;
-        let add = if symmetric {
-            remove.clone()
+        let (remove, add) = if symmetric {
+            let r = fft::compose(&[refs(&remove)], tail)?.remove(0);
+            (r.clone(), r)
         } else {
-            compose(&add)?
+            let mut both = fft::compose(&[refs(&remove), refs(&add)], tail)?;
+            let a = both.remove(1);
+            (both.remove(0), a)
         };
         Ok(Composed { remove, add })
     }

@@ -1,7 +1,7 @@
 //! RDP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar, Zhang 2019, *Rényi
 //! differential privacy of the sampled Gaussian mechanism*, §3.3), add/remove relation.
 
-use crate::special::{ln_abs_binom, log_add, log_expm1, log_sf, log_sub};
+use crate::special::{log_add, log_expm1, log_sf, log_sub};
 
 /// `ln A_α` for integer `α ≥ 2`: `ln Σ_k C(α,k) (1−q)^{α−k} q^k exp((k²−k)/(2z²))`.
 ///
