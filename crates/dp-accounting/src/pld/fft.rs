@@ -9,8 +9,10 @@
 //! so the result still dominates the exact composition. (The floating-point error of the
 //! FFT, of order 1e-16 per atom, is not bounded rigorously.)
 
-use rustfft::FftPlanner;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use rustfft::num_complex::Complex;
+use rustfft::{Fft, FftPlanner};
 
 use super::pmf::LatticePmf;
 use crate::error::{Error, Result};
@@ -53,6 +55,18 @@ fn fast_size(n: usize) -> usize {
         p3 *= 3;
     }
     best
+}
+
+/// Forward and inverse FFT plans of size `n`, from a planner shared by every call (plans and
+/// their twiddle tables are reused, which matters in calibration loops).
+fn plans(n: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
+    static PLANNER: OnceLock<Mutex<FftPlanner<f64>>> = OnceLock::new();
+    let planner = PLANNER.get_or_init(|| Mutex::new(FftPlanner::new()));
+    let mut guard = match planner.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    (guard.plan_fft_forward(n), guard.plan_fft_inverse(n))
 }
 
 /// The Chernoff window of one direction: `[lo_idx, hi_idx]` and the bound on the mass above
@@ -170,9 +184,7 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
              discretisation"
         )));
     }
-    let mut planner = FftPlanner::<f64>::new();
-    let forward = planner.plan_fft_forward(n);
-    let inverse = planner.plan_fft_inverse(n);
+    let (forward, inverse) = plans(n);
     let zero = Complex::new(0.0, 0.0);
     // Spectra accumulators per direction, and the index offsets of the composed sums.
     let mut acc = vec![vec![Complex::new(1.0, 0.0); n]; todo.len()];
@@ -203,6 +215,8 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
             };
             let e = count_exp(*c)?;
             base[slot] += *c as i64 * p.offset;
+            // |z|^e underflows to 0 below this squared modulus: skip the power there.
+            let negligible = (-1500.0 / f64::from(e)).exp();
             for (i, a) in acc[slot].iter_mut().enumerate() {
                 let z = if todo.len() == 1 {
                     buf[i]
@@ -215,7 +229,11 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
                         (buf[i] - zc) * Complex::new(0.0, -0.5)
                     }
                 };
-                *a *= z.powu(e);
+                if z.norm_sqr() < negligible {
+                    *a = zero;
+                } else {
+                    *a *= z.powu(e);
+                }
             }
         }
     }

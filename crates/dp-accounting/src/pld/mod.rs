@@ -99,13 +99,34 @@ impl PldAccountant {
                 discretise::optimistic(p, h)
             }
         };
-        let mut remove = Vec::with_capacity(self.parts.len());
+        // The two directions are discretised on two threads (each is independent work).
+        let parts = &self.parts;
+        let remove_side = || -> Vec<(LatticePmf, u64)> {
+            parts.iter().map(|((r, _), c)| (disc(r), *c)).collect()
+        };
+        let add_side = || -> Vec<(LatticePmf, u64)> {
+            parts
+                .iter()
+                .filter(|((r, a), _)| r != a)
+                .map(|((_, a), c)| (disc(a), *c))
+                .collect()
+        };
+        let (remove, add_only) = std::thread::scope(|s| {
+            let handle = s.spawn(add_side);
+            let remove = remove_side();
+            (remove, handle.join())
+        });
+        let add_only =
+            add_only.map_err(|_| Error::Numerical("discretisation thread panicked".into()))?;
+        // Reassemble the add side in part order (symmetric parts reuse the remove side).
+        let mut extra = add_only.into_iter();
         let mut add = Vec::with_capacity(self.parts.len());
-        for ((r, a), count) in &self.parts {
-            let pr = disc(r);
-            let pa = if a == r { pr.clone() } else { disc(a) };
-            remove.push((pr, *count));
-            add.push((pa, *count));
+        for (((r, a), _), (pr, c)) in self.parts.iter().zip(&remove) {
+            if r == a {
+                add.push((pr.clone(), *c));
+            } else if let Some(x) = extra.next() {
+                add.push(x);
+            }
         }
         let symmetric = self.parts.iter().all(|((r, a), _)| r == a);
         let tail = self.config.tail_mass;

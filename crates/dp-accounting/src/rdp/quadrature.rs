@@ -67,9 +67,11 @@ fn log_excess(u: f64, alpha: f64) -> f64 {
 /// `ln(A_α − 1)`.
 pub(crate) fn log_a_minus_one(q: f64, z: f64, alpha: f64) -> f64 {
     let rule = gauss_legendre();
-    let lo = -16.0 * z;
-    let hi = alpha.max(1.0) + 16.0 * z;
-    let width = 0.5 * z;
+    // The integrand is a Gaussian weight times a smooth factor peaking at o ≈ α: beyond 11
+    // standard deviations it is below e^{-60} of its bulk.
+    let lo = -11.0 * z;
+    let hi = alpha.max(1.0) + 11.0 * z;
+    let width = z;
     let panels = ((hi - lo) / width).ceil() as usize;
     let width = (hi - lo) / panels as f64;
     let mut logs = Vec::with_capacity(panels * rule.len());
