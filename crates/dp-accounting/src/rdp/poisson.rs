@@ -87,14 +87,14 @@ pub(crate) fn rdp(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     let la = if alpha.fract() == 0.0 && alpha <= 1e6 {
         log_a_int(q, z, alpha as u64)
     } else {
-        let series = log_a_frac(q, z, alpha)?;
-        if series < 1e-2 {
-            // The series cancels when A_α is near 1: integrate A_α − 1 instead.
+        // The series cancels when A_α is near 1; then integrate A_α − 1 instead. A_α grows
+        // with α, so the (cheap) integer order above α tells which case applies.
+        if alpha <= 1e6 && log_a_int(q, z, alpha.ceil() as u64) < 1e-2 {
             super::quadrature::log_a_minus_one(q, z, alpha)
                 .exp()
                 .ln_1p()
         } else {
-            series
+            log_a_frac(q, z, alpha)?
         }
     };
     let v = la / (alpha - 1.0);
