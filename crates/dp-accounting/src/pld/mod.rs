@@ -53,8 +53,18 @@ struct Composed {
 /// curve lies above the true one everywhere), the components are composed by FFT with every
 /// out-of-window mass moved to `+∞`, and for add/remove both directions are composed and the
 /// worse reported (MATH §4). The result is an upper bound up to the floating-point error of
-/// the FFT (~1e-15 in δ); the discretisation error itself is pessimistic and shrinks with `h`
-/// (compare [`Accountant::epsilon_optimistic`]).
+/// the FFT (~1e-15 in δ); the discretisation error itself is pessimistic and shrinks with `h`.
+///
+/// Discretisation error, measured on DP-SGD with q = 0.004, σ = 1, T = 10⁴, δ = 1e-5
+/// (`examples/pld_grid.rs`): ε = 2.18894 at h = 1e-3, 2.182259 at h = 1e-4 (the default),
+/// 2.182195 at h = 2e-5; dp_accounting's pessimistic PLD gives 2.182259 at 1e-4 and
+/// 2.182193 at 1e-5. The connect-the-dots error is second order in `h`, so the default grid
+/// is within ~3e-5 (relative) of the limit here.
+///
+/// [`Accountant::epsilon_optimistic`] rounds every loss *down* to the grid instead (a lower
+/// bound on the discretised ε, as dp_accounting's `pessimistic_estimate=False`); that
+/// rounding shifts the composed loss by up to `T·h`, so the estimate is loose for long
+/// compositions (1.68 in the case above) and only shows that the truth lies between the two.
 #[derive(Debug)]
 pub struct PldAccountant {
     config: PldConfig,

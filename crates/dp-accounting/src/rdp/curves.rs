@@ -24,9 +24,12 @@ fn laplace(r: f64, alpha: f64) -> f64 {
     (log_add(a, b) / (alpha - 1.0)).clamp(0.0, r)
 }
 
-/// RDP of objective perturbation (paper 001, Thm 3.2):
+/// RDP `ε(α)` of one objective-perturbation release.
+///
+/// # Privacy
+/// Paper 001 (Redberg, Koskela & Wang 2023), Thm 3.2 (MATH §6), add/remove:
 /// `c + L²/(2σ²) + K(α−1)/(α−1)`, `K(t) = t²L²/(2σ²) + log(2Φ(tL/σ))`, with the limit
-/// `c + μ + (L/σ)√(2/π)` at α → 1.
+/// `c + μ + (L/σ)√(2/π)` at α → 1 (the authors' code uses the looser `K(1)` there).
 pub fn objpert_rdp(p: &ObjPertParams, alpha: f64) -> f64 {
     let s = p.ratio();
     let mu = 0.5 * s * s;
