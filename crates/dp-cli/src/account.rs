@@ -105,7 +105,8 @@ pub(crate) fn calibrate(c: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Cl
             value,
             reason,
         } => CliError::Usage(format!(
-            "invalid value for --target-epsilon: {value} ({reason})"
+            "invalid value for --target-epsilon: {} ({reason})",
+            crate::mechanism_args::show(value)
         )),
         other => map_error(other),
     })?;

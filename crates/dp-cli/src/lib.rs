@@ -16,6 +16,32 @@ use clap::Parser;
 
 pub use cli::Cli;
 
+/// `--flag -1e-5` → `--flag=-1e-5`: a negative number after a long flag is that flag's value
+/// (so validation can name it), not an unknown short option.
+fn join_negative_values(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        match args.get(i + 1) {
+            Some(next)
+                if a.starts_with("--")
+                    && !a.contains('=')
+                    && next.starts_with('-')
+                    && next.parse::<f64>().is_ok() =>
+            {
+                out.push(format!("{a}={next}"));
+                i += 2;
+            }
+            _ => {
+                out.push(a.clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Failure of a command, mapped to an exit code.
 #[derive(Debug)]
 pub enum CliError {
@@ -43,7 +69,7 @@ impl CliError {
 /// Runs `dpglm` with `args` (including the program name), writing results to `out` and
 /// diagnostics to `err`; returns the process exit code.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(join_negative_values(args)) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

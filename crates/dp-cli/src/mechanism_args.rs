@@ -31,13 +31,13 @@ pub(crate) struct MechanismArgs {
     pub mechanism: MechanismName,
     /// Noise standard deviation (gaussian, objpert, amp) or noise multiplier
     /// (subsampled-gaussian).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub sigma: Option<f64>,
     /// Per-record sensitivity bound (default 1).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub sensitivity: Option<f64>,
     /// Sampling rate.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub q: Option<f64>,
     /// Batch sampling scheme (subsampled-gaussian).
     #[arg(long, value_enum)]
@@ -46,22 +46,22 @@ pub(crate) struct MechanismArgs {
     #[arg(long)]
     pub n: Option<u64>,
     /// Noise scale (laplace, gamma-ball).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub scale: Option<f64>,
     /// Regularisation λ (objpert, amp).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub lambda: Option<f64>,
     /// Smoothness β (objpert, amp).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub beta: Option<f64>,
     /// Lipschitz bound L (objpert, amp).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub lipschitz: Option<f64>,
     /// Gradient-norm tolerance τ (amp).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub tau: Option<f64>,
     /// Output noise σ_out (amp).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     pub sigma_out: Option<f64>,
     /// Dimension (gamma-ball).
     #[arg(long)]
@@ -77,6 +77,16 @@ fn flag_of(param: &str) -> String {
     }
 }
 
+/// A number as a user would have typed it: exponent form for very small or large values.
+pub(crate) fn show(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-3..1e6).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// Maps a library error to the CLI's: invalid parameters and unsupported combinations are
 /// usage errors (exit 2), the rest failures (exit 1).
 pub(crate) fn map_error(e: Error) -> CliError {
@@ -86,8 +96,9 @@ pub(crate) fn map_error(e: Error) -> CliError {
             value,
             reason,
         } => CliError::Usage(format!(
-            "invalid value for {}: {value} ({reason})",
-            flag_of(name)
+            "invalid value for {}: {} ({reason})",
+            flag_of(name),
+            show(value)
         )),
         Error::Unsupported { .. } => CliError::Usage(e.to_string()),
         other => CliError::Failure(other.to_string()),

@@ -70,9 +70,15 @@ impl LatticePmf {
             };
             if d_below > delta {
                 // Crossing inside [below, w): solve a − e^{ε−ω_ref} b = δ.
-                let eps = w_ref + ((a - delta) / b_scaled).ln();
-                let eps = eps.clamp(below.max(f64::MIN), w);
-                return Ok(if eps <= 0.0 { 0.0 } else { eps.next_up() });
+                let mut eps = (w_ref + ((a - delta) / b_scaled).ln()).clamp(below.max(f64::MIN), w);
+                // Rounding can leave δ(ε) a hair above δ: step up (δ(w) ≤ δ, so w always
+                // qualifies) until the answer is verified on the distribution itself.
+                let mut step = f64::EPSILON * eps.abs().max(1.0);
+                while eps < w && self.delta(eps) > delta {
+                    eps = (eps + step).min(w);
+                    step *= 2.0;
+                }
+                return Ok(eps.max(0.0));
             }
         }
         Ok(0.0)

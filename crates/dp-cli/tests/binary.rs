@@ -1,0 +1,90 @@
+//! The real `dpglm` binary: exit codes, clean error messages (never a panic backtrace) and one
+//! JSON object on stdout (spec/CLI.md).
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn dpglm(args: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpglm"))
+        .args(args.split_whitespace())
+        // A panic would print its backtrace: make sure one would show.
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap()
+}
+
+fn no_panic(args: &str, o: &Output) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    for bad in ["panicked", "stack backtrace", "RUST_BACKTRACE"] {
+        assert!(!err.contains(bad), "`{args}`: {bad} on stderr: {err}");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_and_no_backtrace() {
+    for args in [
+        "account --mechanism gaussian --sigma -1 --delta 1e-5 --json",
+        "account --mechanism subsampled-gaussian --sigma 1 --q 1.5 --delta 1e-5",
+        "account --mechanism gaussian --sigma 1 --delta 2 --json",
+        "account --mechanism gaussian --delta 1e-5",
+        "account --mechanism gaussian --sigma 1 --q 0.1 --delta 1e-5",
+        "account --mechanism foo --sigma 1 --delta 1e-5",
+        "account --mechanism gaussian --sigma 1 --delta 1e-5 --epsilon 1",
+        "calibrate --mechanism gaussian --steps 1 --target-epsilon 1 --delta 2 --json",
+        "calibrate --mechanism gaussian --sigma 1 --steps 1 --target-epsilon 1 --delta 1e-5",
+        "account --mechanism subsampled-gaussian --sigma 1 --q 0.1 --neighbouring replace-one \
+         --delta 1e-5",
+        "no-such-command",
+        "",
+    ] {
+        let o = dpglm(args);
+        assert_eq!(o.status.code(), Some(2), "`{args}`: {o:?}");
+        assert!(o.stdout.is_empty(), "`{args}`: stdout {o:?}");
+        assert!(!o.stderr.is_empty(), "`{args}`: no message");
+        no_panic(args, &o);
+    }
+}
+
+#[test]
+fn unanswerable_question_exits_non_zero_without_a_backtrace() {
+    let args = "account --mechanism gaussian --sigma 1 --accountant pld --delta 1e-30 --json";
+    let o = dpglm(args);
+    assert_eq!(o.status.code(), Some(1), "`{args}`: {o:?}");
+    assert!(o.stdout.is_empty(), "`{args}`: {o:?}");
+    no_panic(args, &o);
+}
+
+#[test]
+fn good_input_exits_0_with_one_json_object() {
+    for args in [
+        "account --mechanism gaussian --sigma 1 --delta 1e-5 --json",
+        "account --mechanism subsampled-gaussian --sigma 1 --q 0.01 --steps 1000 --delta 1e-5 \
+         --accountant rdp --json",
+        "account --mechanism gaussian --sigma 1 --epsilon 1 --accountant exact --json",
+        "calibrate --mechanism gaussian --steps 10 --target-epsilon 1 --delta 1e-5 --json",
+    ] {
+        let o = dpglm(args);
+        assert_eq!(o.status.code(), Some(0), "`{args}`: {o:?}");
+        no_panic(args, &o);
+        let out = String::from_utf8(o.stdout).unwrap();
+        let v: Vec<Value> = serde_json::Deserializer::from_str(&out)
+            .into_iter::<Value>()
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("`{args}`: not JSON ({e}): {out}"));
+        assert_eq!(v.len(), 1, "`{args}`: {out}");
+        let m = v[0].as_object().unwrap();
+        assert!(
+            m["epsilon"].as_f64().unwrap().is_finite(),
+            "`{args}`: {out}"
+        );
+        assert!(m["delta"].as_f64().unwrap() > 0.0, "`{args}`: {out}");
+    }
+    // Without --json: a human-readable line, not JSON.
+    let o = dpglm("account --mechanism gaussian --sigma 1 --delta 1e-5");
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(!out.trim().is_empty() && serde_json::from_str::<Value>(&out).is_err());
+}
