@@ -144,6 +144,74 @@ fn run(step: &str, mut cmd: Command) -> Result<()> {
     }
 }
 
+/// Test counts summed over every `test result:` line cargo printed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Totals {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+impl Totals {
+    /// Adds the counts of one `test result: ok. 3 passed; 0 failed; 1 ignored; …` line.
+    fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result:") else {
+            return;
+        };
+        for part in rest.split([';', '.']) {
+            let mut words = part.split_whitespace();
+            if let (Some(n), Some(what)) = (words.next(), words.next())
+                && let Ok(n) = n.parse::<u64>()
+            {
+                match what {
+                    "passed" => self.passed += n,
+                    "failed" => self.failed += n,
+                    "ignored" => self.ignored += n,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// Like [`run`] for `cargo test`: passes its stdout through line by line and adds up the
+/// `test result:` lines into `totals`.
+fn run_tests(step: &str, mut cmd: Command, totals: &mut Totals) -> Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    header(step, &render(&cmd));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::new(step, format!("could not start `{}`: {e}", render(&cmd))))?;
+    if let Some(out) = child.stdout.take() {
+        let stdout = std::io::stdout();
+        for line in BufReader::new(out)
+            .lines()
+            .map_while(std::result::Result::ok)
+        {
+            totals.add_line(&line);
+            let mut lock = stdout.lock();
+            let _ = writeln!(lock, "{line}");
+            let _ = lock.flush();
+        }
+    }
+    let status = child.wait().map_err(|e| {
+        Failure::new(
+            step,
+            format!("`{}` could not be waited on: {e}", render(&cmd)),
+        )
+    })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            step,
+            format!("`{}` failed ({status})", render(&cmd)),
+        ))
+    }
+}
+
 /// Does `pkg-config` exist and know `openblas`?
 fn openblas_found() -> bool {
     Command::new("pkg-config")
@@ -227,14 +295,21 @@ fn test(t: TestArgs) -> Result<()> {
         doc.env("RUSTDOCFLAGS", "-D warnings");
         run("doc", doc)?;
     }
-    run("test", cargo(["test", "--workspace"]))?;
+    let mut totals = Totals::default();
+    run_tests("test", cargo(["test", "--workspace"]), &mut totals)?;
     if t.blas {
-        run(
+        run_tests(
             "test-blas",
             cargo(["test", "--workspace", "--features", BLAS_FEATURES]),
+            &mut totals,
         )?;
     }
     eprintln!("\nxtask test: all steps passed.");
+    // The closing line CI reads: the totals over both test runs.
+    println!(
+        "tests: {} passed, {} failed, {} skipped",
+        totals.passed, totals.failed, totals.ignored
+    );
     Ok(())
 }
 
@@ -303,4 +378,27 @@ fn bench(criterion_args: &[String]) -> Result<()> {
         eprintln!("HTML summary: {}", index.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod totals_tests {
+    use super::Totals;
+
+    #[test]
+    fn adds_cargo_test_result_lines() {
+        let mut t = Totals::default();
+        t.add_line(
+            "test result: ok. 29 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.39s",
+        );
+        t.add_line("test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured");
+        t.add_line("running 3 tests");
+        assert_eq!(
+            t,
+            Totals {
+                passed: 32,
+                failed: 1,
+                ignored: 2
+            }
+        );
+    }
 }
