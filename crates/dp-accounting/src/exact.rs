@@ -3,7 +3,7 @@
 //! DP).
 
 use crate::accountant::Accountant;
-use crate::error::{Error, Result, ensure, open_unit};
+use crate::error::{Error, Result, non_negative, open_unit};
 use crate::gaussian::{EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
@@ -90,12 +90,7 @@ impl Accountant for ExactAccountant {
     /// # Privacy
     /// See [`ExactAccountant`].
     fn delta(&self, epsilon: f64) -> Result<f64> {
-        ensure(
-            epsilon.is_finite() && epsilon >= 0.0,
-            "epsilon",
-            epsilon,
-            "must be finite and >= 0",
-        )?;
+        non_negative("epsilon", epsilon)?;
         Ok(round_up(match self.single {
             Some(p) => p.delta(epsilon),
             None if self.gaussian_s2 > 0.0 => delta_for_ratio(self.gaussian_s2.sqrt(), epsilon),

@@ -1,6 +1,6 @@
 //! The analytic Gaussian mechanism: its exact privacy profile, inverse and calibration.
 
-use crate::error::{Result, ensure, open_unit, positive};
+use crate::error::{Result, non_negative, open_unit, positive};
 use crate::search::{bisect_up, epsilon_for_delta};
 use crate::special::tail_gap;
 
@@ -30,12 +30,7 @@ pub(crate) fn delta_for_ratio(s: f64, eps: f64) -> f64 {
 /// are finite and positive and `epsilon` is finite and ≥ 0.
 pub fn gaussian_delta(sigma: f64, sensitivity: f64, epsilon: f64) -> Result<f64> {
     let s = positive("sensitivity", sensitivity)? / positive("sigma", sigma)?;
-    ensure(
-        epsilon.is_finite() && epsilon >= 0.0,
-        "epsilon",
-        epsilon,
-        "must be finite and >= 0",
-    )?;
+    non_negative("epsilon", epsilon)?;
     Ok(round_up(delta_for_ratio(s, epsilon)))
 }
 

@@ -1,6 +1,6 @@
 //! Objective perturbation's privacy in closed form (paper 001), for direct use and figures.
 
-use crate::error::{Result, ensure, open_unit, positive};
+use crate::error::{Result, ensure, non_negative, open_unit, positive};
 use crate::gaussian::{EPS_MAX, REL_TOL, round_up, round_up_eps};
 use crate::mechanism::ObjPertParams;
 use crate::profile::Profile;
@@ -23,12 +23,7 @@ fn profile(p: &ObjPertParams) -> Profile {
 /// # Errors
 /// ε negative or not finite.
 pub fn objpert_delta(p: &ObjPertParams, epsilon: f64) -> Result<f64> {
-    ensure(
-        epsilon.is_finite() && epsilon >= 0.0,
-        "epsilon",
-        epsilon,
-        "must be finite and >= 0",
-    )?;
+    non_negative("epsilon", epsilon)?;
     Ok(round_up(profile(p).delta(epsilon)))
 }
 

@@ -1,7 +1,7 @@
 //! The zero-concentrated-DP accountant (Bun & Steinke 2016).
 
 use crate::accountant::Accountant;
-use crate::error::{Error, Result, ensure, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::rdp::{Conversion, minimise_over_order};
@@ -50,12 +50,7 @@ pub fn zcdp_delta(rho: f64, epsilon: f64) -> Result<f64> {
         rho,
         "must be finite and >= 0",
     )?;
-    ensure(
-        epsilon.is_finite() && epsilon >= 0.0,
-        "epsilon",
-        epsilon,
-        "must be finite and >= 0",
-    )?;
+    non_negative("epsilon", epsilon)?;
     if rho == 0.0 {
         return Ok(0.0);
     }

@@ -8,7 +8,7 @@ mod pmf;
 use std::cell::OnceCell;
 
 use crate::accountant::Accountant;
-use crate::error::{Error, Result, ensure, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::gaussian::round_up;
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
@@ -200,12 +200,7 @@ impl Accountant for PldAccountant {
     /// # Privacy
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
     fn delta(&self, epsilon: f64) -> Result<f64> {
-        ensure(
-            epsilon.is_finite() && epsilon >= 0.0,
-            "epsilon",
-            epsilon,
-            "must be finite and >= 0",
-        )?;
+        non_negative("epsilon", epsilon)?;
         let c = self.composed()?;
         Ok(round_up(c.remove.delta(epsilon).max(c.add.delta(epsilon))))
     }

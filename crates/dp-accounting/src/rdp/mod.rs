@@ -10,7 +10,7 @@ pub use convert::{Conversion, RdpEpsilon};
 pub use curves::objpert_rdp;
 
 use crate::accountant::Accountant;
-use crate::error::{Error, Result, ensure, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 
@@ -183,12 +183,7 @@ impl Accountant for RdpAccountant {
     /// # Privacy
     /// The minimum over orders and the three conversions of their δ(ε) (MATH §3), rounded up.
     fn delta(&self, epsilon: f64) -> Result<f64> {
-        ensure(
-            epsilon.is_finite() && epsilon >= 0.0,
-            "epsilon",
-            epsilon,
-            "must be finite and >= 0",
-        )?;
+        non_negative("epsilon", epsilon)?;
         Ok(convert::best_delta(&self.orders, &self.rdp, epsilon))
     }
 }
