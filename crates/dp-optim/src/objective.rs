@@ -1,0 +1,111 @@
+//! The narrow traits optimisers work over.
+//!
+//! Values and gradients are written into caller-owned buffers so that hot loops allocate
+//! nothing.
+
+use ndarray::{ArrayView1, ArrayViewMut1};
+
+/// A differentiable objective `f: R^d → R`.
+pub trait Objective {
+    /// Dimension `d` of the parameter.
+    fn dim(&self) -> usize;
+
+    /// `f(x)`.
+    fn value(&self, x: ArrayView1<'_, f64>) -> f64;
+
+    /// Writes `∇f(x)` into `grad` (length `d`, overwritten) and returns `f(x)`.
+    fn value_grad(&self, x: ArrayView1<'_, f64>, grad: ArrayViewMut1<'_, f64>) -> f64;
+}
+
+/// An objective that is a finite sum `f(x) = Σ_{i<n} f_i(x) + r(x)`, for stochastic and
+/// variance-reduced methods.
+pub trait FiniteSum: Objective {
+    /// Number of terms `n`.
+    fn n_terms(&self) -> usize;
+
+    /// Writes `Σ_{i ∈ batch} ∇f_i(x)` (the sum, without the regulariser) into `grad`
+    /// (overwritten).
+    fn batch_grad(&self, x: ArrayView1<'_, f64>, batch: &[usize], grad: ArrayViewMut1<'_, f64>);
+
+    /// Writes `∇r(x)` of the regulariser (zero when there is none) into `grad` (overwritten).
+    fn regulariser_grad(&self, x: ArrayView1<'_, f64>, grad: ArrayViewMut1<'_, f64>);
+}
+
+/// A finite sum of generalised-linear terms `f_i(x) = φ_i(⟨a_i, x⟩)`: the gradient of term
+/// `i` is the scalar `φ_i'(⟨a_i, x⟩)` times `a_i`, so SAG stores one scalar per term.
+pub trait GlmSum: FiniteSum {
+    /// `φ_i'(⟨a_i, x⟩)`.
+    fn term_scalar(&self, x: ArrayView1<'_, f64>, i: usize) -> f64;
+
+    /// `grad += c · a_i`.
+    fn add_scaled_row(&self, i: usize, c: f64, grad: ArrayViewMut1<'_, f64>);
+}
+
+/// Per-example clipped gradient sums: what a private first-order method releases (before
+/// noise). Implementations must clip every per-example gradient to L2 norm `≤ clip`, for any
+/// input, so the sum's sensitivity is `clip` (add/remove) whatever the data.
+pub trait ClippedSum {
+    /// Number of examples `n`.
+    fn n_examples(&self) -> usize;
+
+    /// Dimension `d` of the parameter.
+    fn dim(&self) -> usize;
+
+    /// Writes `Σ_{i ∈ batch} clip_C(∇ℓ_i(x))` into `out` (overwritten); `batch = None` means
+    /// every example.
+    fn clipped_sum(
+        &self,
+        x: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        clip: f64,
+        out: ArrayViewMut1<'_, f64>,
+    );
+}
+
+/// A Euclidean projection onto a closed convex set.
+pub trait Projection {
+    /// Replaces `x` by its projection.
+    fn project(&self, x: ArrayViewMut1<'_, f64>);
+}
+
+/// No constraint.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Unconstrained;
+
+impl Projection for Unconstrained {
+    fn project(&self, _x: ArrayViewMut1<'_, f64>) {}
+}
+
+/// The L2 ball `{x : ‖x‖ ≤ radius}`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2Ball {
+    /// Radius (> 0).
+    pub radius: f64,
+}
+
+impl Projection for L2Ball {
+    fn project(&self, mut x: ArrayViewMut1<'_, f64>) {
+        let norm = x.dot(&x).sqrt();
+        if norm > self.radius {
+            x *= self.radius / norm;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn ball_projection() {
+        let mut x = array![3.0, 4.0];
+        L2Ball { radius: 1.0 }.project(x.view_mut());
+        assert!((x[0] - 0.6).abs() < 1e-15 && (x[1] - 0.8).abs() < 1e-15);
+        let mut y = array![0.3, 0.4];
+        L2Ball { radius: 1.0 }.project(y.view_mut());
+        assert_eq!(y, array![0.3, 0.4]);
+        Unconstrained.project(y.view_mut());
+        assert_eq!(y, array![0.3, 0.4]);
+    }
+}
