@@ -18,6 +18,7 @@
 //! # Ok::<(), dp_bench::Error>(())
 //! ```
 
+pub mod data;
 mod error;
 mod experiment;
 mod experiments;
@@ -27,6 +28,10 @@ mod plot;
 mod runner;
 mod table;
 
+pub use data::{
+    Format, LoadedData, PaperDataset, ParseErrorKind, Split, read_csv, read_dataset, read_libsvm,
+    read_npy_dataset,
+};
 pub use error::{Error, Result};
 pub use experiment::{
     Artifact, ArtifactKind, DATA_ENV, Experiment, Mode, Progress, ProgressMode, RunContext,

@@ -1,0 +1,118 @@
+//! LIBSVM / SVMlight sparse text: `label idx:val idx:val …` with 1-based indices.
+
+use std::path::Path;
+
+use ndarray::{Array1, Array2};
+
+use super::source::{Lines, parse_error, parse_finite};
+use super::{LoadedData, ParseErrorKind};
+use crate::error::{Error, Result};
+
+/// Read a LIBSVM file into dense arrays.
+///
+/// Each non-blank line is `label idx:val idx:val …`, separated by spaces or tabs, with 1-based,
+/// strictly increasing feature indices; missing indices are zeros. A `#` starts a comment that
+/// runs to the end of the line. The number of features is `n_features` when given (every index
+/// must then be at most `n_features`; use it to read a test file with the training file's
+/// width), else the largest index in the file. Gzip compression is detected from the content.
+/// [`LoadedData::feature_names`] is `None`.
+///
+/// # Errors
+///
+/// [`Error::Parse`] naming the file, the 1-based line and the token:
+/// [`ParseErrorKind::MalformedToken`] (no `:`, an index that is not an unsigned integer,
+/// `qid:` tokens), [`ParseErrorKind::NotANumber`], [`ParseErrorKind::NonFinite`],
+/// [`ParseErrorKind::ZeroIndex`], [`ParseErrorKind::NonIncreasingIndex`],
+/// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::InvalidUtf8`];
+/// [`Error::EmptyData`] for a file without samples; [`Error::Io`] when it cannot be read.
+pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<LoadedData> {
+    let path = path.as_ref();
+    let mut lines = Lines::open(path)?;
+    let mut labels: Vec<f64> = Vec::new();
+    // Non-zero entries as (row, 0-based column, value).
+    let mut entries: Vec<(usize, usize, f64)> = Vec::new();
+    let mut max_index = 0usize;
+
+    while let Some((line, text)) = lines.next_line()? {
+        let content = text.split_once('#').map_or(text, |(before, _)| before);
+        let mut tokens = content.split_ascii_whitespace();
+        let Some(label) = tokens.next() else {
+            continue;
+        };
+        let row = labels.len();
+        labels.push(parse_finite(label).map_err(|kind| parse_error(path, line, "label", kind))?);
+        let mut previous = 0usize;
+        for (t, token) in tokens.enumerate() {
+            let field = || format!("token {} `{token}`", t + 2);
+            let Some((index, value)) = token.split_once(':') else {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::MalformedToken(token.to_owned()),
+                ));
+            };
+            if index == "qid" || index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::MalformedToken(token.to_owned()),
+                ));
+            }
+            // All digits: the only failure left is overflow, which is out of range anyway.
+            let index = index.parse::<usize>().unwrap_or(usize::MAX);
+            if index == 0 {
+                return Err(parse_error(path, line, field(), ParseErrorKind::ZeroIndex));
+            }
+            if index <= previous {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::NonIncreasingIndex { previous, index },
+                ));
+            }
+            if let Some(d) = n_features
+                && index > d
+            {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::IndexOutOfRange { index, d },
+                ));
+            }
+            let value =
+                parse_finite(value).map_err(|kind| parse_error(path, line, field(), kind))?;
+            previous = index;
+            max_index = max_index.max(index);
+            if value != 0.0 {
+                entries.push((row, index - 1, value));
+            }
+        }
+    }
+    if labels.is_empty() {
+        return Err(Error::EmptyData { path: path.into() });
+    }
+    let n = labels.len();
+    let d = n_features.unwrap_or(max_index);
+    let too_big = || Error::DataMismatch {
+        path: path.into(),
+        reason: format!("{n} rows × {d} features is too large for a dense matrix"),
+    };
+    // ndarray requires the element count (in bytes) to fit in isize.
+    match n.checked_mul(d).and_then(|len| len.checked_mul(8)) {
+        Some(bytes) if isize::try_from(bytes).is_ok() => {}
+        _ => return Err(too_big()),
+    }
+    let mut x = Array2::<f64>::zeros((n, d));
+    for (row, col, value) in entries {
+        x[[row, col]] = value;
+    }
+    Ok(LoadedData {
+        x,
+        y: Array1::from_vec(labels),
+        feature_names: None,
+    })
+}
