@@ -1,22 +1,65 @@
 //! Differentially private generalised linear models.
 //!
-//! This crate will hold the GLM losses (logistic, squared, Huber), the GLM objective's fast
-//! path, the per-example clipping lemma, Johnson–Lindenstrauss projections and the private
-//! learners of the dpglm papers (noisy and DP gradient descent, DP-SGD, objective
-//! perturbation, approximate minima perturbation, output perturbation and the private
-//! linear-regression methods), each returning a fitted model with its privacy report:
-//! the (ε, δ) spent, the accountant, the neighbouring relation and the noise.
+//! This crate holds the foundations of the dpglm learners:
 //!
-//! Hyper-parameters are plain values checked when `fit` is called, and the fitted model is
-//! a separate type. Privacy is always priced with `dp-accounting` from the ledger of
-//! mechanisms the optimiser (`dp-optim`) released.
+//! - [`Dataset`]: features and labels checked once (shapes, finite values, non-empty), with
+//!   the row norms `‖x_i‖` cached; [`Dataset::check_labels`] checks a loss's label set.
+//! - [`Loss`]: logistic, squared, Huber, Huber-SVM (smoothed hinge) and Savage losses with
+//!   `φ`, `φ'`, `φ''`, Lipschitz and smoothness constants and a convexity flag (MATH §11).
+//! - [`GlmObjective`]: `J(θ) = s·Σ φ(⟨x_i, θ⟩, y_i) + (λ/2)‖θ‖²` (sum or mean form)
+//!   implementing `dp-optim`'s [`Objective`](dp_optim::Objective),
+//!   [`FiniteSum`](dp_optim::FiniteSum), [`GlmSum`](dp_optim::GlmSum) and
+//!   [`ClippedSum`](dp_optim::ClippedSum). Clipping a GLM gradient needs only the scalar
+//!   `φ'(⟨θ, x_i⟩)` and `‖x_i‖`, so a clipped batch gradient is two matrix–vector products;
+//!   per-example gradient vectors are never materialised.
+//! - [`ClippedLoss`]: the clipping lemma (MATH §5; paper 000, Lemma 5.1) — the Huberised
+//!   convex loss whose gradient is exactly the clipped gradient.
+//! - [`preprocess`]: row normalisation, min–max scaling, ball projection, bias feature, and a
+//!   [`Pipeline`](preprocess::Pipeline) of them (the papers' preprocessing).
+//! - [`JlProjection`]: Gaussian, sign and sparse-sign Johnson–Lindenstrauss matrices.
 //!
-//! Clipping a GLM gradient needs only the scalar `φ'(⟨θ, x_i⟩)` and `‖x_i‖`, so a clipped
-//! batch gradient is two matrix–vector products; per-example gradient vectors are never
-//! materialised. The crate picks no BLAS backend: the `blas` feature (off by default)
-//! switches `ndarray` to BLAS and links the system OpenBLAS through `openblas-src`.
+//! The private learners of the dpglm papers (DP-GD, DP-SGD, objective perturbation,
+//! approximate minima perturbation, output perturbation, the private linear-regression
+//! methods), each returning a fitted model with its privacy report (the (ε, δ) spent, the
+//! accountant, the neighbouring relation, the noise), come next. Hyper-parameters will be
+//! plain values checked when `fit` is called, and privacy will be priced with
+//! `dp-accounting` from the ledger of mechanisms the optimiser (`dp-optim`) released.
 //!
-//! The crate is an empty stub for now.
+//! ```
+//! use dp_glm::{Dataset, GlmObjective, Loss, Scale};
+//! use dp_optim::{ClippedSum, Objective};
+//! use ndarray::array;
+//!
+//! let data = Dataset::new(array![[1.0, 2.0], [-3.0, 0.5]], array![1.0, -1.0])?;
+//! let obj = GlmObjective::new(&data, Loss::Logistic, 0.1, Scale::Mean)?;
+//! let theta = array![0.5, -0.25];
+//! let mut grad = array![0.0, 0.0];
+//! let j = obj.value_grad(theta.view(), grad.view_mut());
+//! assert!(j > 0.0);
+//! // Per-example gradients clipped to norm ≤ 0.5, summed: the quantity DP-GD perturbs.
+//! let mut g = array![0.0, 0.0];
+//! obj.clipped_sum(theta.view(), None, 0.5, g.view_mut());
+//! assert!(g.dot(&g).sqrt() <= 2.0 * 0.5 + 1e-12);
+//! # Ok::<(), dp_glm::Error>(())
+//! ```
+//!
+//! The crate picks no BLAS backend: the `blas` feature (off by default) switches `ndarray`
+//! to BLAS and links the system OpenBLAS through `openblas-src`.
+
+mod clipping;
+mod data;
+mod error;
+mod glm;
+mod jl;
+mod loss;
+pub mod preprocess;
+
+pub use clipping::{ClippedExampleLoss, ClippedLoss};
+pub use data::Dataset;
+pub use error::{Error, Result};
+pub use glm::{GlmObjective, Scale};
+pub use jl::{JlKind, JlProjection};
+pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 
 #[cfg(feature = "blas")]
 use openblas_src as _;

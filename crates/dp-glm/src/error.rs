@@ -1,0 +1,117 @@
+//! The crate's error type.
+
+/// Everything that can go wrong in `dp-glm`.
+///
+/// Bad input (a shape that does not fit, a NaN in the data, a label the loss cannot take, a
+/// hyper-parameter outside its range) is reported with one of these, never with a panic.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two arrays that must agree in shape do not.
+    #[error(
+        "shape mismatch: {left} has shape {left_shape:?} but {right} has shape {right_shape:?}"
+    )]
+    ShapeMismatch {
+        /// Name of the first array (e.g. `x`).
+        left: &'static str,
+        /// Shape of the first array.
+        left_shape: Vec<usize>,
+        /// Name of the second array (e.g. `y`).
+        right: &'static str,
+        /// Shape of the second array (or the shape it was expected to have).
+        right_shape: Vec<usize>,
+    },
+    /// An entry is NaN or infinite.
+    #[error("non-finite value {value} in {array} at row {row}, column {col}")]
+    NonFinite {
+        /// Name of the array (`x`, `y`, ...).
+        array: &'static str,
+        /// Row of the entry (for a vector: its index).
+        row: usize,
+        /// Column of the entry (0 for a vector).
+        col: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A label is outside the loss's label domain (e.g. `y = 0` for the logistic loss, which
+    /// takes `y ∈ {−1, +1}`).
+    #[error("label {value} at row {row} is outside the {loss} loss's label set {expected}")]
+    LabelOutOfDomain {
+        /// Row of the label.
+        row: usize,
+        /// The offending label.
+        value: f64,
+        /// The loss's name.
+        loss: &'static str,
+        /// The labels the loss accepts (e.g. `{-1, +1}`).
+        expected: &'static str,
+    },
+    /// The data has no rows or no columns.
+    #[error("empty data: {what}")]
+    EmptyData {
+        /// What is empty.
+        what: &'static str,
+    },
+    /// A hyper-parameter is outside its domain.
+    #[error("invalid hyper-parameter `{name}` = {value}: {reason}")]
+    InvalidHyperParameter {
+        /// The hyper-parameter's name as the user knows it (e.g. `lambda`, `clip`, `h`).
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+        /// What the value must satisfy.
+        reason: &'static str,
+    },
+    /// The operation needs a convex loss (e.g. the clipping lemma) and this one is not.
+    #[error("the {loss} loss is not convex, and {what} needs a convex loss")]
+    NotConvex {
+        /// The loss's name.
+        loss: &'static str,
+        /// What needed convexity.
+        what: &'static str,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Checks a condition on a hyper-parameter, returning [`Error::InvalidHyperParameter`] when
+/// it fails. NaN fails every condition written as a positive comparison.
+pub(crate) fn ensure(
+    cond: bool,
+    name: &'static str,
+    value: f64,
+    reason: &'static str,
+) -> Result<()> {
+    if cond {
+        Ok(())
+    } else {
+        Err(Error::InvalidHyperParameter {
+            name,
+            value,
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_problem() {
+        let e = Error::ShapeMismatch {
+            left: "x",
+            left_shape: vec![3, 2],
+            right: "y",
+            right_shape: vec![4],
+        };
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch: x has shape [3, 2] but y has shape [4]"
+        );
+        let nan = f64::NAN;
+        assert!(ensure(nan.max(-1.0) > 0.0, "clip", nan, "must be > 0").is_err());
+        assert!(ensure(1.0 > 0.0, "clip", 1.0, "must be > 0").is_ok());
+    }
+}

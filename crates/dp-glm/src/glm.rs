@@ -1,0 +1,386 @@
+//! The GLM objective `J(θ) = s·Σ_i φ(⟨x_i, θ⟩, y_i) + (λ/2)‖θ‖²` and its fast paths.
+//!
+//! Value and gradient are two matrix–vector products (`z = Xθ`, then `Xᵀc` with
+//! `c_i = s·φ'(z_i)`), through [`ndarray::linalg::general_mat_vec_mul`], which dispatches to
+//! BLAS `gemv` when the `blas` feature is on. A clipped gradient sum (MATH §5) needs only the
+//! scalars `φ'(z_i)` and the cached `‖x_i‖`: `c_i = φ'_i·min(1, C/(|φ'_i|·‖x_i‖))`, then one
+//! `Xᵀc`. No per-example gradient vector is ever formed, and the margins live in a scratch
+//! buffer owned by the objective, so the hot path allocates nothing.
+
+use std::sync::{Mutex, TryLockError};
+
+use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective};
+use ndarray::linalg::general_mat_vec_mul;
+use ndarray::{ArrayView1, ArrayViewMut1};
+
+use crate::clipping::{ClippedExampleLoss, ClippedLoss};
+use crate::data::Dataset;
+use crate::error::{Result, ensure};
+use crate::loss::Loss;
+
+/// How the per-example losses are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// `Σ_i φ_i` (paper 001's objective perturbation uses the sum form).
+    Sum,
+    /// `(1/n)·Σ_i φ_i` (empirical risk).
+    Mean,
+}
+
+/// The per-example losses: one loss for all rows, or the clipped loss of each row (whose
+/// break points depend on the row's label and norm, computed once).
+#[derive(Debug, Clone)]
+enum ExampleLosses {
+    Plain(Loss),
+    Clipped(ClippedLoss, Vec<ClippedExampleLoss>),
+}
+
+/// The GLM objective `J(θ) = s·Σ_i φ_i(⟨x_i, θ⟩) + (λ/2)‖θ‖²` over a [`Dataset`], with
+/// `s = 1` ([`Scale::Sum`]) or `1/n` ([`Scale::Mean`]) and `φ_i = φ(·, y_i)` (or the
+/// clipped loss of row `i`, [`GlmObjective::clipped`]).
+///
+/// Implements `dp-optim`'s traits:
+/// - [`Objective`]: `J` and `∇J`;
+/// - [`FiniteSum`] and [`GlmSum`] with terms `f_i(θ) = s·φ_i(⟨x_i, θ⟩)` (so the scale is
+///   inside each term, and `term_scalar` is `s·φ_i'`) and regulariser `(λ/2)‖θ‖²`;
+/// - [`ClippedSum`] over the **unscaled** per-example losses `ℓ_i(θ) = φ_i(⟨x_i, θ⟩)`, without
+///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`.
+///
+/// The margins `Xθ` are written into an internal scratch buffer (behind a mutex, so the
+/// objective is `Sync`; a call that finds the buffer in use by another thread allocates its
+/// own).
+///
+/// # Panics
+/// The trait methods panic if `θ` does not have length [`GlmObjective::n_features`], or a
+/// batch index is `≥ n` (contract violations by the caller, not data errors).
+#[derive(Debug)]
+pub struct GlmObjective<'a> {
+    data: &'a Dataset,
+    losses: ExampleLosses,
+    lambda: f64,
+    scale: f64,
+    scratch: Mutex<Vec<f64>>,
+}
+
+impl<'a> GlmObjective<'a> {
+    /// The objective with loss `loss` and ridge `lambda ≥ 0`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`](crate::Error::InvalidHyperParameter) for a negative or
+    /// non-finite `lambda` or invalid loss parameters;
+    /// [`Error::LabelOutOfDomain`](crate::Error::LabelOutOfDomain) if a label is outside the
+    /// loss's domain.
+    pub fn new(data: &'a Dataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
+        loss.validate()?;
+        data.check_labels(&loss)?;
+        Self::build(data, ExampleLosses::Plain(loss), lambda, scale)
+    }
+
+    /// The objective with the clipped loss of [`ClippedLoss`] (the loss clipped DP-GD really
+    /// optimises; paper 001's AMP with gradient clipping) and ridge `lambda ≥ 0`.
+    ///
+    /// # Errors
+    /// As [`GlmObjective::new`].
+    pub fn clipped(
+        data: &'a Dataset,
+        loss: ClippedLoss,
+        lambda: f64,
+        scale: Scale,
+    ) -> Result<Self> {
+        data.check_labels(&loss.loss())?;
+        let rows = data
+            .y()
+            .iter()
+            .zip(data.row_norms())
+            .map(|(&y, &norm)| loss.for_example(y, norm))
+            .collect::<Result<Vec<_>>>()?;
+        Self::build(data, ExampleLosses::Clipped(loss, rows), lambda, scale)
+    }
+
+    fn build(data: &'a Dataset, losses: ExampleLosses, lambda: f64, scale: Scale) -> Result<Self> {
+        ensure(
+            lambda >= 0.0 && lambda.is_finite(),
+            "lambda",
+            lambda,
+            "must be finite and >= 0",
+        )?;
+        let n = data.n_samples();
+        let scale = match scale {
+            Scale::Sum => 1.0,
+            Scale::Mean => 1.0 / n as f64,
+        };
+        Ok(Self {
+            data,
+            losses,
+            lambda,
+            scale,
+            scratch: Mutex::new(vec![0.0; n]),
+        })
+    }
+
+    /// The data.
+    pub fn data(&self) -> &'a Dataset {
+        self.data
+    }
+
+    /// The ridge coefficient `λ`.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// The factor `s` in front of the loss sum (`1` or `1/n`).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The (unclipped) loss.
+    pub fn loss(&self) -> Loss {
+        match &self.losses {
+            ExampleLosses::Plain(l) => *l,
+            ExampleLosses::Clipped(c, _) => c.loss(),
+        }
+    }
+
+    /// The clipped loss, when the objective uses one.
+    pub fn clipped_loss(&self) -> Option<ClippedLoss> {
+        match &self.losses {
+            ExampleLosses::Plain(_) => None,
+            ExampleLosses::Clipped(c, _) => Some(*c),
+        }
+    }
+
+    /// Number of examples `n`.
+    pub fn n_samples(&self) -> usize {
+        self.data.n_samples()
+    }
+
+    /// Number of features `d` (the dimension of `θ`).
+    pub fn n_features(&self) -> usize {
+        self.data.n_features()
+    }
+
+    /// `φ_i'(z)`.
+    #[inline]
+    fn deriv(&self, i: usize, z: f64) -> f64 {
+        match &self.losses {
+            ExampleLosses::Plain(l) => l.deriv(z, self.data.y()[i]),
+            ExampleLosses::Clipped(_, rows) => rows[i].deriv(z),
+        }
+    }
+
+    /// Runs `f` on an `n`-length scratch buffer.
+    fn with_scratch<T>(&self, f: impl FnOnce(&mut [f64]) -> T) -> T {
+        match self.scratch.try_lock() {
+            Ok(mut guard) => f(&mut guard),
+            // The buffer holds no invariant (it is overwritten before use): a panic in
+            // another holder does not matter.
+            Err(TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
+            Err(TryLockError::WouldBlock) => f(&mut vec![0.0; self.n_samples()]),
+        }
+    }
+
+    /// Writes `z = Xθ` into `z`.
+    fn margins(&self, theta: ArrayView1<'_, f64>, z: &mut [f64]) {
+        let mut z = ArrayViewMut1::from(z);
+        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut z);
+    }
+
+    /// `(λ/2)‖θ‖²`.
+    fn ridge(&self, theta: ArrayView1<'_, f64>) -> f64 {
+        if self.lambda == 0.0 {
+            0.0
+        } else {
+            0.5 * self.lambda * theta.dot(&theta)
+        }
+    }
+
+    /// Overwrites `z_i` (a margin) by the clipped coefficient `φ_i'(z_i)·min(1, C/(|φ_i'|‖x_i‖))`.
+    fn clip_in_place(&self, z: &mut [f64], clip: f64) {
+        let norms = self.data.row_norms();
+        match &self.losses {
+            ExampleLosses::Plain(l) => {
+                let y = self.data.y();
+                for (i, zi) in z.iter_mut().enumerate() {
+                    *zi = clip_coefficient(l.deriv(*zi, y[i]), norms[i], clip);
+                }
+            }
+            ExampleLosses::Clipped(_, rows) => {
+                for (i, zi) in z.iter_mut().enumerate() {
+                    *zi = clip_coefficient(rows[i].deriv(*zi), norms[i], clip);
+                }
+            }
+        }
+    }
+}
+
+/// The clipped scalar coefficient of a GLM per-example gradient `d·x` with `‖x‖ = norm`:
+/// `d·min(1, clip/(|d|·norm))`, so that `‖coefficient·x‖ ≤ clip`. Zero for a zero row, a zero
+/// or NaN derivative; `clip` is `≥ 0` (NaN treated as 0 by the caller).
+#[inline]
+pub(crate) fn clip_coefficient(d: f64, norm: f64, clip: f64) -> f64 {
+    let a = d.abs();
+    if a.is_nan() || a == 0.0 || norm.is_nan() || norm <= 0.0 {
+        return 0.0;
+    }
+    let mut cap = clip / norm;
+    if cap == f64::INFINITY && clip.is_finite() {
+        // clip/norm overflowed (a subnormal row): any finite cap ≥ f64::MAX keeps
+        // |c|·norm ≤ clip.
+        cap = f64::MAX;
+    }
+    if a <= cap { d } else { cap.copysign(d) }
+}
+
+impl Objective for GlmObjective<'_> {
+    fn dim(&self) -> usize {
+        self.n_features()
+    }
+
+    fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
+        let y = self.data.y();
+        let sum = self.with_scratch(|z| {
+            self.margins(theta, z);
+            match &self.losses {
+                ExampleLosses::Plain(l) => z.iter().zip(y).map(|(&zi, &yi)| l.value(zi, yi)).sum(),
+                ExampleLosses::Clipped(_, rows) => {
+                    z.iter().zip(rows).map(|(&zi, g)| g.value(zi)).sum::<f64>()
+                }
+            }
+        });
+        self.scale * sum + self.ridge(theta)
+    }
+
+    fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
+        let y = self.data.y();
+        let s = self.scale;
+        let sum = self.with_scratch(|z| {
+            self.margins(theta, z);
+            let mut sum = 0.0;
+            match &self.losses {
+                ExampleLosses::Plain(l) => {
+                    for (zi, &yi) in z.iter_mut().zip(y) {
+                        let (v, d) = l.value_deriv(*zi, yi);
+                        sum += v;
+                        *zi = s * d;
+                    }
+                }
+                ExampleLosses::Clipped(_, rows) => {
+                    for (zi, g) in z.iter_mut().zip(rows) {
+                        let (v, d) = g.value_deriv(*zi);
+                        sum += v;
+                        *zi = s * d;
+                    }
+                }
+            }
+            let c = ArrayView1::from(&*z);
+            general_mat_vec_mul(1.0, &self.data.x().t(), &c, 0.0, &mut grad);
+            sum
+        });
+        if self.lambda != 0.0 {
+            grad.scaled_add(self.lambda, &theta);
+        }
+        s * sum + self.ridge(theta)
+    }
+}
+
+impl FiniteSum for GlmObjective<'_> {
+    fn n_terms(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn batch_grad(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: &[usize],
+        mut grad: ArrayViewMut1<'_, f64>,
+    ) {
+        let x = self.data.x();
+        grad.fill(0.0);
+        for &i in batch {
+            let row = x.row(i);
+            let c = self.scale * self.deriv(i, row.dot(&theta));
+            grad.scaled_add(c, &row);
+        }
+    }
+
+    fn regulariser_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) {
+        grad.assign(&theta);
+        grad *= self.lambda;
+    }
+}
+
+impl GlmSum for GlmObjective<'_> {
+    fn term_scalar(&self, theta: ArrayView1<'_, f64>, i: usize) -> f64 {
+        self.scale * self.deriv(i, self.data.x().row(i).dot(&theta))
+    }
+
+    fn add_scaled_row(&self, i: usize, c: f64, mut grad: ArrayViewMut1<'_, f64>) {
+        grad.scaled_add(c, &self.data.x().row(i));
+    }
+}
+
+impl ClippedSum for GlmObjective<'_> {
+    fn n_examples(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn dim(&self) -> usize {
+        self.n_features()
+    }
+
+    /// `Σ_{i ∈ batch} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`. A NaN or negative `clip` is treated as 0
+    /// (every term zero); `clip = ∞` disables clipping.
+    fn clipped_sum(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        clip: f64,
+        mut out: ArrayViewMut1<'_, f64>,
+    ) {
+        let clip = if clip >= 0.0 { clip } else { 0.0 };
+        match batch {
+            None => self.with_scratch(|z| {
+                self.margins(theta, z);
+                self.clip_in_place(z, clip);
+                let c = ArrayView1::from(&*z);
+                general_mat_vec_mul(1.0, &self.data.x().t(), &c, 0.0, &mut out);
+            }),
+            Some(batch) => {
+                let x = self.data.x();
+                let norms = self.data.row_norms();
+                out.fill(0.0);
+                for &i in batch {
+                    let row = x.row(i);
+                    let c = clip_coefficient(self.deriv(i, row.dot(&theta)), norms[i], clip);
+                    if c != 0.0 {
+                        out.scaled_add(c, &row);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_coefficient_edge_cases() {
+        assert_eq!(clip_coefficient(2.0, 1.0, 1.0), 1.0);
+        assert_eq!(clip_coefficient(-2.0, 1.0, 1.0), -1.0);
+        assert_eq!(clip_coefficient(0.5, 1.0, 1.0), 0.5);
+        assert_eq!(clip_coefficient(f64::NAN, 1.0, 1.0), 0.0);
+        assert_eq!(clip_coefficient(3.0, 0.0, 1.0), 0.0);
+        assert_eq!(clip_coefficient(f64::INFINITY, 2.0, 1.0), 0.5);
+        assert_eq!(
+            clip_coefficient(f64::NEG_INFINITY, f64::INFINITY, 1.0),
+            -0.0
+        );
+        let tiny = 1e-310;
+        let c = clip_coefficient(f64::INFINITY, tiny, 1.0);
+        assert!(c.is_finite() && c * tiny <= 1.0);
+        assert_eq!(clip_coefficient(5.0, 1.0, 0.0), 0.0);
+        assert_eq!(clip_coefficient(5.0, 1.0, f64::INFINITY), 5.0);
+    }
+}
