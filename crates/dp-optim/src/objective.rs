@@ -5,6 +5,8 @@
 
 use ndarray::{ArrayView1, ArrayViewMut1};
 
+use crate::error::Result;
+
 /// A differentiable objective `f: R^d → R`.
 pub trait Objective {
     /// Dimension `d` of the parameter.
@@ -66,6 +68,22 @@ pub trait ClippedSum {
 pub trait Projection {
     /// Replaces `x` by its projection.
     fn project(&self, x: ArrayViewMut1<'_, f64>);
+
+    /// `true` when the projection is the identity (no constraint): solvers then measure
+    /// stationarity by `‖∇f‖` itself rather than by the gradient mapping. Defaults to
+    /// `false`.
+    fn is_identity(&self) -> bool {
+        false
+    }
+
+    /// Checks the set's parameters; solvers call it before running. Defaults to `Ok`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] for a malformed set (e.g. a ball whose radius is
+    /// not finite and positive).
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// No constraint.
@@ -74,6 +92,10 @@ pub struct Unconstrained;
 
 impl Projection for Unconstrained {
     fn project(&self, _x: ArrayViewMut1<'_, f64>) {}
+
+    fn is_identity(&self) -> bool {
+        true
+    }
 }
 
 /// The L2 ball `{x : ‖x‖ ≤ radius}`.
@@ -89,6 +111,10 @@ impl Projection for L2Ball {
         if norm > self.radius {
             x *= self.radius / norm;
         }
+    }
+
+    fn check(&self) -> Result<()> {
+        crate::error::positive("radius", self.radius).map(drop)
     }
 }
 
@@ -107,5 +133,13 @@ mod tests {
         assert_eq!(y, array![0.3, 0.4]);
         Unconstrained.project(y.view_mut());
         assert_eq!(y, array![0.3, 0.4]);
+        assert!(Unconstrained.is_identity() && !L2Ball { radius: 1.0 }.is_identity());
+        assert!(L2Ball { radius: 1.0 }.check().is_ok() && Unconstrained.check().is_ok());
+        for bad in [0.0, -1.0, f64::NAN] {
+            assert!(matches!(
+                L2Ball { radius: bad }.check(),
+                Err(crate::Error::InvalidParameter { name: "radius", .. })
+            ));
+        }
     }
 }

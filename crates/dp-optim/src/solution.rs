@@ -1,7 +1,7 @@
 //! What a solver returns: the point, why it stopped, and what it released.
 
 use dp_accounting::Ledger;
-use ndarray::Array1;
+use ndarray::{Array1, ArrayView1};
 
 /// Why a solver stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,14 @@ pub struct IterationInfo {
 pub trait Observer {
     /// Called after every iteration.
     fn observe(&mut self, info: &IterationInfo) -> bool;
+
+    /// Called at every iteration, just before [`Observer::observe`], with the gradient the
+    /// step used: the exact gradient for non-private solvers, the released noisy gradient
+    /// estimate for private ones (watching it is post-processing of what the ledger already
+    /// accounts for). The default ignores it.
+    fn observe_gradient(&mut self, iteration: usize, gradient: ArrayView1<'_, f64>) {
+        let _ = (iteration, gradient);
+    }
 }
 
 /// An observer that records every iteration.
