@@ -70,6 +70,15 @@ pub enum Error {
         /// What needed convexity.
         what: &'static str,
     },
+    /// A privacy check failed: the model is not released.
+    #[error("privacy check failed: {0}")]
+    Privacy(String),
+    /// The accountant could not answer (invalid budget, unsupported mechanism, ...).
+    #[error("accounting: {0}")]
+    Accounting(#[from] dp_accounting::Error),
+    /// The optimiser rejected its input.
+    #[error("optimiser: {0}")]
+    Optim(#[from] dp_optim::Error),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -51,15 +51,21 @@ mod data;
 mod error;
 mod glm;
 mod jl;
+pub mod learners;
 mod loss;
+mod model;
 pub mod preprocess;
+mod report;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};
 pub use data::Dataset;
 pub use error::{Error, Result};
 pub use glm::{GlmObjective, Scale};
 pub use jl::{JlKind, JlProjection};
+pub use learners::{Budget, DpGd};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
+pub use model::LinearModel;
+pub use report::PrivacyReport;
 
 #[cfg(feature = "blas")]
 use openblas_src as _;

@@ -1,0 +1,123 @@
+//! The private learners, and what they share: the budget, noise calibration and the report.
+//!
+//! Every learner is a plain-value builder checked when `fit` is called; `fit(&data, &mut rng)`
+//! returns a [`LinearModel`](crate::LinearModel) carrying its
+//! [`PrivacyReport`](crate::PrivacyReport). The noise is calibrated to the target (ε, δ) by the
+//! chosen accountant before any data is touched, and the ledger the optimiser returns is priced
+//! again after the run: the report's spent ε is that second, independent number.
+
+mod dpgd;
+
+pub use dpgd::DpGd;
+
+use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring, Target, calibrate_noise};
+
+use crate::error::{Error, Result};
+use crate::report::PrivacyReport;
+
+/// A privacy budget and how it is accounted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Target ε (finite, > 0).
+    pub epsilon: f64,
+    /// Target δ in (0, 1).
+    pub delta: f64,
+    /// The accountant that calibrates the noise and prices the ledger.
+    pub accountant: AccountantKind,
+    /// The neighbouring relation of the guarantee.
+    pub neighbouring: Neighbouring,
+}
+
+impl Budget {
+    /// A budget with the given accountant and relation.
+    pub fn new(
+        epsilon: f64,
+        delta: f64,
+        accountant: AccountantKind,
+        neighbouring: Neighbouring,
+    ) -> Self {
+        Self {
+            epsilon,
+            delta,
+            accountant,
+            neighbouring,
+        }
+    }
+
+    /// The validated target.
+    ///
+    /// # Errors
+    /// ε or δ out of range.
+    pub fn target(&self) -> Result<Target> {
+        Target::new(self.epsilon, self.delta).map_err(Error::from)
+    }
+}
+
+/// The smallest noise parameter for which `steps` applications of `make(x)` meet `budget`.
+///
+/// # Privacy
+/// [`dp_accounting::calibrate_noise`]: the returned noise is the feasible end of the final
+/// bracket, so its ε is `≤` the target.
+pub(crate) fn calibrate<F>(budget: &Budget, steps: u64, make: F) -> Result<f64>
+where
+    F: Fn(f64) -> dp_accounting::Result<Mechanism>,
+{
+    let c = calibrate_noise(
+        budget.target()?,
+        budget.accountant,
+        budget.neighbouring,
+        steps,
+        make,
+    )?;
+    Ok(c.value)
+}
+
+/// Prices `ledger` and assembles the report; errors if the spent ε exceeds the target (which
+/// calibration rules out — this is the final check before a model is released).
+///
+/// # Privacy
+/// The spent (ε, δ) is the accountant's upper bound on the composition of every ledger entry.
+pub(crate) fn report(
+    budget: &Budget,
+    ledger: Ledger,
+    noise: Vec<(String, f64)>,
+    notes: Vec<String>,
+) -> Result<PrivacyReport> {
+    if ledger.neighbouring() != budget.neighbouring {
+        return Err(Error::Privacy(format!(
+            "the ledger is stated under {} but the budget under {}",
+            ledger.neighbouring(),
+            budget.neighbouring
+        )));
+    }
+    let epsilon = ledger.epsilon(budget.accountant, budget.delta)?;
+    if epsilon > budget.epsilon * (1.0 + 1e-9) {
+        return Err(Error::Privacy(format!(
+            "the released mechanisms cost epsilon = {epsilon} > target {}",
+            budget.epsilon
+        )));
+    }
+    Ok(PrivacyReport {
+        target: (budget.epsilon, budget.delta),
+        epsilon,
+        delta: budget.delta,
+        accountant: budget.accountant,
+        neighbouring: budget.neighbouring,
+        noise,
+        ledger,
+        notes,
+    })
+}
+
+/// Checks a hyper-parameter is finite and positive.
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(Error::InvalidHyperParameter {
+            name,
+            value,
+            reason: "must be finite and > 0",
+        })
+    }
+}
