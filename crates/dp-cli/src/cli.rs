@@ -23,6 +23,173 @@ enum Command {
     Account(AccountArgs),
     /// The smallest noise meeting a target (ε, δ).
     Calibrate(CalibrateArgs),
+    /// Fit a private model.
+    Train(Box<TrainArgs>),
+    /// Score a saved model on a dataset.
+    Evaluate(EvaluateArgs),
+}
+
+/// Learning algorithms (spec/CLI.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AlgorithmArg {
+    DpGd,
+    DpSgd,
+    NoisyGd,
+    Objpert,
+    Amp,
+    OutputPerturbation,
+    JlNoisyGd,
+    DpSsgd,
+    DpAmbssgd,
+    Ssp,
+}
+
+impl AlgorithmArg {
+    /// The name as on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            AlgorithmArg::DpGd => "dp-gd",
+            AlgorithmArg::DpSgd => "dp-sgd",
+            AlgorithmArg::NoisyGd => "noisy-gd",
+            AlgorithmArg::Objpert => "objpert",
+            AlgorithmArg::Amp => "amp",
+            AlgorithmArg::OutputPerturbation => "output-perturbation",
+            AlgorithmArg::JlNoisyGd => "jl-noisy-gd",
+            AlgorithmArg::DpSsgd => "dp-ssgd",
+            AlgorithmArg::DpAmbssgd => "dp-ambssgd",
+            AlgorithmArg::Ssp => "ssp",
+        }
+    }
+}
+
+/// Losses on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LossArg {
+    Logistic,
+    Squared,
+    Huber,
+}
+
+/// Data file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    Csv,
+    Libsvm,
+    Npy,
+}
+
+impl From<FormatArg> for dp_bench::data::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Csv => dp_bench::data::Format::Csv,
+            FormatArg::Libsvm => dp_bench::data::Format::Libsvm,
+            FormatArg::Npy => dp_bench::data::Format::Npy,
+        }
+    }
+}
+
+/// Per-row preprocessing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PreprocessArg {
+    /// Rows as given.
+    None,
+    /// Every row scaled to unit L2 norm (paper 001).
+    UnitNorm,
+}
+
+/// `dpglm train`.
+#[derive(Debug, Args)]
+pub(crate) struct TrainArgs {
+    /// Training data file.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// File format (default: from the extension).
+    #[arg(long = "format", value_enum)]
+    pub format_arg: Option<FormatArg>,
+    /// Label column (CSV) or label column index (NPY).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Test data file, scored with the trained model.
+    #[arg(long)]
+    pub test: Option<std::path::PathBuf>,
+    /// The learning algorithm.
+    #[arg(long, value_enum)]
+    pub algorithm: AlgorithmArg,
+    /// The loss.
+    #[arg(long, value_enum)]
+    pub loss: LossArg,
+    /// Huber parameter h (with --loss huber).
+    #[arg(long, default_value_t = 1.0)]
+    pub huber_h: f64,
+    /// Target ε.
+    #[arg(long)]
+    pub epsilon: f64,
+    /// Target δ.
+    #[arg(long)]
+    pub delta: f64,
+    /// Accountant (default: the algorithm's).
+    #[arg(long, value_enum)]
+    pub accountant: Option<CalibrationAccountantArg>,
+    /// Neighbouring relation (default: the algorithm's).
+    #[arg(long, value_enum)]
+    pub neighbouring: Option<NeighbouringArg>,
+    /// Per-row preprocessing (default: unit-norm for logistic, none otherwise).
+    #[arg(long, value_enum)]
+    pub preprocess: Option<PreprocessArg>,
+    /// Value of an appended bias feature (0: none).
+    #[arg(long, default_value_t = 1.0)]
+    pub bias: f64,
+    /// Clipping norm.
+    #[arg(long)]
+    pub clip: Option<f64>,
+    /// Number of full-batch steps.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Number of epochs (stochastic methods).
+    #[arg(long)]
+    pub epochs: Option<f64>,
+    /// Batch size (stochastic methods).
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// Learning rate.
+    #[arg(long)]
+    pub learning_rate: Option<f64>,
+    /// Ridge penalty λ.
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Radius of the constraint ball.
+    #[arg(long)]
+    pub radius: Option<f64>,
+    /// Seed of a reproducible (non-cryptographic) noise stream, for experiments only; without
+    /// it the noise comes from the OS-seeded CSPRNG.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the model (coefficients, preprocessing, privacy report) to this JSON file.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dpglm evaluate`.
+#[derive(Debug, Args)]
+pub(crate) struct EvaluateArgs {
+    /// The model file written by `dpglm train --out`.
+    #[arg(long)]
+    pub model: std::path::PathBuf,
+    /// Data file.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// File format (default: from the extension).
+    #[arg(long = "format", value_enum)]
+    pub format_arg: Option<FormatArg>,
+    /// Label column (CSV) or label column index (NPY).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Accountant names on the command line.
@@ -125,5 +292,7 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Account(a) => account::account(&a, out),
         Command::Calibrate(c) => account::calibrate(&c, out),
+        Command::Train(t) => crate::train::train(&t, out),
+        Command::Evaluate(e) => crate::train::evaluate(&e, out),
     }
 }

@@ -1,0 +1,184 @@
+//! The command-line contract of `dpglm train` and `dpglm evaluate` (spec/CLI.md), in-process
+//! through [`dp_cli::run`]: JSON fields, the model file with its privacy report, agreement of
+//! `evaluate` with `train`, and located errors for bad files.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+fn dpglm(args: &[&str]) -> (i32, String, String) {
+    let mut argv = vec!["dpglm".to_string()];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = dp_cli::run(&argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+/// A fresh directory under the system temp dir.
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dpglm-cli-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A logistic CSV: y = sign(2a − b + small deterministic jitter).
+fn write_csv(path: &PathBuf, n: usize) {
+    let mut s = String::from("a,b,label\n");
+    for i in 0..n {
+        let a = ((i * 37) % 101) as f64 / 50.0 - 1.0;
+        let b = ((i * 53) % 97) as f64 / 48.0 - 1.0;
+        let y = if 2.0 * a - b > 0.0 { 1 } else { -1 };
+        s.push_str(&format!("{a},{b},{y}\n"));
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
+    let dir = tempdir("ok");
+    let (train, test, model) = (
+        dir.join("train.csv"),
+        dir.join("test.csv"),
+        dir.join("m.json"),
+    );
+    write_csv(&train, 3000);
+    write_csv(&test, 500);
+    let (code, out, err) = dpglm(&[
+        "train",
+        "--data",
+        train.to_str().unwrap(),
+        "--label",
+        "label",
+        "--test",
+        test.to_str().unwrap(),
+        "--algorithm",
+        "dp-gd",
+        "--loss",
+        "logistic",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--seed",
+        "11",
+        "--out",
+        model.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    for k in [
+        "algorithm",
+        "loss",
+        "n",
+        "d",
+        "epsilon",
+        "delta",
+        "train_loss",
+        "train_accuracy",
+        "test_accuracy",
+        "test_mse",
+        "seconds",
+        "model",
+    ] {
+        assert!(keys.contains(&k), "missing {k} in {out}");
+    }
+    assert_eq!(v["n"], 3000);
+    assert_eq!(v["d"], 2);
+    assert!(v["epsilon"].as_f64().unwrap() <= 2.0);
+    assert!(v["test_mse"].is_null());
+    let acc = v["test_accuracy"].as_f64().unwrap();
+    assert!(acc > 0.8, "test accuracy {acc}");
+    // The model file holds coefficients, preprocessing and the full privacy report.
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let p = &m["privacy"];
+    assert_eq!(p["target_epsilon"], 2.0);
+    assert!(p["epsilon"].as_f64().unwrap() <= 2.0);
+    assert_eq!(p["neighbouring"], "replace-one");
+    assert_eq!(p["ledger"][0]["mechanism"], "gaussian");
+    assert_eq!(p["ledger"][0]["count"], 100);
+    assert!(p["noise"]["noise_multiplier"].as_f64().unwrap() > 0.0);
+    // evaluate on the test file reproduces train's test accuracy.
+    let (code, out, err) = dpglm(&[
+        "evaluate",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        test.to_str().unwrap(),
+        "--label",
+        "label",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(e["n"], 500);
+    assert_eq!(e["accuracy"].as_f64().unwrap(), acc);
+    assert!(e["mse"].is_null());
+}
+
+#[test]
+fn bad_files_exit_2_naming_file_line_and_field() {
+    let dir = tempdir("bad");
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "a,b,label\n0.1,0.2,1\n0.3,oops,-1\n").unwrap();
+    let (code, out, err) = dpglm(&[
+        "train",
+        "--data",
+        bad.to_str().unwrap(),
+        "--label",
+        "label",
+        "--algorithm",
+        "dp-gd",
+        "--loss",
+        "logistic",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("bad.csv") && err.contains('3') && err.contains("oops"),
+        "{err}"
+    );
+    // Labels outside the loss's domain.
+    let labels = dir.join("labels.csv");
+    std::fs::write(&labels, "a,label\n0.1,0\n0.3,1\n").unwrap();
+    let (code, _, err) = dpglm(&[
+        "train",
+        "--data",
+        labels.to_str().unwrap(),
+        "--label",
+        "label",
+        "--algorithm",
+        "dp-gd",
+        "--loss",
+        "logistic",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    // A missing file, a non-model file.
+    let (code, _, err) = dpglm(&[
+        "evaluate",
+        "--model",
+        dir.join("none.json").to_str().unwrap(),
+        "--data",
+        labels.to_str().unwrap(),
+        "--label",
+        "label",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("none.json"), "{err}");
+}
