@@ -18,12 +18,13 @@
 //!   [`Pipeline`](preprocess::Pipeline) of them (the papers' preprocessing).
 //! - [`JlProjection`]: Gaussian, sign and sparse-sign Johnson–Lindenstrauss matrices.
 //!
-//! The private learners of the dpglm papers (DP-GD, DP-SGD, objective perturbation,
-//! approximate minima perturbation, output perturbation, the private linear-regression
-//! methods), each returning a fitted model with its privacy report (the (ε, δ) spent, the
-//! accountant, the neighbouring relation, the noise), come next. Hyper-parameters will be
-//! plain values checked when `fit` is called, and privacy will be priced with
-//! `dp-accounting` from the ledger of mechanisms the optimiser (`dp-optim`) released.
+//! - Private learners ([`learners`]), each a plain-value builder checked at `fit` that
+//!   returns a [`LinearModel`] with its [`PrivacyReport`]: [`DpGd`] (paper 000 Alg. 1),
+//!   [`NonConvexDpGd`] (000 Thm 4.1), [`DpSgd`] with Gaussian or Gamma-ball noise (000 §6),
+//!   [`NoisyProjectedGd`] (003 Alg. 1, 004), [`JlNoisyGd`] (003 Alg. 2), [`DpSsgd`] and
+//!   [`DpAmbSsgd`] (002 Alg. 1–3), and [`Ssp`] (AdaSSP, Wang 2018). Noise is calibrated to the
+//!   target (ε, δ) by the chosen accountant before the data is read, and the ledger the
+//!   optimiser returns is priced again after the run.
 //!
 //! ```
 //! use dp_glm::{Dataset, GlmObjective, Loss, Scale};
@@ -63,6 +64,8 @@ pub use error::{Error, Result};
 pub use glm::{GlmObjective, Scale};
 pub use jl::{JlKind, JlProjection};
 pub use learners::{Budget, DpGd};
+pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
+pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::LinearModel;
 pub use report::PrivacyReport;

@@ -2,13 +2,29 @@
 //!
 //! Every learner is a plain-value builder checked when `fit` is called; `fit(&data, &mut rng)`
 //! returns a [`LinearModel`](crate::LinearModel) carrying its
-//! [`PrivacyReport`](crate::PrivacyReport). The noise is calibrated to the target (ε, δ) by the
+//! [`PrivacyReport`]. The noise is calibrated to the target (ε, δ) by the
 //! chosen accountant before any data is touched, and the ledger the optimiser returns is priced
 //! again after the run: the report's spent ε is that second, independent number.
 
+mod dpambssgd;
 mod dpgd;
+mod dpsgd;
+mod dpssgd;
+mod jl_gd;
+mod nonconvex;
+mod projected;
+mod ssp;
+#[cfg(test)]
+mod testdata;
 
+pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
+pub use dpsgd::{DpSgd, SgdNoise};
+pub use dpssgd::DpSsgd;
+pub use jl_gd::JlNoisyGd;
+pub use nonconvex::NonConvexDpGd;
+pub use projected::NoisyProjectedGd;
+pub use ssp::Ssp;
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring, Target, calibrate_noise};
 

@@ -1,0 +1,224 @@
+//! The JL method for smooth non-negative GLMs (paper 003, Alg. 2): project the features with
+//! a data-oblivious Johnson–Lindenstrauss matrix, run noisy projected GD in `R^k`, lift back.
+
+use dp_accounting::{AccountantKind, Neighbouring};
+use rand::Rng;
+
+use super::{Budget, NoisyProjectedGd, positive};
+use crate::data::Dataset;
+use crate::error::{Result, ensure};
+use crate::jl::JlProjection;
+use crate::loss::Loss;
+use crate::model::LinearModel;
+
+/// Paper 003, Alg. 2: draw `Φ ∈ R^{k×d}` with `N(0, 1/k)` entries, map `x ↦ Φx`, run
+/// [`NoisyProjectedGd`] in `R^k` on the ball of radius `2B`, return `Φᵀw̃ ∈ R^d` (not
+/// projected).
+///
+/// The default `k` is the paper's `(B·H·X·log(2n/δ)·nε/(Y·X + H·B·X²))^{2/3}`, rounded up and
+/// capped at `d` (a projection to `k ≥ d` dimensions gains nothing). The gradient bound in
+/// `R^k` is computed with the same `X`; projected rows whose norm grew are handled by the clip.
+///
+/// # Privacy
+/// Paper 003, Thm 2 (privacy part): `Φ` is drawn from the caller's generator without looking
+/// at the data, so projecting is free; the run in `R^k` is the (ε, δ)-DP
+/// [`NoisyProjectedGd`] (T Gaussian mechanisms with sensitivity `2G/n` under replace-one,
+/// calibrated exactly, MATH §9), whose clip at `G` holds for any projected data; lifting with
+/// `Φᵀ` is post-processing. The report is that run's, with `k` added.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JlNoisyGd {
+    /// The loss.
+    pub loss: Loss,
+    /// Budget; default `(1, 1e-5)`, exact accountant, replace-one (as paper 003).
+    pub budget: Budget,
+    /// `B`: the run in `R^k` uses the ball of radius `2B` (default 1).
+    pub radius: f64,
+    /// Public bound `X` on the feature norms (default 1).
+    pub x_bound: f64,
+    /// Public bound `Y` with `φ(0, y) ≤ Y²` (default 1).
+    pub y_bound: f64,
+    /// Target dimension `k` (default the paper's formula, capped at `d`).
+    pub k: Option<usize>,
+    /// Number of steps `T` (default `n`).
+    pub steps: Option<usize>,
+    /// Step size (default as [`NoisyProjectedGd`]).
+    pub learning_rate: Option<f64>,
+}
+
+impl JlNoisyGd {
+    /// The learner with the defaults above.
+    pub fn new(loss: Loss) -> Self {
+        Self {
+            loss,
+            budget: Budget::new(1.0, 1e-5, AccountantKind::Exact, Neighbouring::ReplaceOne),
+            radius: 1.0,
+            x_bound: 1.0,
+            y_bound: 1.0,
+            k: None,
+            steps: None,
+            learning_rate: None,
+        }
+    }
+
+    /// Sets the target (ε, δ).
+    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
+        self.budget.epsilon = epsilon;
+        self.budget.delta = delta;
+        self
+    }
+
+    /// Sets `B`.
+    pub fn radius(mut self, radius: f64) -> Self {
+        self.radius = radius;
+        self
+    }
+
+    /// Sets the target dimension `k`.
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = Some(k);
+        self
+    }
+
+    /// The target dimension used on `n` records in dimension `d`.
+    ///
+    /// # Errors
+    /// `k = 0`, or `B`, `X`, `Y`, ε, δ out of range (for the default).
+    pub fn dimension(&self, n: usize, d: usize) -> Result<usize> {
+        if let Some(k) = self.k {
+            ensure(k >= 1, "k", k as f64, "must be >= 1")?;
+            return Ok(k);
+        }
+        let b = positive("radius", self.radius)?;
+        let x = positive("x_bound", self.x_bound)?;
+        let y = positive("y_bound", self.y_bound)?;
+        let target = self.budget.target()?;
+        let h = self.loss.smoothness();
+        let n = n as f64;
+        let num = b * h * x * (2.0 * n / target.delta()).ln() * n * target.epsilon();
+        let k = (num / (y * x + h * b * x * x)).powf(2.0 / 3.0).ceil();
+        Ok((k.max(1.0) as usize).min(d))
+    }
+
+    /// Fits the model.
+    ///
+    /// # Errors
+    /// As [`NoisyProjectedGd::fit`], and `k = 0`.
+    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        positive("radius", self.radius)?;
+        data.check_labels(&self.loss)?;
+        let k = self.dimension(data.n_samples(), data.n_features())?;
+        let inner = NoisyProjectedGd {
+            loss: self.loss,
+            budget: self.budget,
+            radius: 2.0 * self.radius,
+            x_bound: self.x_bound,
+            y_bound: self.y_bound,
+            steps: self.steps,
+            learning_rate: self.learning_rate,
+        };
+        // Validate everything that reads no data before drawing Φ.
+        inner.gradient_bound()?;
+        self.budget.target()?;
+        let phi = JlProjection::gaussian(k, data.n_features(), rng)?;
+        let projected = Dataset::new(phi.apply(data.x())?, data.y().to_owned())?;
+        let fitted = inner.fit(&projected, rng)?;
+        let coef = phi.lift(fitted.coef())?;
+        let mut report = fitted.privacy().clone();
+        report.noise.push(("jl_k".to_string(), k as f64));
+        report.notes.push(format!(
+            "noisy projected GD ran in R^{k} on a Gaussian JL projection of R^{}, ball radius {}",
+            data.n_features(),
+            2.0 * self.radius
+        ));
+        LinearModel::new(coef, 0.0, self.loss, report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::learners::testdata::{accuracy, logistic, separable};
+    use ndarray::Array2;
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn rng(seed: u64) -> Xoshiro256PlusPlus {
+        Xoshiro256PlusPlus::seed_from_u64(seed)
+    }
+
+    /// The separable 2-D problem embedded in `R^d` along two random orthonormal directions
+    /// (a low-rank design, the setting where the JL method pays off).
+    fn embedded(n: usize, d: usize) -> Dataset {
+        let flat = separable(n);
+        let mut r = rng(77);
+        let mut u = Array2::<f64>::zeros((2, d));
+        u.mapv_inplace(|_| StandardNormal.sample(&mut r));
+        let u0 = u.row(0).to_owned() / u.row(0).dot(&u.row(0)).sqrt();
+        let mut u1 = u.row(1).to_owned();
+        let c = u1.dot(&u0);
+        u1.scaled_add(-c, &u0);
+        u1 /= u1.dot(&u1).sqrt();
+        u.row_mut(0).assign(&u0);
+        u.row_mut(1).assign(&u1);
+        Dataset::new(flat.x().dot(&u), flat.y().to_owned()).unwrap()
+    }
+
+    #[test]
+    fn learns_in_a_projected_space_within_budget() {
+        let train = embedded(3000, 100);
+        let m = JlNoisyGd::new(Loss::Logistic)
+            .budget(2.0, 1e-5)
+            .radius(4.0)
+            .k(20)
+            .fit(&train, &mut rng(43))
+            .unwrap();
+        assert_eq!(m.coef().len(), 100);
+        let r = m.privacy();
+        assert!(r.epsilon <= 2.0 && r.epsilon > 1.99, "{}", r.epsilon);
+        assert_eq!(r.ledger.entries()[0].count, 3000);
+        assert!(r.noise.contains(&("jl_k".to_string(), 20.0)));
+        assert!(r.noise.contains(&("radius".to_string(), 8.0)));
+        let acc = accuracy(&m, &train);
+        assert!(acc > 0.9, "accuracy {acc}");
+    }
+
+    #[test]
+    fn default_dimension_and_reproducibility() {
+        let m = JlNoisyGd::new(Loss::Logistic);
+        // The paper's formula is large here, so k is capped at d.
+        assert_eq!(m.dimension(1000, 30).unwrap(), 30);
+        // B·H·X·log(2n/δ)·nε/(YX + HBX²) = 0.25·ln(2e7)·100/1.25, to the power 2/3.
+        let expect = (0.25 * (2e7f64).ln() * 100.0 / 1.25).powf(2.0 / 3.0).ceil() as usize;
+        assert_eq!(m.dimension(100, 10_000).unwrap(), expect);
+        let (train, _) = logistic(200, 30, 2.0, 1);
+        let fit = |s| JlNoisyGd::new(Loss::Logistic).k(5).fit(&train, &mut rng(s));
+        assert_eq!(fit(7).unwrap(), fit(7).unwrap());
+        assert_ne!(fit(7).unwrap().coef(), fit(8).unwrap().coef());
+    }
+
+    #[test]
+    fn rejects_bad_hyper_parameters() {
+        let (train, _) = logistic(50, 4, 1.0, 1);
+        let hp = |m: JlNoisyGd| match m.fit(&train, &mut rng(1)).unwrap_err() {
+            Error::InvalidHyperParameter { name, .. } => name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(hp(JlNoisyGd::new(Loss::Logistic).k(0)), "k");
+        assert_eq!(hp(JlNoisyGd::new(Loss::Logistic).radius(0.0)), "radius");
+        let mut m = JlNoisyGd::new(Loss::Logistic);
+        m.y_bound = f64::NAN;
+        assert_eq!(hp(m), "y_bound");
+        let mut m = JlNoisyGd::new(Loss::Logistic).k(2);
+        m.steps = Some(0);
+        assert_eq!(hp(m), "steps");
+        assert!(matches!(
+            JlNoisyGd::new(Loss::Logistic)
+                .budget(1.0, 2.0)
+                .fit(&train, &mut rng(1))
+                .unwrap_err(),
+            Error::Accounting(_)
+        ));
+    }
+}
