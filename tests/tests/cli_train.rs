@@ -182,3 +182,76 @@ fn bad_files_exit_2_naming_file_line_and_field() {
     assert_eq!(code, 2);
     assert!(err.contains("none.json"), "{err}");
 }
+
+#[test]
+fn every_implemented_algorithm_trains_within_budget() {
+    let dir = tempdir("all");
+    let train = dir.join("train.csv");
+    write_csv(&train, 400);
+    let reg = dir.join("reg.csv");
+    let mut s = String::from("a,b,label\n");
+    for i in 0..2000 {
+        let a = ((i * 37) % 101) as f64 / 100.0 - 0.5;
+        let b = ((i * 53) % 97) as f64 / 96.0 - 0.5;
+        s.push_str(&format!("{a},{b},{}\n", 0.6 * a - 0.2 * b));
+    }
+    std::fs::write(&reg, s).unwrap();
+    let cases: [(&str, &str, &PathBuf); 7] = [
+        ("dp-gd", "logistic", &train),
+        ("dp-sgd", "logistic", &train),
+        ("noisy-gd", "logistic", &train),
+        ("jl-noisy-gd", "logistic", &train),
+        ("ssp", "squared", &reg),
+        ("dp-ssgd", "squared", &reg),
+        ("dp-ambssgd", "squared", &reg),
+    ];
+    for (alg, loss, data) in cases {
+        let (code, out, err) = dpglm(&[
+            "train",
+            "--data",
+            data.to_str().unwrap(),
+            "--label",
+            "label",
+            "--algorithm",
+            alg,
+            "--loss",
+            loss,
+            "--bias",
+            "0",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "5",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{alg}: {err}");
+        let v: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["algorithm"], alg);
+        assert!(v["epsilon"].as_f64().unwrap() <= 2.0, "{alg}: {out}");
+        assert!(v["delta"].as_f64().unwrap() <= 1e-5, "{alg}: {out}");
+        assert!(
+            v["train_loss"].as_f64().unwrap().is_finite(),
+            "{alg}: {out}"
+        );
+    }
+    // Algorithms of the next issue are refused, not faked.
+    let (code, _, err) = dpglm(&[
+        "train",
+        "--data",
+        train.to_str().unwrap(),
+        "--label",
+        "label",
+        "--algorithm",
+        "objpert",
+        "--loss",
+        "logistic",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not available"), "{err}");
+}

@@ -145,9 +145,9 @@ pub(crate) struct TrainArgs {
     /// Number of full-batch steps.
     #[arg(long)]
     pub steps: Option<usize>,
-    /// Number of epochs (stochastic methods).
+    /// Number of epochs (dp-sgd).
     #[arg(long)]
-    pub epochs: Option<f64>,
+    pub epochs: Option<usize>,
     /// Batch size (stochastic methods).
     #[arg(long)]
     pub batch_size: Option<usize>,
@@ -157,9 +157,19 @@ pub(crate) struct TrainArgs {
     /// Ridge penalty λ.
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Radius of the constraint ball.
+    /// Radius of the constraint ball (dp-gd, noisy-gd, jl-noisy-gd; the domain bound of
+    /// dp-ambssgd).
     #[arg(long)]
     pub radius: Option<f64>,
+    /// Public bound on row norms (noisy-gd, jl-noisy-gd, ssp, dp-ambssgd).
+    #[arg(long)]
+    pub x_bound: Option<f64>,
+    /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp).
+    #[arg(long)]
+    pub y_bound: Option<f64>,
+    /// JL target dimension (jl-noisy-gd).
+    #[arg(long)]
+    pub k: Option<usize>,
     /// Seed of a reproducible (non-cryptographic) noise stream, for experiments only; without
     /// it the noise comes from the OS-seeded CSPRNG.
     #[arg(long)]

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_bench::data::{Format, LoadedData, read_dataset};
-use dp_glm::{Dataset, DpGd, LinearModel, Loss, PrivacyReport};
+use dp_glm::{
+    Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
+    NoisyProjectedGd, PrivacyReport, Ssp,
+};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use serde_json::{Value, json};
 
@@ -200,6 +203,164 @@ fn report_json(r: &PrivacyReport) -> Value {
     })
 }
 
+/// Applies the budget flags to a learner's default budget.
+fn budget(a: &TrainArgs, mut b: Budget) -> Budget {
+    b.epsilon = a.epsilon;
+    b.delta = a.delta;
+    if let Some(r) = a.neighbouring {
+        b.neighbouring = Neighbouring::from(r);
+    }
+    if let Some(k) = a.accountant {
+        b.accountant = match k {
+            crate::cli::CalibrationAccountantArg::Pld => AccountantKind::Pld,
+            crate::cli::CalibrationAccountantArg::Rdp => AccountantKind::Rdp,
+        };
+    }
+    b
+}
+
+/// Sets `target` from an optional flag.
+fn set<T: Copy>(target: &mut T, flag: Option<T>) {
+    if let Some(v) = flag {
+        *target = v;
+    }
+}
+
+/// Refuses flags the chosen algorithm does not use, so nothing is silently ignored.
+fn unused(a: &TrainArgs, flags: &[(&str, bool)]) -> Result<(), CliError> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(CliError::Usage(format!(
+            "{flag} does not apply to --algorithm {}",
+            a.algorithm.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The squared-loss-only algorithms refuse other losses.
+fn squared_only(a: &TrainArgs, loss: Loss) -> Result<(), CliError> {
+    if loss == Loss::Squared {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "--algorithm {} fits linear regression: use --loss squared",
+            a.algorithm.name()
+        )))
+    }
+}
+
+/// Builds the chosen learner from the flags and fits it.
+fn fit_model(
+    a: &TrainArgs,
+    loss: Loss,
+    data: &Dataset,
+    rng: &mut dyn rand::Rng,
+) -> Result<LinearModel, CliError> {
+    use crate::cli::AlgorithmArg as A;
+    let sgd_flags = [
+        ("--epochs", a.epochs.is_some()),
+        ("--batch-size", a.batch_size.is_some()),
+    ];
+    let bound_flags = [
+        ("--x-bound", a.x_bound.is_some()),
+        ("--y-bound", a.y_bound.is_some()),
+    ];
+    let fitted = match a.algorithm {
+        A::DpGd => {
+            unused(a, &sgd_flags)?;
+            unused(a, &bound_flags)?;
+            let mut l = DpGd::new(loss);
+            l.budget = budget(a, l.budget);
+            set(&mut l.clip, a.clip);
+            set(&mut l.steps, a.steps);
+            set(&mut l.learning_rate, a.learning_rate);
+            set(&mut l.lambda, a.lambda);
+            l.radius = a.radius;
+            l.fit(data, rng)
+        }
+        A::DpSgd => {
+            unused(
+                a,
+                &[
+                    ("--steps", a.steps.is_some()),
+                    ("--radius", a.radius.is_some()),
+                ],
+            )?;
+            unused(a, &bound_flags)?;
+            let mut l = DpSgd::new(loss);
+            l.budget = budget(a, l.budget);
+            set(&mut l.clip, a.clip);
+            set(&mut l.epochs, a.epochs);
+            set(&mut l.batch_size, a.batch_size);
+            set(&mut l.learning_rate, a.learning_rate);
+            set(&mut l.lambda, a.lambda);
+            l.fit(data, rng)
+        }
+        A::NoisyGd | A::JlNoisyGd => {
+            unused(a, &sgd_flags)?;
+            unused(
+                a,
+                &[
+                    ("--clip", a.clip.is_some()),
+                    ("--lambda", a.lambda.is_some()),
+                ],
+            )?;
+            if a.algorithm == A::NoisyGd {
+                let mut l = NoisyProjectedGd::new(loss);
+                l.budget = budget(a, l.budget);
+                set(&mut l.radius, a.radius);
+                set(&mut l.x_bound, a.x_bound);
+                set(&mut l.y_bound, a.y_bound);
+                l.steps = a.steps.or(l.steps);
+                l.learning_rate = a.learning_rate.or(l.learning_rate);
+                l.fit(data, rng)
+            } else {
+                let mut l = JlNoisyGd::new(loss);
+                l.budget = budget(a, l.budget);
+                set(&mut l.radius, a.radius);
+                set(&mut l.x_bound, a.x_bound);
+                set(&mut l.y_bound, a.y_bound);
+                l.k = a.k.or(l.k);
+                l.steps = a.steps.or(l.steps);
+                l.learning_rate = a.learning_rate.or(l.learning_rate);
+                l.fit(data, rng)
+            }
+        }
+        A::Ssp => {
+            squared_only(a, loss)?;
+            unused(a, &sgd_flags)?;
+            let mut l = Ssp::new(a.x_bound.unwrap_or(1.0), a.y_bound.unwrap_or(1.0));
+            l.budget = budget(a, l.budget);
+            l.fit(data, rng)
+        }
+        A::DpSsgd => {
+            squared_only(a, loss)?;
+            unused(a, &sgd_flags)?;
+            let mut l = DpSsgd::new();
+            l.budget = budget(a, l.budget);
+            set(&mut l.clip, a.clip);
+            set(&mut l.learning_rate, a.learning_rate);
+            l.fit(data, rng)
+        }
+        A::DpAmbssgd => {
+            squared_only(a, loss)?;
+            unused(a, &[("--epochs", a.epochs.is_some())])?;
+            let mut l = DpAmbSsgd::new(a.x_bound.unwrap_or(1.0), a.radius.unwrap_or(10.0));
+            l.budget = budget(a, l.budget);
+            set(&mut l.learning_rate, a.learning_rate);
+            set(&mut l.batch_size, a.batch_size);
+            l.fit(data, rng)
+        }
+        other => {
+            return Err(CliError::Usage(format!(
+                "--algorithm {} is not available yet in this build",
+                other.name()
+            )));
+        }
+    };
+    fitted.map_err(glm_error)
+}
+
 /// `dpglm train`.
 pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
@@ -226,42 +387,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
     };
-    let rel = a.neighbouring.map(Neighbouring::from);
-    let acc = a.accountant.map(|k| match k {
-        crate::cli::CalibrationAccountantArg::Pld => AccountantKind::Pld,
-        crate::cli::CalibrationAccountantArg::Rdp => AccountantKind::Rdp,
-    });
-    let model: LinearModel = match a.algorithm {
-        crate::cli::AlgorithmArg::DpGd => {
-            let mut l = DpGd::new(loss).budget(a.epsilon, a.delta);
-            if let Some(r) = rel {
-                l.budget.neighbouring = r;
-            }
-            if let Some(k) = acc {
-                l.budget.accountant = k;
-            }
-            if let Some(c) = a.clip {
-                l.clip = c;
-            }
-            if let Some(s) = a.steps {
-                l.steps = s;
-            }
-            if let Some(e) = a.learning_rate {
-                l.learning_rate = e;
-            }
-            if let Some(v) = a.lambda {
-                l.lambda = v;
-            }
-            l.radius = a.radius;
-            l.fit(&data, &mut *rng).map_err(glm_error)?
-        }
-        other => {
-            return Err(CliError::Usage(format!(
-                "--algorithm {} is not available yet in this build",
-                other.name()
-            )));
-        }
-    };
+    let model = fit_model(a, loss, &data, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, data.x(), &train.y);
     let test = match &a.test {
