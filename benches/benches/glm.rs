@@ -1,0 +1,81 @@
+//! Criterion benchmarks of the GLM hot path: one full gradient, the two gemv it is made of,
+//! and one DP-SGD epoch with Poisson sampling (issue 3's shapes: 50,000 × 100, batch 256).
+//!
+//! `cargo xtask bench glm` (BLAS on) — the ratios to report are gradient / two-gemv and
+//! examples per second of the epoch.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dp_glm::{Dataset, GlmObjective, Loss, Scale};
+use dp_optim::{
+    BatchSchedule, DpSgd, L2Regulariser, Length, Objective, StepSize, Unconstrained, seeded_rng,
+};
+use ndarray::{Array1, Array2};
+use rand::RngExt;
+
+const N: usize = 50_000;
+const D: usize = 100;
+
+fn data() -> Dataset {
+    let mut rng = seeded_rng(1);
+    let x = Array2::from_shape_fn((N, D), |_| rng.random::<f64>() - 0.5);
+    let y = Array1::from_shape_fn(N, |i| if (i * 7919) % 3 == 0 { 1.0 } else { -1.0 });
+    Dataset::new(x, y).expect("valid data")
+}
+
+fn full_gradient(c: &mut Criterion) {
+    let data = data();
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let theta = Array1::from_elem(D, 0.01);
+    let mut grad = Array1::zeros(D);
+    let mut group = c.benchmark_group("glm_50000x100");
+    group.bench_function("value_and_gradient", |b| {
+        b.iter(|| black_box(obj.value_grad(theta.view(), grad.view_mut())))
+    });
+    let coeffs = Array1::from_elem(N, 0.5);
+    group.bench_function("two_gemv", |b| {
+        b.iter(|| {
+            let z = data.x().dot(&theta);
+            black_box(data.x().t().dot(&coeffs) + z.sum())
+        })
+    });
+    group.finish();
+}
+
+fn dpsgd_epoch(c: &mut Criterion) {
+    let data = data();
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let q = 256.0 / N as f64;
+    let sgd = DpSgd::new(
+        BatchSchedule::Poisson { q },
+        Length::Epochs(1),
+        StepSize::Constant(0.1),
+        1.0,
+        1.0,
+    );
+    let x0 = Array1::zeros(D);
+    let mut group = c.benchmark_group("dpsgd_epoch_50000x100_b256");
+    group.throughput(Throughput::Elements(N as u64));
+    group.sample_size(20);
+    group.bench_function("poisson_gaussian_sgd", |b| {
+        let mut rng = seeded_rng(2);
+        b.iter(|| {
+            black_box(
+                sgd.minimize(
+                    &obj,
+                    &L2Regulariser { lambda: 0.0 },
+                    &Unconstrained,
+                    x0.view(),
+                    &mut rng,
+                    None,
+                )
+                .expect("runs"),
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, full_gradient, dpsgd_epoch);
+criterion_main!(benches);
