@@ -41,3 +41,8 @@ pub use experiments::registry;
 pub use figure::{Figure, Legend, RefLine, Series, Style};
 pub use runner::{INDEX_FILE, Outcome, RunOptions, Status, Summary, run_all, run_experiments};
 pub use table::{Cell, Table};
+
+// Every binary that links dp-bench with the `blas` feature gets the system OpenBLAS, even when
+// it uses none of dp-glm (ndarray's BLAS calls are unified across the workspace).
+#[cfg(feature = "blas")]
+use openblas_src as _;
