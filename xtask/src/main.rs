@@ -367,6 +367,11 @@ fn bench(criterion_args: &[String]) -> Result<()> {
     ensure_openblas()?;
     let mut cmd = cargo(["bench", "-p", "dpglm-benches", "--features", "blas", "--"]);
     cmd.args(criterion_args);
+    // The benches measure one core: OpenBLAS's own threads only add contention on the small
+    // per-batch products (set OPENBLAS_NUM_THREADS yourself to measure otherwise).
+    let threads = env::var("OPENBLAS_NUM_THREADS").unwrap_or_else(|_| "1".to_owned());
+    cmd.env("OPENBLAS_NUM_THREADS", &threads);
+    eprintln!("OPENBLAS_NUM_THREADS={threads}");
     run("bench", cmd)?;
     let target = env::var_os("CARGO_TARGET_DIR")
         .map(|t| absolute(&t.to_string_lossy()))
