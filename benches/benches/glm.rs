@@ -1,8 +1,9 @@
 //! Criterion benchmarks of the GLM hot path: one full gradient, the two gemv it is made of,
-//! and one DP-SGD epoch with Poisson sampling (issue 3's shapes: 50,000 × 100, batch 256).
+//! and one DP-SGD epoch with Poisson sampling (issue 3's shapes: 50,000 × 100 and
+//! 50,000 × 1000, batch 256).
 //!
-//! `cargo xtask bench glm` (BLAS on) — the ratios to report are gradient / two-gemv and
-//! examples per second of the epoch.
+//! `cargo xtask bench glm` (BLAS on) — the ratios to report are gradient / two-gemv at
+//! d = 100, examples per second of the epoch at d = 100, and epoch / two-gemv at d = 1000.
 
 use std::hint::black_box;
 
@@ -16,16 +17,23 @@ use rand::RngExt;
 
 const N: usize = 50_000;
 const D: usize = 100;
+const D_WIDE: usize = 1000;
 
-fn data() -> Dataset {
+fn data(d: usize) -> Dataset {
     let mut rng = seeded_rng(1);
-    let x = Array2::from_shape_fn((N, D), |_| rng.random::<f64>() - 0.5);
+    let x = Array2::from_shape_fn((N, d), |_| rng.random::<f64>() - 0.5);
     let y = Array1::from_shape_fn(N, |i| if (i * 7919) % 3 == 0 { 1.0 } else { -1.0 });
     Dataset::new(x, y).expect("valid data")
 }
 
+/// One pass of the two gemv a full gradient is made of: `z = Xθ`, then `Xᵀc`.
+fn two_gemv(data: &Dataset, theta: &Array1<f64>, coeffs: &Array1<f64>) -> f64 {
+    let z = data.x().dot(theta);
+    data.x().t().dot(coeffs).sum() + z.sum()
+}
+
 fn full_gradient(c: &mut Criterion) {
-    let data = data();
+    let data = data(D);
     let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
     let theta = Array1::from_elem(D, 0.01);
     let mut grad = Array1::zeros(D);
@@ -35,16 +43,15 @@ fn full_gradient(c: &mut Criterion) {
     });
     let coeffs = Array1::from_elem(N, 0.5);
     group.bench_function("two_gemv", |b| {
-        b.iter(|| {
-            let z = data.x().dot(&theta);
-            black_box(data.x().t().dot(&coeffs) + z.sum())
-        })
+        b.iter(|| black_box(two_gemv(&data, &theta, &coeffs)))
     });
     group.finish();
 }
 
-fn dpsgd_epoch(c: &mut Criterion) {
-    let data = data();
+/// One DP-SGD epoch (Poisson sampling, batch 256, Gaussian noise, plain SGD) at dimension `d`;
+/// at `d = 1000` also the two-gemv pass it is compared with.
+fn dpsgd_epoch_at(c: &mut Criterion, d: usize) {
+    let data = data(d);
     let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
     let q = 256.0 / N as f64;
     let sgd = DpSgd::new(
@@ -54,10 +61,10 @@ fn dpsgd_epoch(c: &mut Criterion) {
         1.0,
         1.0,
     );
-    let x0 = Array1::zeros(D);
-    let mut group = c.benchmark_group("dpsgd_epoch_50000x100_b256");
+    let x0 = Array1::zeros(d);
+    let mut group = c.benchmark_group(format!("dpsgd_epoch_{N}x{d}_b256"));
     group.throughput(Throughput::Elements(N as u64));
-    group.sample_size(20);
+    group.sample_size(if d > D { 10 } else { 20 });
     group.bench_function("poisson_gaussian_sgd", |b| {
         let mut rng = seeded_rng(2);
         b.iter(|| {
@@ -74,7 +81,19 @@ fn dpsgd_epoch(c: &mut Criterion) {
             )
         })
     });
+    if d > D {
+        let theta = Array1::from_elem(d, 0.01);
+        let coeffs = Array1::from_elem(N, 0.5);
+        group.bench_function("two_gemv", |b| {
+            b.iter(|| black_box(two_gemv(&data, &theta, &coeffs)))
+        });
+    }
     group.finish();
+}
+
+fn dpsgd_epoch(c: &mut Criterion) {
+    dpsgd_epoch_at(c, D);
+    dpsgd_epoch_at(c, D_WIDE);
 }
 
 criterion_group!(benches, full_gradient, dpsgd_epoch);
