@@ -305,25 +305,17 @@ fn fit_model(
                     ("--lambda", a.lambda.is_some()),
                 ],
             )?;
+            let mut l = NoisyProjectedGd::new(loss);
+            l.budget = budget(a, l.budget);
+            set(&mut l.radius, a.radius);
+            set(&mut l.x_bound, a.x_bound);
+            set(&mut l.y_bound, a.y_bound);
+            l.steps = a.steps.or(l.steps);
+            l.learning_rate = a.learning_rate.or(l.learning_rate);
             if a.algorithm == A::NoisyGd {
-                let mut l = NoisyProjectedGd::new(loss);
-                l.budget = budget(a, l.budget);
-                set(&mut l.radius, a.radius);
-                set(&mut l.x_bound, a.x_bound);
-                set(&mut l.y_bound, a.y_bound);
-                l.steps = a.steps.or(l.steps);
-                l.learning_rate = a.learning_rate.or(l.learning_rate);
                 l.fit(data, rng)
             } else {
-                let mut l = JlNoisyGd::new(loss);
-                l.budget = budget(a, l.budget);
-                set(&mut l.radius, a.radius);
-                set(&mut l.x_bound, a.x_bound);
-                set(&mut l.y_bound, a.y_bound);
-                l.k = a.k.or(l.k);
-                l.steps = a.steps.or(l.steps);
-                l.learning_rate = a.learning_rate.or(l.learning_rate);
-                l.fit(data, rng)
+                JlNoisyGd { base: l, k: a.k }.fit(data, rng)
             }
         }
         A::Ssp => {

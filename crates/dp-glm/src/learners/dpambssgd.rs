@@ -69,12 +69,7 @@ impl DpAmbSsgd {
         }
     }
 
-    /// Sets the target (ε, δ).
-    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
-        self.budget.epsilon = epsilon;
-        self.budget.delta = delta;
-        self
-    }
+    budget_setter!();
 
     /// Fits the model (squared loss).
     ///

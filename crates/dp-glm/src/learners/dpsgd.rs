@@ -85,12 +85,7 @@ impl DpSgd {
         }
     }
 
-    /// Sets the target (ε, δ).
-    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
-        self.budget.epsilon = epsilon;
-        self.budget.delta = delta;
-        self
-    }
+    budget_setter!();
 
     /// Sets the expected batch size (and clears any explicit sampling rate).
     pub fn batch_size(mut self, batch_size: usize) -> Self {
@@ -390,7 +385,10 @@ mod tests {
             let acc = accuracy(&m, &test);
             assert!(m.privacy().epsilon <= 8.0);
             eprintln!("seed {seed}: accuracy at epsilon = 8: DP-SGD {acc}, non-private {base}");
-            assert!(acc >= base - 0.02, "seed {seed}: DP-SGD {acc} vs non-private {base}");
+            assert!(
+                acc >= base - 0.02,
+                "seed {seed}: DP-SGD {acc} vs non-private {base}"
+            );
         }
     }
 

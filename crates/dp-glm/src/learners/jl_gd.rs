@@ -1,10 +1,9 @@
 //! The JL method for smooth non-negative GLMs (paper 003, Alg. 2): project the features with
 //! a data-oblivious Johnson–Lindenstrauss matrix, run noisy projected GD in `R^k`, lift back.
 
-use dp_accounting::{AccountantKind, Neighbouring};
 use rand::Rng;
 
-use super::{Budget, NoisyProjectedGd, positive};
+use super::{NoisyProjectedGd, positive};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::jl::JlProjection;
@@ -27,49 +26,32 @@ use crate::model::LinearModel;
 /// `Φᵀ` is post-processing. The report is that run's, with `k` added.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JlNoisyGd {
-    /// The loss.
-    pub loss: Loss,
-    /// Budget; default `(1, 1e-5)`, exact accountant, replace-one (as paper 003).
-    pub budget: Budget,
-    /// `B`: the run in `R^k` uses the ball of radius `2B` (default 1).
-    pub radius: f64,
-    /// Public bound `X` on the feature norms (default 1).
-    pub x_bound: f64,
-    /// Public bound `Y` with `φ(0, y) ≤ Y²` (default 1).
-    pub y_bound: f64,
+    /// The run in `R^k`, configured as in `R^d`: its `radius` is `B`, and the run uses the ball
+    /// of radius `2B`; its other fields (loss, budget, bounds, steps, step size) are used as
+    /// they are.
+    pub base: NoisyProjectedGd,
     /// Target dimension `k` (default the paper's formula, capped at `d`).
     pub k: Option<usize>,
-    /// Number of steps `T` (default `n`).
-    pub steps: Option<usize>,
-    /// Step size (default as [`NoisyProjectedGd`]).
-    pub learning_rate: Option<f64>,
 }
 
 impl JlNoisyGd {
-    /// The learner with the defaults above.
+    /// The learner with [`NoisyProjectedGd::new`]'s defaults and the paper's `k`.
     pub fn new(loss: Loss) -> Self {
         Self {
-            loss,
-            budget: Budget::new(1.0, 1e-5, AccountantKind::Exact, Neighbouring::ReplaceOne),
-            radius: 1.0,
-            x_bound: 1.0,
-            y_bound: 1.0,
+            base: NoisyProjectedGd::new(loss),
             k: None,
-            steps: None,
-            learning_rate: None,
         }
     }
 
     /// Sets the target (ε, δ).
     pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
-        self.budget.epsilon = epsilon;
-        self.budget.delta = delta;
+        self.base = self.base.budget(epsilon, delta);
         self
     }
 
     /// Sets `B`.
     pub fn radius(mut self, radius: f64) -> Self {
-        self.radius = radius;
+        self.base.radius = radius;
         self
     }
 
@@ -88,11 +70,12 @@ impl JlNoisyGd {
             ensure(k >= 1, "k", k as f64, "must be >= 1")?;
             return Ok(k);
         }
-        let b = positive("radius", self.radius)?;
-        let x = positive("x_bound", self.x_bound)?;
-        let y = positive("y_bound", self.y_bound)?;
-        let target = self.budget.target()?;
-        let h = self.loss.smoothness();
+        let base = &self.base;
+        let b = positive("radius", base.radius)?;
+        let x = positive("x_bound", base.x_bound)?;
+        let y = positive("y_bound", base.y_bound)?;
+        let target = base.budget.target()?;
+        let h = base.loss.smoothness();
         let n = n as f64;
         let num = b * h * x * (2.0 * n / target.delta()).ln() * n * target.epsilon();
         let k = (num / (y * x + h * b * x * x)).powf(2.0 / 3.0).ceil();
@@ -104,21 +87,16 @@ impl JlNoisyGd {
     /// # Errors
     /// As [`NoisyProjectedGd::fit`], and `k = 0`.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        positive("radius", self.radius)?;
-        data.check_labels(&self.loss)?;
+        let radius = positive("radius", self.base.radius)?;
+        data.check_labels(&self.base.loss)?;
         let k = self.dimension(data.n_samples(), data.n_features())?;
         let inner = NoisyProjectedGd {
-            loss: self.loss,
-            budget: self.budget,
-            radius: 2.0 * self.radius,
-            x_bound: self.x_bound,
-            y_bound: self.y_bound,
-            steps: self.steps,
-            learning_rate: self.learning_rate,
+            radius: 2.0 * radius,
+            ..self.base.clone()
         };
         // Validate everything that reads no data before drawing Φ.
         inner.gradient_bound()?;
-        self.budget.target()?;
+        inner.budget.target()?;
         let phi = JlProjection::gaussian(k, data.n_features(), rng)?;
         let projected = Dataset::new(phi.apply(data.x())?, data.y().to_owned())?;
         let fitted = inner.fit(&projected, rng)?;
@@ -128,9 +106,9 @@ impl JlNoisyGd {
         report.notes.push(format!(
             "noisy projected GD ran in R^{k} on a Gaussian JL projection of R^{}, ball radius {}",
             data.n_features(),
-            2.0 * self.radius
+            2.0 * radius
         ));
-        LinearModel::new(coef, 0.0, self.loss, report)
+        LinearModel::new(coef, 0.0, self.base.loss, report)
     }
 }
 
@@ -208,10 +186,10 @@ mod tests {
         assert_eq!(hp(JlNoisyGd::new(Loss::Logistic).k(0)), "k");
         assert_eq!(hp(JlNoisyGd::new(Loss::Logistic).radius(0.0)), "radius");
         let mut m = JlNoisyGd::new(Loss::Logistic);
-        m.y_bound = f64::NAN;
+        m.base.y_bound = f64::NAN;
         assert_eq!(hp(m), "y_bound");
         let mut m = JlNoisyGd::new(Loss::Logistic).k(2);
-        m.steps = Some(0);
+        m.base.steps = Some(0);
         assert_eq!(hp(m), "steps");
         assert!(matches!(
             JlNoisyGd::new(Loss::Logistic)

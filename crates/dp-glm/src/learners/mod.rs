@@ -6,6 +6,18 @@
 //! chosen accountant before any data is touched, and the ledger the optimiser returns is priced
 //! again after the run: the report's spent ε is that second, independent number.
 
+/// The builder method every learner with a `budget: Budget` field has.
+macro_rules! budget_setter {
+    () => {
+        /// Sets the target (ε, δ), keeping the accountant and the neighbouring relation.
+        pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
+            self.budget.epsilon = epsilon;
+            self.budget.delta = delta;
+            self
+        }
+    };
+}
+
 mod dpambssgd;
 mod dpgd;
 mod dpsgd;

@@ -64,12 +64,7 @@ impl NoisyProjectedGd {
         }
     }
 
-    /// Sets the target (ε, δ).
-    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
-        self.budget.epsilon = epsilon;
-        self.budget.delta = delta;
-        self
-    }
+    budget_setter!();
 
     /// Sets the radius `B`.
     pub fn radius(mut self, radius: f64) -> Self {
