@@ -123,22 +123,10 @@ impl DpGd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{Array2, array};
+    use crate::learners::testdata::separable;
+    use ndarray::array;
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn separable(n: usize) -> Dataset {
-        let mut x = Array2::zeros((n, 2));
-        let mut y = Array1::zeros(n);
-        for i in 0..n {
-            let s = if i % 2 == 0 { 1.0 } else { -1.0 };
-            let t = (i as f64 / n as f64) - 0.5;
-            x[[i, 0]] = 0.5 * s + 0.1 * t;
-            x[[i, 1]] = t;
-            y[i] = s;
-        }
-        Dataset::new(x, y).unwrap()
-    }
 
     #[test]
     fn spends_at_most_the_target_and_reports_everything() {

@@ -235,14 +235,9 @@ fn check_update(update: UpdateRule) -> Result<()> {
 mod tests {
     use super::*;
     use crate::learners::testdata::{
-        accuracy, accuracy_of, logistic, logistic_with, non_private, risk, separable,
+        accuracy, accuracy_of, assert_reproducible, logistic, logistic_with, non_private, risk,
+        rng, separable,
     };
-    use rand::SeedableRng;
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn rng(seed: u64) -> Xoshiro256PlusPlus {
-        Xoshiro256PlusPlus::seed_from_u64(seed)
-    }
 
     #[test]
     fn spends_at_most_the_target_and_reports_everything() {
@@ -277,8 +272,7 @@ mod tests {
                 .fit(&data, &mut rng(s))
                 .unwrap()
         };
-        assert_eq!(fit(9), fit(9));
-        assert_ne!(fit(9).coef(), fit(10).coef());
+        assert_reproducible(fit);
     }
 
     #[test]

@@ -240,6 +240,7 @@ impl DpSsgd {
 mod tests {
     use super::*;
     use crate::learners::ssp::tests::{excess, gaussian_linreg};
+    use crate::learners::testdata::{assert_reproducible, rng};
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -273,13 +274,7 @@ mod tests {
     #[test]
     fn reproducible_with_a_seed() {
         let (data, _) = gaussian_linreg(300, 3, 0.1, 2);
-        let fit = |s| {
-            DpSsgd::new()
-                .fit(&data, &mut Xoshiro256PlusPlus::seed_from_u64(s))
-                .unwrap()
-        };
-        assert_eq!(fit(5), fit(5));
-        assert_ne!(fit(5).coef(), fit(6).coef());
+        assert_reproducible(|s| DpSsgd::new().fit(&data, &mut rng(s)).unwrap());
     }
 
     #[test]

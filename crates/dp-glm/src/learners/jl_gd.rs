@@ -116,15 +116,9 @@ impl JlNoisyGd {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::learners::testdata::{accuracy, logistic, separable};
+    use crate::learners::testdata::{accuracy, logistic, rng, separable};
     use ndarray::Array2;
-    use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn rng(seed: u64) -> Xoshiro256PlusPlus {
-        Xoshiro256PlusPlus::seed_from_u64(seed)
-    }
 
     /// The separable 2-D problem embedded in `R^d` along two random orthonormal directions
     /// (a low-rank design, the setting where the JL method pays off).

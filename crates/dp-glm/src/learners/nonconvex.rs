@@ -149,13 +149,7 @@ impl NonConvexDpGd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::testdata::{accuracy, separable};
-    use rand::SeedableRng;
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn rng(seed: u64) -> Xoshiro256PlusPlus {
-        Xoshiro256PlusPlus::seed_from_u64(seed)
-    }
+    use crate::learners::testdata::{accuracy, rng, separable};
 
     #[test]
     fn savage_loss_spends_at_most_the_target_and_learns() {

@@ -141,13 +141,7 @@ impl NoisyProjectedGd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::testdata::{accuracy, logistic, non_private, risk, separable};
-    use rand::SeedableRng;
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn rng(seed: u64) -> Xoshiro256PlusPlus {
-        Xoshiro256PlusPlus::seed_from_u64(seed)
-    }
+    use crate::learners::testdata::{accuracy, logistic, non_private, risk, rng, separable};
 
     #[test]
     fn spends_at_most_the_target_and_reports_everything() {

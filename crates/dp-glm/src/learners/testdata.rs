@@ -38,6 +38,18 @@ pub(crate) fn logistic_with<R: Rng>(theta: &Array1<f64>, n: usize, rng: &mut R) 
     Dataset::new(x, y).unwrap()
 }
 
+/// The seeded generator of the tests.
+pub(crate) fn rng(seed: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
+/// Asserts that `fit(seed)` is a function of the seed: equal for equal seeds, different
+/// coefficients for different ones.
+pub(crate) fn assert_reproducible(fit: impl Fn(u64) -> LinearModel) {
+    assert_eq!(fit(5), fit(5));
+    assert_ne!(fit(5).coef(), fit(6).coef());
+}
+
 fn gauss<R: Rng>(rng: &mut R) -> f64 {
     StandardNormal.sample(rng)
 }
