@@ -204,18 +204,9 @@ impl NoisyGd {
             proj.project(x.view_mut());
             iterations = t + 1;
             avg.push(t, x.view());
-            if let Some(obs) = observer.as_deref_mut() {
-                obs.observe_gradient(t, g.view());
-                let info = IterationInfo {
-                    iteration: t,
-                    value: f64::NAN,
-                    grad_norm: norm(&g),
-                    step_size: eta,
-                };
-                if !obs.observe(&info) {
-                    status = Status::StoppedByObserver;
-                    break;
-                }
+            if !report_step(observer.as_deref_mut(), t, &g, eta) {
+                status = Status::StoppedByObserver;
+                break;
             }
         }
         let mut ledger = Ledger::new(self.neighbouring);
@@ -595,18 +586,9 @@ impl DpSgd {
             proj.project(x.view_mut());
             iterations = t + 1;
             avg.push(t, x.view());
-            if let Some(obs) = observer.as_deref_mut() {
-                obs.observe_gradient(t, g.view());
-                let info = IterationInfo {
-                    iteration: t,
-                    value: f64::NAN,
-                    grad_norm: norm(&g),
-                    step_size: eta,
-                };
-                if !obs.observe(&info) {
-                    status = Status::StoppedByObserver;
-                    break;
-                }
+            if !report_step(observer.as_deref_mut(), t, &g, eta) {
+                status = Status::StoppedByObserver;
+                break;
             }
         }
         let mut ledger = Ledger::new(plan.relation);
@@ -696,6 +678,26 @@ impl UpdateState {
             }
         }
     }
+}
+
+/// Shows the observer (if any) step `t`'s released gradient and the step; `false` when it asks
+/// to stop. The objective's value is not computed (it would read the data unprotected).
+fn report_step(
+    observer: Option<&mut (dyn Observer + '_)>,
+    t: usize,
+    g: &Array1<f64>,
+    eta: f64,
+) -> bool {
+    let Some(obs) = observer else {
+        return true;
+    };
+    obs.observe_gradient(t, g.view());
+    obs.observe(&IterationInfo {
+        iteration: t,
+        value: f64::NAN,
+        grad_norm: norm(g),
+        step_size: eta,
+    })
 }
 
 /// Writes into `out` a Poisson sample of `0..n`: every index independently with probability

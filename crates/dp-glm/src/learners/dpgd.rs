@@ -6,7 +6,7 @@ use dp_optim::{Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, 
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
@@ -107,9 +107,7 @@ impl DpGd {
             None => Box::new(Unconstrained),
         };
         let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, None)?;
-        let ledger = sol
-            .ledger
-            .ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))?;
+        let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
             ("clip".to_string(), clip),

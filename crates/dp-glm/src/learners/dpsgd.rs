@@ -9,9 +9,9 @@ use dp_optim::{
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, ledger_of, positive, report};
 use crate::data::Dataset;
-use crate::error::{Error, Result, ensure};
+use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -203,9 +203,7 @@ impl DpSgd {
         };
         let x0 = Array1::zeros(d);
         let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, None)?;
-        let ledger = sol
-            .ledger
-            .ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))?;
+        let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             (name.to_string(), value),
             ("clip".to_string(), clip),
@@ -234,6 +232,7 @@ fn check_update(update: UpdateRule) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::learners::testdata::{
         accuracy, accuracy_of, assert_reproducible, logistic, logistic_with, non_private, risk,
         rng, separable,

@@ -137,6 +137,12 @@ pub(crate) fn report(
     })
 }
 
+/// The ledger a noisy optimiser returned; a privacy error if it returned none (a noisy
+/// optimiser always does: without a ledger nothing could be priced).
+pub(crate) fn ledger_of(ledger: Option<Ledger>) -> Result<Ledger> {
+    ledger.ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))
+}
+
 /// Checks a hyper-parameter is finite and positive.
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {

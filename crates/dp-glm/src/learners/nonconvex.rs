@@ -6,9 +6,9 @@ use dp_optim::{ClippedSum, L2Regulariser, Noise, NoisyGd, StepSize, Unconstraine
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, ledger_of, positive, report};
 use crate::data::Dataset;
-use crate::error::{Error, Result, ensure};
+use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -105,9 +105,7 @@ impl NonConvexDpGd {
         iterates.push(x.clone());
         for _ in 0..self.steps {
             let sol = gd.minimize(&objective, &reg, &Unconstrained, x.view(), rng, None)?;
-            let step = sol
-                .ledger
-                .ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))?;
+            let step = ledger_of(sol.ledger)?;
             for e in step.entries() {
                 ledger.record(e.mechanism.clone(), e.count, &e.label);
             }
@@ -149,6 +147,7 @@ impl NonConvexDpGd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::learners::testdata::{accuracy, rng, separable};
 
     #[test]

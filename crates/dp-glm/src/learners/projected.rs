@@ -6,9 +6,9 @@ use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, ledger_of, positive, report};
 use crate::data::Dataset;
-use crate::error::{Error, Result, ensure};
+use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -123,9 +123,7 @@ impl NoisyProjectedGd {
         };
         let x0 = Array1::zeros(data.n_features());
         let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, None)?;
-        let ledger = sol
-            .ledger
-            .ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))?;
+        let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
             ("clip".to_string(), clip),
@@ -141,6 +139,7 @@ impl NoisyProjectedGd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::learners::testdata::{accuracy, logistic, non_private, risk, rng, separable};
 
     #[test]
