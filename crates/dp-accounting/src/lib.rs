@@ -35,6 +35,7 @@
 //! ```
 
 mod accountant;
+pub mod audit;
 mod calibrate;
 mod error;
 mod exact;
