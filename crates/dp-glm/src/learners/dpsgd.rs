@@ -36,7 +36,10 @@ pub enum SgdNoise {
 /// # Privacy
 /// Abadi et al. 2016 (moments accountant) with the Poisson-subsampled Gaussian analysed by
 /// the chosen accountant (PLD by default, Koskela et al. 2020 / Gopi et al. 2021) under the
-/// add/remove relation, `T` steps (MATH §5). The clip is enforced for any input. With
+/// add/remove relation, `T` steps (MATH §5). The clip is enforced for any input. As in Abadi
+/// et al. and Opacus, the dataset size `n` is treated as public when `q = batch_size/n` and the
+/// expected batch `qn` are derived from it; set [`DpSgd::sampling_rate`] to fix `q` without
+/// reference to `n`. With
 /// [`SgdNoise::GammaBall`] each step is the Gamma-ball mechanism of paper 000 (§6 and App. E):
 /// `(B/s)`-DP on the clipped sum, amplified by Poisson sampling, composed by RDP or PLD. The
 /// noise is calibrated to the target before the data is read, and the ledger returned by the
