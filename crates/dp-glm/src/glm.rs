@@ -205,19 +205,23 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
-    /// Overwrites `z_i` (a margin) by the clipped coefficient `φ_i'(z_i)·min(1, C/(|φ_i'|‖x_i‖))`.
-    fn clip_in_place(&self, z: &mut [f64], clip: f64) {
+    /// Overwrites `z_k` (the margin of row `i = row(k)`) by that row's clipped coefficient
+    /// `φ_i'(z_k)·min(1, C/(|φ_i'|‖x_i‖))`.
+    fn clip_in_place(&self, z: &mut [f64], clip: f64, row: impl Fn(usize) -> usize) {
         let norms = self.data.row_norms();
+        // One match for the whole slice, not one per example.
         match &self.losses {
             ExampleLosses::Plain(l) => {
                 let y = self.data.y();
-                for (i, zi) in z.iter_mut().enumerate() {
-                    *zi = clip_coefficient(l.deriv(*zi, y[i]), norms[i], clip);
+                for (k, zk) in z.iter_mut().enumerate() {
+                    let i = row(k);
+                    *zk = clip_coefficient(l.deriv(*zk, y[i]), norms[i], clip);
                 }
             }
             ExampleLosses::Clipped(_, rows) => {
-                for (i, zi) in z.iter_mut().enumerate() {
-                    *zi = clip_coefficient(rows[i].deriv(*zi), norms[i], clip);
+                for (k, zk) in z.iter_mut().enumerate() {
+                    let i = row(k);
+                    *zk = clip_coefficient(rows[i].deriv(*zk), norms[i], clip);
                 }
             }
         }
@@ -372,7 +376,7 @@ impl ClippedSum for GlmObjective<'_> {
         match batch {
             None => self.with_scratch(|z| {
                 self.margins(theta, z);
-                self.clip_in_place(z, clip);
+                self.clip_in_place(z, clip, |k| k);
                 let c = ArrayView1::from(&*z);
                 general_mat_vec_mul(1.0, &self.data.x().t(), &c, 0.0, &mut out);
             }),
@@ -388,10 +392,7 @@ impl ClippedSum for GlmObjective<'_> {
                     for (c, &i) in coef.iter_mut().zip(block) {
                         *c = self.row_dot(i, theta);
                     }
-                    let norms = self.data.row_norms();
-                    for (c, &i) in coef.iter_mut().zip(block) {
-                        *c = clip_coefficient(self.deriv(i, *c), norms[i], clip);
-                    }
+                    self.clip_in_place(coef, clip, |k| block[k]);
                     for (&c, &i) in coef.iter().zip(block) {
                         if c != 0.0 {
                             self.add_scaled_row(i, c, out.view_mut());
