@@ -190,6 +190,52 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
+    /// `out[k] = ⟨x_{rows[k]}, θ⟩`, [`GROUP`] rows at a time: their loads interleave, so a
+    /// batch's (random, uncached) rows are fetched from memory concurrently, not one by one.
+    fn row_dots(&self, rows: &[usize], theta: ArrayView1<'_, f64>, out: &mut [f64]) {
+        let x = self.data.x();
+        let (Some(xs), Some(t)) = (x.as_slice(), theta.as_slice()) else {
+            for (o, &i) in out.iter_mut().zip(rows) {
+                *o = x.row(i).dot(&theta);
+            }
+            return;
+        };
+        let d = t.len();
+        let row = |i: usize| &xs[i * d..(i + 1) * d];
+        let mut groups = rows.chunks_exact(GROUP);
+        let mut outs = out.chunks_exact_mut(GROUP);
+        for (group, o) in (&mut groups).zip(&mut outs) {
+            o.copy_from_slice(&dot_group(std::array::from_fn(|k| row(group[k])), t));
+        }
+        for (o, &i) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
+            *o = dot(row(i), t);
+        }
+    }
+
+    /// `out += Σ_k c[k]·x_{rows[k]}`, [`GROUP`] rows per pass over `out`.
+    fn add_scaled_rows(&self, rows: &[usize], c: &[f64], mut out: ArrayViewMut1<'_, f64>) {
+        let x = self.data.x();
+        let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) else {
+            for (&i, &ck) in rows.iter().zip(c) {
+                out.scaled_add(ck, &x.row(i));
+            }
+            return;
+        };
+        let d = o.len();
+        let row = |i: usize| &xs[i * d..(i + 1) * d];
+        let mut groups = rows.chunks_exact(GROUP);
+        let mut cs = c.chunks_exact(GROUP);
+        for (group, c) in (&mut groups).zip(&mut cs) {
+            let r: [&[f64]; GROUP] = std::array::from_fn(|k| row(group[k]));
+            for (j, oj) in o.iter_mut().enumerate() {
+                *oj += r.iter().zip(c).map(|(r, c)| c * r[j]).sum::<f64>();
+            }
+        }
+        for (&i, &ck) in groups.remainder().iter().zip(cs.remainder()) {
+            o.iter_mut().zip(row(i)).for_each(|(o, r)| *o += ck * r);
+        }
+    }
+
     /// Writes `z = Xθ` into `z`.
     fn margins(&self, theta: ArrayView1<'_, f64>, z: &mut [f64]) {
         let mut z = ArrayViewMut1::from(z);
@@ -241,6 +287,31 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     }
     let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// Rows handled together by the batch kernels.
+const GROUP: usize = 4;
+
+/// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries).
+#[inline]
+fn dot_group(r: [&[f64]; GROUP], t: &[f64]) -> [f64; GROUP] {
+    let n = t.len();
+    let r = r.map(|r| &r[..n]);
+    let mut acc = [[0.0f64; 2]; GROUP];
+    for j in 0..n / 2 {
+        let (t0, t1) = (t[2 * j], t[2 * j + 1]);
+        for (a, row) in acc.iter_mut().zip(&r) {
+            a[0] += row[2 * j] * t0;
+            a[1] += row[2 * j + 1] * t1;
+        }
+    }
+    let mut out = acc.map(|a| a[0] + a[1]);
+    if n % 2 == 1 {
+        for (o, row) in out.iter_mut().zip(&r) {
+            *o += row[n - 1] * t[n - 1];
+        }
+    }
+    out
 }
 
 /// The clipped scalar coefficient of a GLM per-example gradient `d·x` with `‖x‖ = norm`:
@@ -389,15 +460,9 @@ impl ClippedSum for GlmObjective<'_> {
                 let mut coef = [0.0; BLOCK];
                 for block in batch.chunks(BLOCK) {
                     let coef = &mut coef[..block.len()];
-                    for (c, &i) in coef.iter_mut().zip(block) {
-                        *c = self.row_dot(i, theta);
-                    }
+                    self.row_dots(block, theta, coef);
                     self.clip_in_place(coef, clip, |k| block[k]);
-                    for (&c, &i) in coef.iter().zip(block) {
-                        if c != 0.0 {
-                            self.add_scaled_row(i, c, out.view_mut());
-                        }
-                    }
+                    self.add_scaled_rows(block, coef, out.view_mut());
                 }
             }
         }
