@@ -66,6 +66,7 @@ pub use jl::{JlKind, JlProjection};
 pub use learners::{Budget, DpGd};
 pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
+pub use learners::{ObjPertBounds, ObjectivePerturbation};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::LinearModel;
 pub use report::PrivacyReport;

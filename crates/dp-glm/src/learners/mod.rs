@@ -24,6 +24,7 @@ mod dpsgd;
 mod dpssgd;
 mod jl_gd;
 mod nonconvex;
+mod objpert;
 mod projected;
 mod ssp;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub use dpsgd::{DpSgd, SgdNoise};
 pub use dpssgd::DpSsgd;
 pub use jl_gd::JlNoisyGd;
 pub use nonconvex::NonConvexDpGd;
+pub use objpert::{ObjPertBounds, ObjectivePerturbation};
 pub use projected::NoisyProjectedGd;
 pub use ssp::Ssp;
 

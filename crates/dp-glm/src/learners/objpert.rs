@@ -1,0 +1,462 @@
+//! Objective perturbation (paper 001): minimise the sum-form loss plus a random linear term and
+//! a ridge, release the exact minimiser. Shared with [`Amp`](super::Amp): the enforced bounds
+//! (`L`, `β`), the perturbed objective and the `(σ, λ)` calibration.
+
+use std::borrow::Cow;
+
+use dp_accounting::{
+    AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, gaussian_sigma,
+};
+use dp_optim::{Lbfgs, Noise, Objective};
+use ndarray::{Array1, ArrayView1, ArrayViewMut1};
+use rand::Rng;
+
+use super::{Budget, positive, report};
+use crate::clipping::ClippedLoss;
+use crate::data::Dataset;
+use crate::error::{Error, Result, ensure};
+use crate::glm::{GlmObjective, Scale};
+use crate::loss::Loss;
+use crate::model::LinearModel;
+use crate::preprocess::BallProjector;
+
+/// Objective perturbation for convex GLMs (Chaudhuri et al. 2011, Kifer et al. 2012; analysis
+/// of paper 001, Redberg, Koskela, Wang 2023).
+///
+/// Draws `b ~ N(0, σ²I)` once and releases the exact minimiser of
+/// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` (L-BFGS to `‖∇J‖ ≤ 1e-10·(nL + ‖b‖)`, checked
+/// to `1e-9·(nL + ‖b‖)` before release). Rows of norm above `X` are scaled to norm `X` (a
+/// per-record map, so it costs no privacy), which bounds every per-example Hessian by
+/// `β = X²·sup φ''`; losses with an unbounded derivative (squared) are replaced by their
+/// clipped loss at gradient norm `C` (MATH §5, paper 001 §4), so `L = C`; otherwise
+/// `L = X·sup|φ'|`. With the paper's setting (unit rows plus a bias feature, `X = √2`,
+/// logistic loss) this is `L = √2`, `β = 1/2`.
+///
+/// `(σ, λ)`: with `λ` given, the smallest `σ` meeting the target; otherwise paper 001's rule
+/// (MATH §6): from `λ₀ = max(2β/ε, 1.05β)` up the grid `λ₀·1.05^k`, the first `λ` whose
+/// calibrated `σ` is at most `1.3·σ_Gauss(ε, δ, L)` (found by bisection on `k`: the
+/// calibrated `σ` falls as `λ` grows).
+///
+/// # Privacy
+/// Paper 001, Thm 3.1 (privacy profile of ObjPert, `δ(ε)` from the PLRV `c + μ + |Z|`,
+/// `c = −log(1 − β/λ)`, `μ = L²/(2σ²)`) or Thm 3.2 (its RDP), under add/remove — the only
+/// relation that analysis covers. The default accountant is `exact` (the Thm 3.1 profile
+/// evaluated directly); `rdp` uses Thm 3.2, `pld` the discretised PLRV. The bounds `L` and `β`
+/// are enforced on every input (row projection, clipped loss), `λ > β` is checked, and `σ` is
+/// calibrated before the data is read. The guarantee assumes the exact minimiser is released;
+/// numerical solving is accurate to float precision (the tolerance above). For a release with
+/// a certified tolerance use [`Amp`](super::Amp).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectivePerturbation {
+    /// The loss (convex, bounded second derivative).
+    pub loss: Loss,
+    /// Budget; default `(1, 1e-5)`, exact accountant (Thm 3.1), add/remove.
+    pub budget: Budget,
+    /// Public bound `X` on the row norms; longer rows are scaled to it (default 1).
+    pub x_bound: f64,
+    /// Gradient clip `C` of the clipping lemma; required for losses with an unbounded
+    /// derivative, optional (tighter `L` when `C < X·sup|φ'|`) for the others.
+    pub clip: Option<f64>,
+    /// The ridge `λ > β`; default chosen by paper 001's rule.
+    pub lambda: Option<f64>,
+    /// The factor of paper 001's rule: accept `λ` once `σ ≤ factor·σ_Gauss` (default 1.3).
+    pub sigma_factor: f64,
+}
+
+impl ObjectivePerturbation {
+    /// Objective perturbation with the defaults above.
+    pub fn new(loss: Loss) -> Self {
+        Self {
+            loss,
+            budget: Budget::new(1.0, 1e-5, AccountantKind::Exact, Neighbouring::AddRemove),
+            x_bound: 1.0,
+            clip: None,
+            lambda: None,
+            sigma_factor: 1.3,
+        }
+    }
+
+    budget_setter!();
+
+    /// The enforced per-example bounds `(L, β)` and the clipped loss (if any).
+    ///
+    /// # Errors
+    /// A non-convex loss; `X`, `C` not finite and positive; an unbounded derivative and no
+    /// clip.
+    pub fn bounds(&self) -> Result<ObjPertBounds> {
+        bounds(self.loss, self.x_bound, self.clip)
+    }
+
+    /// The calibrated `(σ, λ)` for this budget.
+    ///
+    /// # Errors
+    /// As [`ObjectivePerturbation::bounds`]; an invalid budget or λ; no `(σ, λ)` on the grid
+    /// meets the rule; the accountant's errors (e.g. a replace-one budget).
+    ///
+    /// # Privacy
+    /// `σ` is the feasible end of [`dp_accounting::calibrate_noise`]'s bracket for the
+    /// mechanism `make` builds (Thm 3.1 / 3.2 of paper 001), so its ε is `≤` the target.
+    pub fn calibrate(&self) -> Result<(f64, f64)> {
+        let b = self.bounds()?;
+        calibrate_objpert(&self.budget, &b, self.lambda, self.sigma_factor, |p| {
+            Ok(Mechanism::objective_perturbation(p))
+        })
+    }
+
+    /// Fits the model.
+    ///
+    /// # Errors
+    /// As [`ObjectivePerturbation::calibrate`]; labels outside the loss's domain; a solver
+    /// that does not reach the tolerance (nothing is released).
+    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        let b = self.bounds()?;
+        data.check_labels(&self.loss)?;
+        let (sigma, lambda) = self.calibrate()?;
+        let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
+        let rows = bounded_rows(data, self.x_bound)?;
+        let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
+        let scale = rows.n_samples() as f64 * b.lipschitz + norm(objective.linear.view());
+        let theta = objective.minimise(1e-10 * scale)?;
+        let g = objective.gradient_norm(theta.view());
+        if g > 1e-9 * scale {
+            return Err(Error::Privacy(format!(
+                "the solver stopped at ‖∇J‖ = {g:e} > {:e}: the exact minimiser was not found, \
+                 nothing is released",
+                1e-9 * scale
+            )));
+        }
+        let mut ledger = Ledger::new(Neighbouring::AddRemove);
+        ledger.record(
+            Mechanism::objective_perturbation(params),
+            1,
+            "objective perturbation",
+        );
+        let noise = objpert_noise(sigma, lambda, &b);
+        let report = report(&self.budget, ledger, noise, b.notes(self.x_bound))?;
+        LinearModel::new(theta, 0.0, self.loss, report)
+    }
+}
+
+/// The per-example bounds objective perturbation relies on, as enforced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObjPertBounds {
+    /// The loss.
+    pub loss: Loss,
+    /// `L`: every per-example gradient norm is at most this.
+    pub lipschitz: f64,
+    /// `β`: every per-example Hessian's top eigenvalue is at most this.
+    pub beta: f64,
+    /// The clipped loss used instead of the loss, if any.
+    pub clipped: Option<ClippedLoss>,
+}
+
+impl ObjPertBounds {
+    /// Notes for the privacy report.
+    pub(crate) fn notes(&self, x_bound: f64) -> Vec<String> {
+        let mut notes = vec![format!(
+            "rows longer than X = {x_bound} were scaled to norm X (a per-record map); \
+             L = {}, beta = {}",
+            self.lipschitz, self.beta
+        )];
+        if let Some(c) = self.clipped {
+            notes.push(format!(
+                "the loss was replaced by its clipped loss at gradient norm {} (clipping lemma)",
+                c.clip()
+            ));
+        }
+        notes
+    }
+}
+
+/// Rounds a bound up past the float error of the row projection (`‖x‖ ≤ X(1 + 4u)`).
+const BOUND_SLACK: f64 = 1.0 + 1e-12;
+
+pub(crate) fn bounds(loss: Loss, x_bound: f64, clip: Option<f64>) -> Result<ObjPertBounds> {
+    loss.validate()?;
+    if !loss.is_convex() {
+        return Err(Error::NotConvex {
+            loss: loss.name(),
+            what: "objective perturbation",
+        });
+    }
+    let x = positive("x_bound", x_bound)?;
+    let natural = loss.lipschitz().map(|l| l * x);
+    let (lipschitz, clipped) = match (clip, natural) {
+        (Some(c), Some(l)) if l <= c => (l, None),
+        (Some(c), _) => (c, Some(ClippedLoss::new(loss, c)?)),
+        (None, Some(l)) => (l, None),
+        (None, None) => {
+            return Err(Error::InvalidHyperParameter {
+                name: "clip",
+                value: f64::NAN,
+                reason: "is required for a loss with an unbounded derivative",
+            });
+        }
+    };
+    Ok(ObjPertBounds {
+        loss,
+        lipschitz: lipschitz * BOUND_SLACK,
+        beta: loss.smoothness() * x * x * BOUND_SLACK,
+        clipped,
+    })
+}
+
+/// `data` with every row longer than `x_bound` scaled to that norm (borrowed when none is).
+pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Dataset>> {
+    if data.row_norms().iter().all(|&r| r <= x_bound) {
+        return Ok(Cow::Borrowed(data));
+    }
+    let x = BallProjector::new(x_bound)?.transform(data.x())?;
+    Ok(Cow::Owned(Dataset::new(x, data.y().to_owned())?))
+}
+
+/// The noise parameters a report lists for ObjPert.
+pub(crate) fn objpert_noise(sigma: f64, lambda: f64, b: &ObjPertBounds) -> Vec<(String, f64)> {
+    vec![
+        ("sigma".to_string(), sigma),
+        ("lambda".to_string(), lambda),
+        ("lipschitz".to_string(), b.lipschitz),
+        ("beta".to_string(), b.beta),
+    ]
+}
+
+/// `(σ, λ)` for the mechanism `make` builds from ObjPert parameters: the smallest `σ` at the
+/// given `λ`, or paper 001's rule (see [`ObjectivePerturbation`]).
+pub(crate) fn calibrate_objpert<F>(
+    budget: &Budget,
+    b: &ObjPertBounds,
+    lambda: Option<f64>,
+    factor: f64,
+    make: F,
+) -> Result<(f64, f64)>
+where
+    F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
+{
+    let target = budget.target()?;
+    let sigma_at = |lambda: f64| -> Result<f64> {
+        let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
+            make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
+        })?;
+        Ok(c.value)
+    };
+    if let Some(l) = lambda {
+        ensure(
+            l.is_finite() && l > b.beta,
+            "lambda",
+            l,
+            "must be finite and > beta",
+        )?;
+        return Ok((sigma_at(l)?, l));
+    }
+    ensure(
+        factor.is_finite() && factor >= 1.0,
+        "sigma_factor",
+        factor,
+        "must be finite and >= 1",
+    )?;
+    let reference = gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?;
+    let lambda0 = (2.0 * b.beta / target.epsilon()).max(1.05 * b.beta);
+    let lambda_k = |k: i32| lambda0 * 1.05_f64.powi(k);
+    // Accepted: a σ exists and is at most factor·σ_Gauss; monotone in k.
+    let accepted = |k: i32| -> Result<Option<f64>> {
+        match sigma_at(lambda_k(k)) {
+            Ok(s) if s <= factor * reference => Ok(Some(s)),
+            Ok(_) | Err(Error::Accounting(dp_accounting::Error::Calibration(_))) => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    const TOP: i32 = 600;
+    let Some(mut best) = accepted(TOP)? else {
+        return Err(Error::Privacy(format!(
+            "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
+            lambda_k(TOP)
+        )));
+    };
+    let (mut lo, mut hi) = (-1, TOP);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        match accepted(mid)? {
+            Some(s) => {
+                hi = mid;
+                best = s;
+            }
+            None => lo = mid,
+        }
+    }
+    Ok((best, lambda_k(hi)))
+}
+
+fn norm(v: ArrayView1<'_, f64>) -> f64 {
+    v.dot(&v).sqrt()
+}
+
+/// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with its linear term `b`.
+pub(crate) struct Perturbed<'a> {
+    glm: GlmObjective<'a>,
+    /// The random linear term `b`.
+    pub(crate) linear: Array1<f64>,
+}
+
+impl<'a> Perturbed<'a> {
+    /// Draws `b ~ N(0, σ²I)` (once) and builds `J` on `data` with the bounds' loss.
+    pub(crate) fn draw<R: Rng + ?Sized>(
+        data: &'a Dataset,
+        b: &ObjPertBounds,
+        lambda: f64,
+        sigma: f64,
+        rng: &mut R,
+    ) -> Result<Self> {
+        let glm = match b.clipped {
+            Some(c) => GlmObjective::clipped(data, c, lambda, Scale::Sum)?,
+            None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
+        };
+        let mut linear = Array1::zeros(data.n_features());
+        Noise::Gaussian { std: sigma }.sample_into(rng, linear.view_mut())?;
+        Ok(Self { glm, linear })
+    }
+
+    /// `‖∇J(θ)‖`.
+    pub(crate) fn gradient_norm(&self, theta: ArrayView1<'_, f64>) -> f64 {
+        let mut g = Array1::zeros(self.dim());
+        self.value_grad(theta, g.view_mut());
+        norm(g.view())
+    }
+
+    /// L-BFGS from 0 to `‖∇J‖ ≤ tol` (the result is checked by the caller).
+    pub(crate) fn minimise(&self, tol: f64) -> Result<Array1<f64>> {
+        let x0 = Array1::zeros(self.dim());
+        let sol = Lbfgs::new()
+            .max_iters(10_000)
+            .grad_tol(tol)
+            .minimize(self, x0.view(), None)?;
+        Ok(sol.x)
+    }
+}
+
+impl Objective for Perturbed<'_> {
+    fn dim(&self) -> usize {
+        self.linear.len()
+    }
+
+    fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
+        self.glm.value(theta) + self.linear.dot(&theta)
+    }
+
+    fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
+        let v = self.glm.value_grad(theta, grad.view_mut());
+        grad += &self.linear;
+        v + self.linear.dot(&theta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learners::testdata::{accuracy, accuracy_of, logistic, non_private, rng};
+
+    #[test]
+    fn releases_the_exact_minimiser_of_its_perturbed_objective() {
+        let (data, _) = logistic(1500, 4, 3.0, 1);
+        let learner = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
+        let model = learner.fit(&data, &mut rng(8)).unwrap();
+        // The same stream draws the same b: rebuild J and check the release minimises it.
+        let b = learner.bounds().unwrap();
+        let (sigma, lambda) = learner.calibrate().unwrap();
+        let j = Perturbed::draw(&data, &b, lambda, sigma, &mut rng(8)).unwrap();
+        let scale = 1500.0 * b.lipschitz + norm(j.linear.view());
+        let g = j.gradient_norm(model.coef());
+        assert!(g <= 1e-9 * scale, "‖∇J‖ = {g}, scale {scale}");
+        assert!(norm(j.linear.view()) > 0.0);
+    }
+
+    #[test]
+    fn spends_at_most_the_target_with_a_complete_report_and_learns() {
+        let (data, theta) = logistic(3000, 4, 4.0, 2);
+        let test = crate::learners::testdata::logistic_with(&theta, 5000, &mut rng(3));
+        let m = ObjectivePerturbation::new(Loss::Logistic)
+            .budget(1.0, 1e-5)
+            .fit(&data, &mut rng(4))
+            .unwrap();
+        let r = m.privacy();
+        assert!(r.epsilon <= 1.0 && r.epsilon > 0.95, "{}", r.epsilon);
+        assert_eq!(r.neighbouring, Neighbouring::AddRemove);
+        assert_eq!(r.accountant, AccountantKind::Exact);
+        assert_eq!(r.ledger.entries().len(), 1);
+        let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["sigma", "lambda", "lipschitz", "beta"]);
+        assert!(!r.notes.is_empty());
+        let acc = accuracy(&m, &test);
+        let base = accuracy_of(&non_private(&data, Loss::Logistic, 0.0), &test);
+        assert!(acc > base - 0.03, "accuracy {acc}, non-private {base}");
+    }
+
+    #[test]
+    fn paper_defaults_and_the_lambda_rule() {
+        let mut l = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
+        l.x_bound = 2f64.sqrt();
+        let b = l.bounds().unwrap();
+        assert!((b.lipschitz - 2f64.sqrt()).abs() < 1e-11 && b.lipschitz >= 2f64.sqrt());
+        assert!((b.beta - 0.5).abs() < 1e-11 && b.beta >= 0.5);
+        let (sigma, lambda) = l.calibrate().unwrap();
+        let reference = gaussian_sigma(1.0, 1e-5, b.lipschitz).unwrap();
+        assert!(sigma <= 1.3 * reference, "{sigma} vs {reference}");
+        // One grid step lower is rejected (or is below λ₀).
+        let lambda0 = (2.0 * b.beta).max(1.05 * b.beta);
+        if lambda > lambda0 * 1.0001 {
+            let mut lower = l.clone();
+            lower.lambda = Some(lambda / 1.05);
+            let below = lower.calibrate().map(|(s, _)| s);
+            assert!(below.is_err() || below.unwrap() > 1.3 * reference);
+        }
+        // Thm 3.1 (exact profile) is tighter than Thm 3.2 (RDP): less noise at the same λ.
+        let mut fixed = l.clone();
+        fixed.lambda = Some(lambda);
+        let mut rdp = fixed.clone();
+        rdp.budget.accountant = AccountantKind::Rdp;
+        let (s_exact, s_rdp) = (fixed.calibrate().unwrap().0, rdp.calibrate().unwrap().0);
+        assert!(s_exact < s_rdp, "{s_exact} vs {s_rdp}");
+    }
+
+    #[test]
+    fn squared_loss_is_clipped_and_rows_projected() {
+        let (data, _) = crate::learners::ssp::tests::gaussian_linreg(800, 3, 0.1, 5);
+        let mut l = ObjectivePerturbation::new(Loss::Squared).budget(2.0, 1e-5);
+        assert!(matches!(
+            l.fit(&data, &mut rng(1)),
+            Err(Error::InvalidHyperParameter { name: "clip", .. })
+        ));
+        l.clip = Some(2.0);
+        l.x_bound = 1.5;
+        let b = l.bounds().unwrap();
+        assert!(b.clipped.is_some() && (b.lipschitz - 2.0).abs() < 1e-11);
+        assert!((b.beta - 2.25).abs() < 1e-11);
+        let m = l.fit(&data, &mut rng(2)).unwrap();
+        assert!(m.privacy().epsilon <= 2.0);
+        assert!(m.privacy().notes.iter().any(|n| n.contains("clipped loss")));
+        // Some rows of N(0, I_3) are longer than 1.5: the projection happened.
+        assert!(data.row_norms().iter().any(|&r| r > 1.5));
+    }
+
+    #[test]
+    fn rejects_what_the_analysis_does_not_cover() {
+        let (data, _) = logistic(200, 2, 1.0, 6);
+        let fit = |l: ObjectivePerturbation| l.fit(&data, &mut rng(1));
+        assert!(matches!(
+            fit(ObjectivePerturbation::new(Loss::Savage)),
+            Err(Error::NotConvex { .. })
+        ));
+        let mut replace = ObjectivePerturbation::new(Loss::Logistic);
+        replace.budget.neighbouring = Neighbouring::ReplaceOne;
+        assert!(fit(replace).is_err());
+        let mut small = ObjectivePerturbation::new(Loss::Logistic);
+        small.lambda = Some(0.2); // β = 1/4 for X = 1
+        assert!(matches!(
+            fit(small),
+            Err(Error::InvalidHyperParameter { name: "lambda", .. })
+        ));
+        let mut x = ObjectivePerturbation::new(Loss::Logistic);
+        x.x_bound = f64::NAN;
+        assert!(fit(x).is_err());
+        assert!(fit(ObjectivePerturbation::new(Loss::Logistic).budget(0.0, 1e-5)).is_err());
+    }
+}
