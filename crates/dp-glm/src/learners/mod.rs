@@ -18,6 +18,7 @@ macro_rules! budget_setter {
     };
 }
 
+mod amp;
 mod dpambssgd;
 mod dpgd;
 mod dpsgd;
@@ -30,6 +31,7 @@ mod ssp;
 #[cfg(test)]
 mod testdata;
 
+pub use amp::Amp;
 pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
 pub use dpsgd::{DpSgd, SgdNoise};
