@@ -26,6 +26,7 @@ mod dpssgd;
 mod jl_gd;
 mod nonconvex;
 mod objpert;
+mod output_perturbation;
 mod projected;
 mod ssp;
 #[cfg(test)]
@@ -39,6 +40,7 @@ pub use dpssgd::DpSsgd;
 pub use jl_gd::JlNoisyGd;
 pub use nonconvex::NonConvexDpGd;
 pub use objpert::{ObjPertBounds, ObjectivePerturbation};
+pub use output_perturbation::OutputPerturbation;
 pub use projected::NoisyProjectedGd;
 pub use ssp::Ssp;
 
