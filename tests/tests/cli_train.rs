@@ -196,8 +196,11 @@ fn every_implemented_algorithm_trains_within_budget() {
         s.push_str(&format!("{a},{b},{}\n", 0.6 * a - 0.2 * b));
     }
     std::fs::write(&reg, s).unwrap();
-    let cases: [(&str, &str, &PathBuf); 7] = [
+    let cases: [(&str, &str, &PathBuf); 10] = [
         ("dp-gd", "logistic", &train),
+        ("objpert", "logistic", &train),
+        ("amp", "logistic", &train),
+        ("output-perturbation", "logistic", &train),
         ("dp-sgd", "logistic", &train),
         ("noisy-gd", "logistic", &train),
         ("jl-noisy-gd", "logistic", &train),
@@ -236,22 +239,40 @@ fn every_implemented_algorithm_trains_within_budget() {
             "{alg}: {out}"
         );
     }
-    // Algorithms of the next issue are refused, not faked.
-    let (code, _, err) = dpglm(&[
+    // AMP's own flags: accepted by amp, refused elsewhere; the report carries τ and σ_out.
+    let model = dir.join("amp.json");
+    let base = [
         "train",
         "--data",
         train.to_str().unwrap(),
         "--label",
         "label",
-        "--algorithm",
-        "objpert",
         "--loss",
         "logistic",
         "--epsilon",
         "1",
         "--delta",
         "1e-5",
-    ]);
+        "--seed",
+        "3",
+        "--tau",
+        "1e-4",
+        "--sigma-out",
+        "0.1",
+    ];
+    let with = |alg: &str, extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(&["--algorithm", alg]);
+        args.extend_from_slice(extra);
+        dpglm(&args)
+    };
+    let (code, _, err) = with("amp", &["--out", model.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let text = m.to_string();
+    assert!(text.contains("sigma_out") && text.contains("0.1"), "{text}");
+    assert!(text.contains("objective perturbation"), "{text}");
+    let (code, _, err) = with("objpert", &[]);
     assert_eq!(code, 2);
-    assert!(err.contains("not available"), "{err}");
+    assert!(err.contains("--tau does not apply"), "{err}");
 }

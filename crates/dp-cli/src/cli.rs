@@ -170,6 +170,12 @@ pub(crate) struct TrainArgs {
     /// JL target dimension (jl-noisy-gd).
     #[arg(long)]
     pub k: Option<usize>,
+    /// AMP's gradient-norm tolerance τ (default 5e-4).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    /// AMP's output noise σ_out (default 0.15).
+    #[arg(long)]
+    pub sigma_out: Option<f64>,
     /// Seed of a reproducible (non-cryptographic) noise stream, for experiments only; without
     /// it the noise comes from the OS-seeded CSPRNG.
     #[arg(long)]

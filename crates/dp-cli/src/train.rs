@@ -7,8 +7,8 @@ use std::time::Instant;
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_bench::data::{Format, LoadedData, read_dataset};
 use dp_glm::{
-    Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
-    NoisyProjectedGd, PrivacyReport, Ssp,
+    Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
+    NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
 };
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use serde_json::{Value, json};
@@ -250,13 +250,27 @@ fn squared_only(a: &TrainArgs, loss: Loss) -> Result<(), CliError> {
 }
 
 /// Builds the chosen learner from the flags and fits it.
+///
+/// `row_bound` is the row-norm bound the preprocessing guarantees (unit rows plus a bias `b`:
+/// `√(1 + b²)`), the default `X` of the algorithms that need one.
 fn fit_model(
     a: &TrainArgs,
     loss: Loss,
     data: &Dataset,
+    row_bound: Option<f64>,
     rng: &mut dyn rand::Rng,
 ) -> Result<LinearModel, CliError> {
     use crate::cli::AlgorithmArg as A;
+    if a.algorithm != A::Amp {
+        unused(
+            a,
+            &[
+                ("--tau", a.tau.is_some()),
+                ("--sigma-out", a.sigma_out.is_some()),
+            ],
+        )?;
+    }
+    let x_bound = a.x_bound.or(row_bound).unwrap_or(1.0);
     let sgd_flags = [
         ("--epochs", a.epochs.is_some()),
         ("--batch-size", a.batch_size.is_some()),
@@ -343,11 +357,50 @@ fn fit_model(
             set(&mut l.batch_size, a.batch_size);
             l.fit(data, rng)
         }
-        other => {
-            return Err(CliError::Usage(format!(
-                "--algorithm {} is not available yet in this build",
-                other.name()
-            )));
+        A::Objpert | A::Amp => {
+            unused(a, &sgd_flags)?;
+            unused(
+                a,
+                &[
+                    ("--steps", a.steps.is_some()),
+                    ("--learning-rate", a.learning_rate.is_some()),
+                    ("--radius", a.radius.is_some()),
+                    ("--y-bound", a.y_bound.is_some()),
+                ],
+            )?;
+            let mut o = ObjectivePerturbation::new(loss);
+            o.x_bound = x_bound;
+            o.clip = a.clip;
+            o.lambda = a.lambda;
+            if a.algorithm == A::Objpert {
+                o.budget = budget(a, o.budget);
+                o.fit(data, rng)
+            } else {
+                let mut l = Amp::new(loss);
+                o.budget = budget(a, l.objpert.budget);
+                l.objpert = o;
+                set(&mut l.tau, a.tau);
+                set(&mut l.sigma_out, a.sigma_out);
+                l.fit(data, rng)
+            }
+        }
+        A::OutputPerturbation => {
+            unused(a, &sgd_flags)?;
+            unused(
+                a,
+                &[
+                    ("--clip", a.clip.is_some()),
+                    ("--steps", a.steps.is_some()),
+                    ("--learning-rate", a.learning_rate.is_some()),
+                ],
+            )?;
+            let mut l = OutputPerturbation::new(loss);
+            l.budget = budget(a, l.budget);
+            l.x_bound = x_bound;
+            set(&mut l.radius, a.radius);
+            set(&mut l.y_bound, a.y_bound);
+            set(&mut l.lambda, a.lambda);
+            l.fit(data, rng)
         }
     };
     fitted.map_err(glm_error)
@@ -379,7 +432,10 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
     };
-    let model = fit_model(a, loss, &data, &mut *rng)?;
+    let row_bound = prep
+        .unit_norm
+        .then(|| (1.0 + prep.bias.map_or(0.0, |b| b * b)).sqrt());
+    let model = fit_model(a, loss, &data, row_bound, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, data.x(), &train.y);
     let test = match &a.test {
