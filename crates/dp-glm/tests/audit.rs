@@ -102,3 +102,25 @@ fn dpsgd_audit_never_exceeds_the_claimed_epsilon() {
         );
     }
 }
+
+#[test]
+fn objective_perturbation_audit_never_exceeds_the_claimed_epsilon() {
+    use dp_glm::ObjectivePerturbation;
+    let mut learner = ObjectivePerturbation::new(Loss::Logistic).budget(2.0, DELTA);
+    learner.lambda = Some(1.0);
+    // The canary (10, 0) is scaled to the row bound X = 1 by the learner itself.
+    let fit =
+        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
+    let claimed = learner
+        .fit(&neighbour(9, true), &mut seeded_rng(0))
+        .expect("fits")
+        .privacy()
+        .epsilon;
+    let found = audit(fit, 2_000, 10_000);
+    eprintln!("ObjPert lambda = 1: claimed {claimed}, audit {found}");
+    assert!(found <= claimed, "audit {found} > claimed {claimed}");
+    assert!(
+        found > 0.15 * claimed,
+        "audit {found} has no power (claimed {claimed})"
+    );
+}
