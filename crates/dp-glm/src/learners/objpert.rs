@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use dp_accounting::{
-    AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, gaussian_sigma,
+    AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
+    gaussian_sigma,
 };
 use dp_optim::{Lbfgs, Noise, Objective};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
@@ -257,33 +258,39 @@ where
     let reference = gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?;
     let lambda0 = (2.0 * b.beta / target.epsilon()).max(1.05 * b.beta);
     let lambda_k = |k: i32| lambda0 * 1.05_f64.powi(k);
-    // Accepted: a σ exists and is at most factor·σ_Gauss; monotone in k.
-    let accepted = |k: i32| -> Result<Option<f64>> {
-        match sigma_at(lambda_k(k)) {
-            Ok(s) if s <= factor * reference => Ok(Some(s)),
-            Ok(_) | Err(Error::Accounting(dp_accounting::Error::Calibration(_))) => Ok(None),
-            Err(e) => Err(e),
-        }
+    // λ is accepted when the calibrated σ is at most factor·σ_Gauss, i.e. (ε being monotone
+    // in σ) when σ = factor·σ_Gauss already meets the target: one accountant evaluation per λ
+    // instead of a calibration. Acceptance is monotone in k (ε falls as λ grows).
+    let ceiling = factor * reference;
+    let accepted = |k: i32| -> Result<bool> {
+        let p = ObjPertParams::new(ceiling, lambda_k(k), b.beta, b.lipschitz)?;
+        let eps = epsilon_of(
+            budget.accountant,
+            budget.neighbouring,
+            &make(p)?,
+            1,
+            target.delta(),
+        )?;
+        Ok(eps <= target.epsilon())
     };
     const TOP: i32 = 600;
-    let Some(mut best) = accepted(TOP)? else {
+    if !accepted(TOP)? {
         return Err(Error::Privacy(format!(
             "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
             lambda_k(TOP)
         )));
-    };
+    }
     let (mut lo, mut hi) = (-1, TOP);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        match accepted(mid)? {
-            Some(s) => {
-                hi = mid;
-                best = s;
-            }
-            None => lo = mid,
+        if mid >= 0 && accepted(mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
         }
     }
-    Ok((best, lambda_k(hi)))
+    let lambda = lambda_k(hi);
+    Ok((sigma_at(lambda)?, lambda))
 }
 
 fn norm(v: ArrayView1<'_, f64>) -> f64 {
