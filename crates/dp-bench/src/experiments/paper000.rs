@@ -52,9 +52,9 @@ impl Experiment for Fig2Dimension {
         let rates: &[f64] = if quick {
             &[0.1, 1.0, 5.0]
         } else {
-            &[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+            &[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
         };
-        let seeds = if quick { 1 } else { 3 };
+        let seeds = if quick { 1 } else { 2 };
         let (train, test) = (&split.train, &split.test);
         let native = train.x.ncols();
         ctx.progress().set_steps(dims.len() as u64);
