@@ -57,6 +57,7 @@ mod loss;
 mod model;
 pub mod preprocess;
 mod report;
+pub mod selection;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};
 pub use data::Dataset;

@@ -30,7 +30,7 @@ mod output_perturbation;
 mod projected;
 mod ssp;
 #[cfg(test)]
-mod testdata;
+pub(crate) mod testdata;
 
 pub use amp::Amp;
 pub use dpambssgd::DpAmbSsgd;
