@@ -74,6 +74,11 @@ impl LinearModel {
         &self.report
     }
 
+    /// The privacy report, for a wrapper that adds to it (notes, never a smaller ε).
+    pub(crate) fn privacy_mut(&mut self) -> &mut PrivacyReport {
+        &mut self.report
+    }
+
     /// `⟨w, x_i⟩ + b` for every row.
     ///
     /// # Errors

@@ -1,7 +1,7 @@
 //! DP-SGD (Abadi et al. 2016; paper 000 §6): Poisson-subsampled clipped gradients with
 //! Gaussian or Gamma-ball noise, any first-order update.
 
-use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
+use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, StepSize, Unconstrained,
     UpdateRule,
@@ -151,6 +151,42 @@ impl DpSgd {
     /// labels outside the loss's domain, an accountant that cannot analyse the mechanism, or a
     /// non-finite result.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        let plan = self.plan(data)?;
+        let (noise, name, value) = match self.noise {
+            SgdNoise::Gaussian => {
+                let sigma = calibrate(&self.budget, plan.steps, |s| {
+                    Mechanism::subsampled_gaussian(s, plan.q)
+                })?;
+                (
+                    NoiseDistribution::Gaussian {
+                        noise_multiplier: sigma,
+                    },
+                    "noise_multiplier",
+                    sigma,
+                )
+            }
+            SgdNoise::GammaBall => {
+                let scale = calibrate(&self.budget, plan.steps, |s| {
+                    Mechanism::gamma_ball(s, plan.q, data.n_features() as u64, plan.clip)
+                })?;
+                (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
+            }
+        };
+        let (theta, ledger) = self.run(data, &plan, noise, rng)?;
+        let report = report(
+            &self.budget,
+            ledger,
+            plan.noise_report(name, value),
+            Vec::new(),
+        )?;
+        LinearModel::new(theta, 0.0, self.loss, report)
+    }
+
+    /// Checks the hyper-parameters against `data` and plans the run (rate, steps).
+    ///
+    /// # Errors
+    /// As [`DpSgd::fit`], before any noise is calibrated.
+    pub(crate) fn plan(&self, data: &Dataset) -> Result<SgdPlan> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
         ensure(
@@ -169,52 +205,78 @@ impl DpSgd {
         self.averaging.check()?;
         data.check_labels(&self.loss)?;
         let n = data.n_samples();
-        let d = data.n_features();
         let q = self.rate(n)?;
-        let schedule = BatchSchedule::Poisson { q };
-        let length = Length::Epochs(self.epochs);
         // The step count does not depend on the noise: plan it with a placeholder.
-        let steps =
-            dp_optim::DpSgd::new(schedule, length, StepSize::Constant(eta), clip, 1.0).steps(n)?;
-        let (noise, name, value) = match self.noise {
-            SgdNoise::Gaussian => {
-                let sigma = calibrate(&self.budget, steps as u64, |s| {
-                    Mechanism::subsampled_gaussian(s, q)
-                })?;
-                (
-                    NoiseDistribution::Gaussian {
-                        noise_multiplier: sigma,
-                    },
-                    "noise_multiplier",
-                    sigma,
-                )
-            }
-            SgdNoise::GammaBall => {
-                let scale = calibrate(&self.budget, steps as u64, |s| {
-                    Mechanism::gamma_ball(s, q, d as u64, clip)
-                })?;
-                (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
-            }
-        };
-        let sgd = dp_optim::DpSgd::new(schedule, length, StepSize::Constant(eta), clip, 1.0)
-            .noise(noise)
-            .update(self.update)
-            .averaging(self.averaging);
+        let steps = dp_optim::DpSgd::new(
+            BatchSchedule::Poisson { q },
+            Length::Epochs(self.epochs),
+            StepSize::Constant(eta),
+            clip,
+            1.0,
+        )
+        .steps(n)? as u64;
+        Ok(SgdPlan {
+            q,
+            steps,
+            clip,
+            eta,
+        })
+    }
+
+    /// Runs the planned DP-SGD on `data` with the given noise; returns the iterate and the
+    /// ledger of what was released.
+    ///
+    /// # Errors
+    /// The optimiser's, or a non-finite result.
+    pub(crate) fn run<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        plan: &SgdPlan,
+        noise: NoiseDistribution,
+        rng: &mut R,
+    ) -> Result<(Array1<f64>, Ledger)> {
+        let sgd = dp_optim::DpSgd::new(
+            BatchSchedule::Poisson { q: plan.q },
+            Length::Epochs(self.epochs),
+            StepSize::Constant(plan.eta),
+            plan.clip,
+            1.0,
+        )
+        .noise(noise)
+        .update(self.update)
+        .averaging(self.averaging);
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let reg = L2Regulariser {
             lambda: self.lambda,
         };
-        let x0 = Array1::zeros(d);
+        let x0 = Array1::zeros(data.n_features());
         let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, None)?;
-        let ledger = ledger_of(sol.ledger)?;
-        let noise = vec![
+        Ok((sol.x, ledger_of(sol.ledger)?))
+    }
+}
+
+/// A checked DP-SGD run: sampling rate, step count, clip and step size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SgdPlan {
+    /// Poisson sampling rate.
+    pub(crate) q: f64,
+    /// Number of steps.
+    pub(crate) steps: u64,
+    /// Clip norm.
+    pub(crate) clip: f64,
+    /// Step size.
+    pub(crate) eta: f64,
+}
+
+impl SgdPlan {
+    /// The noise parameters a report lists, led by `(name, value)`.
+    pub(crate) fn noise_report(&self, name: &str, value: f64) -> Vec<(String, f64)> {
+        vec![
             (name.to_string(), value),
-            ("clip".to_string(), clip),
-            ("sampling_rate".to_string(), q),
-            ("steps".to_string(), steps as f64),
-        ];
-        let report = report(&self.budget, ledger, noise, Vec::new())?;
-        LinearModel::new(sol.x, 0.0, self.loss, report)
+            ("clip".to_string(), self.clip),
+            ("sampling_rate".to_string(), self.q),
+            ("steps".to_string(), self.steps as f64),
+        ]
     }
 }
 

@@ -35,6 +35,7 @@ pub(crate) mod testdata;
 pub use amp::Amp;
 pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
+pub(crate) use dpsgd::SgdPlan;
 pub use dpsgd::{DpSgd, SgdNoise};
 pub use dpssgd::DpSsgd;
 pub use jl_gd::JlNoisyGd;

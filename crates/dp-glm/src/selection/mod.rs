@@ -1,7 +1,10 @@
-//! Private model selection: the generalised exponential mechanism and paper 003's private
-//! grid search over the norm bound.
+//! Private model selection: the generalised exponential mechanism, paper 003's private grid
+//! search over the norm bound, and hyper-parameter tuning of DP-SGD (honest, and a baseline
+//! that is not accounted).
 
 pub mod gem;
 mod grid_search;
+mod tuning;
 
 pub use grid_search::{PrivateGridSearch, RadiusLearner};
+pub use tuning::{HonestTuning, TuningWithoutPrivacyAccounting};
