@@ -2,6 +2,7 @@
 
 mod paper000;
 mod paper001;
+mod paper001_table2;
 mod paper002;
 mod paper003;
 mod paper004;
@@ -18,6 +19,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(paper001::Fig3RdpCurves),
         Box::new(paper001::Fig4Composition),
         Box::new(paper001::Fig5ObjPertVsDpSgd),
+        Box::new(paper001_table2::Table2Accuracy),
         Box::new(paper002::ExcessRisk),
         Box::new(paper003::NoisyGdVsJl),
         Box::new(paper004::ErrorVsSteps),

@@ -58,7 +58,7 @@ fn correct(theta: &Array1<f64>, validation: &Dataset) -> f64 {
 /// The data is split once, at random, into a training part and a validation part
 /// (`validation_fraction`). A trial is DP-SGD on the training part (the base learner's batch
 /// size, epochs, clip, update rule; Gaussian noise) followed by a Gaussian count of its
-/// correct validation predictions with standard deviation `score_noise`. The per-trial noise
+/// correct validation predictions with Gaussian noise (see `score_noise`). The per-trial noise
 /// multiplier is calibrated so that the **whole** tuning meets the base learner's target
 /// (ε, δ).
 ///
@@ -81,8 +81,10 @@ pub struct HonestTuning {
     pub trials: Repetitions,
     /// Share of the rows held out for validation (default 0.2).
     pub validation_fraction: f64,
-    /// Standard deviation of the noise on each validation count (default 10).
-    pub score_noise: f64,
+    /// Standard deviation of the noise on each validation count; default `None`: tied to the
+    /// trial's noise multiplier σ as `σ/(q·√(T/5))`, which keeps the count's RDP at about a
+    /// tenth of the DP-SGD run's (`T` steps at rate `q`) at every ε.
+    pub score_noise: Option<f64>,
 }
 
 impl HonestTuning {
@@ -93,15 +95,21 @@ impl HonestTuning {
             learning_rates,
             trials: Repetitions::Poisson { mean: mean_trials },
             validation_fraction: 0.2,
-            score_noise: 10.0,
+            score_noise: None,
         }
+    }
+
+    /// The standard deviation of the validation-count noise at noise multiplier `sigma`.
+    fn score_std(&self, plan: &SgdPlan, sigma: f64) -> f64 {
+        self.score_noise
+            .unwrap_or_else(|| sigma / (plan.q * (plan.steps as f64 / 5.0).sqrt()))
     }
 
     /// The RDP accountant of one trial at noise multiplier `sigma`.
     fn trial(&self, plan: &SgdPlan, sigma: f64) -> Result<RdpAccountant> {
         let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
         acc.compose(&Mechanism::subsampled_gaussian(sigma, plan.q)?, plan.steps)?;
-        acc.compose(&Mechanism::gaussian(self.score_noise, 1.0)?, 1)?;
+        acc.compose(&Mechanism::gaussian(self.score_std(plan, sigma), 1.0)?, 1)?;
         Ok(acc)
     }
 
@@ -182,12 +190,14 @@ impl HonestTuning {
                 "must be finite and > 0",
             )?;
         }
-        ensure(
-            self.score_noise > 0.0 && self.score_noise.is_finite(),
-            "score_noise",
-            self.score_noise,
-            "must be finite and > 0",
-        )?;
+        if let Some(s) = self.score_noise {
+            ensure(
+                s > 0.0 && s.is_finite(),
+                "score_noise",
+                s,
+                "must be finite and > 0",
+            )?;
+        }
         if self.base.noise != SgdNoise::Gaussian
             || self.base.budget.neighbouring != Neighbouring::AddRemove
         {
@@ -200,12 +210,12 @@ impl HonestTuning {
         let sigma = self.calibrate(&plan)?;
         let spent = self.tuned_epsilon(&plan, sigma)?;
         let k = self.draw_trials(rng)?;
-        let score_law =
-            Normal::new(0.0, self.score_noise).map_err(|_| Error::InvalidHyperParameter {
-                name: "score_noise",
-                value: self.score_noise,
-                reason: "must be finite and > 0",
-            })?;
+        let score_std = self.score_std(&plan, sigma);
+        let score_law = Normal::new(0.0, score_std).map_err(|_| Error::InvalidHyperParameter {
+            name: "score_noise",
+            value: score_std,
+            reason: "must be finite and > 0",
+        })?;
         let mut best: Option<(f64, Array1<f64>, f64)> = None;
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         for _ in 0..k {
@@ -222,7 +232,7 @@ impl HonestTuning {
                     ledger.record(e.mechanism.clone(), e.count, &e.label);
                 }
                 ledger.record(
-                    Mechanism::gaussian(self.score_noise, 1.0)?,
+                    Mechanism::gaussian(score_std, 1.0)?,
                     1,
                     "noisy validation count",
                 );
@@ -243,7 +253,7 @@ impl HonestTuning {
             }
         };
         let mut noise = plan.noise_report("noise_multiplier", sigma);
-        noise.push(("score_noise".to_string(), self.score_noise));
+        noise.push(("score_noise".to_string(), score_std));
         noise.push(("trials_run".to_string(), k as f64));
         noise.push(("chosen_learning_rate".to_string(), lr));
         let report = PrivacyReport {
