@@ -275,4 +275,58 @@ fn every_implemented_algorithm_trains_within_budget() {
     let (code, _, err) = with("objpert", &[]);
     assert_eq!(code, 2);
     assert!(err.contains("--tau does not apply"), "{err}");
+
+    // DP-SGD tuning: honest (accounted) and unaccounted (said so in the model file).
+    let tune = |mode: &str, extra: &[&str], out: &PathBuf| {
+        let mut args = vec![
+            "train",
+            "--data",
+            train.to_str().unwrap(),
+            "--label",
+            "label",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            "dp-sgd",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "9",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "50",
+            "--tune",
+            mode,
+            "--learning-rates",
+            "0.01,0.5",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        dpglm(&args)
+    };
+    let honest = dir.join("honest.json");
+    let (code, out, err) = tune("honest", &["--tune-trials", "3"], &honest);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["epsilon"].as_f64().unwrap() <= 2.0, "{out}");
+    let text = std::fs::read_to_string(&honest).unwrap();
+    assert!(
+        text.contains("Papernot") && text.contains("Poisson(3)"),
+        "{text}"
+    );
+    let dishonest = dir.join("dishonest.json");
+    let (code, _, err) = tune("unaccounted", &[], &dishonest);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&dishonest).unwrap();
+    assert!(text.contains("NOT ACCOUNTED"), "{text}");
+    let (code, _, err) = tune("unaccounted", &["--tune-trials", "3"], &dishonest);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = with("amp", &["--tune", "honest"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--tune does not apply"), "{err}");
 }

@@ -97,6 +97,15 @@ pub(crate) enum PreprocessArg {
     UnitNorm,
 }
 
+/// How `--tune` tunes DP-SGD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TuneArg {
+    /// Papernot–Steinke: a random number of trials, accounted end to end.
+    Honest,
+    /// Every candidate at the full budget; the tuning is not accounted.
+    Unaccounted,
+}
+
 /// `dpglm train`.
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -176,6 +185,17 @@ pub(crate) struct TrainArgs {
     /// AMP's output noise σ_out (default 0.15).
     #[arg(long)]
     pub sigma_out: Option<f64>,
+    /// Tune DP-SGD's learning rate over `--learning-rates`: `honest` (Papernot–Steinke,
+    /// accounted) or `unaccounted` (every rate at the full budget; the report says the tuning
+    /// is not accounted).
+    #[arg(long, value_enum)]
+    pub tune: Option<TuneArg>,
+    /// Candidate learning rates for `--tune`, comma-separated.
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub learning_rates: Option<Vec<f64>>,
+    /// Mean number of trials for `--tune honest` (K ~ Poisson; default: the number of rates).
+    #[arg(long)]
+    pub tune_trials: Option<f64>,
     /// Seed of a reproducible (non-cryptographic) noise stream, for experiments only; without
     /// it the noise comes from the OS-seeded CSPRNG.
     #[arg(long)]

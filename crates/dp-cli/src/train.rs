@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_bench::data::{Format, LoadedData, read_dataset};
+use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
     NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
@@ -270,6 +271,16 @@ fn fit_model(
             ],
         )?;
     }
+    if a.algorithm != A::DpSgd {
+        unused(
+            a,
+            &[
+                ("--tune", a.tune.is_some()),
+                ("--learning-rates", a.learning_rates.is_some()),
+                ("--tune-trials", a.tune_trials.is_some()),
+            ],
+        )?;
+    }
     let x_bound = a.x_bound.or(row_bound).unwrap_or(1.0);
     let sgd_flags = [
         ("--epochs", a.epochs.is_some()),
@@ -308,7 +319,7 @@ fn fit_model(
             set(&mut l.batch_size, a.batch_size);
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
-            l.fit(data, rng)
+            tuned_sgd(a, l, data, rng)
         }
         A::NoisyGd | A::JlNoisyGd => {
             unused(a, &sgd_flags)?;
@@ -404,6 +415,46 @@ fn fit_model(
         }
     };
     fitted.map_err(glm_error)
+}
+
+/// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
+fn tuned_sgd(
+    a: &TrainArgs,
+    l: DpSgd,
+    data: &Dataset,
+    rng: &mut dyn rand::Rng,
+) -> dp_glm::Result<LinearModel> {
+    use crate::cli::TuneArg;
+    let Some(tune) = a.tune else {
+        if a.learning_rates.is_some() || a.tune_trials.is_some() {
+            return Err(dp_glm::Error::InvalidHyperParameter {
+                name: "tune",
+                value: f64::NAN,
+                reason: "--learning-rates and --tune-trials need --tune honest|unaccounted",
+            });
+        }
+        return l.fit(data, rng);
+    };
+    let rates = a
+        .learning_rates
+        .clone()
+        .unwrap_or_else(|| vec![l.learning_rate]);
+    match tune {
+        TuneArg::Honest => {
+            let mean = a.tune_trials.unwrap_or(rates.len() as f64);
+            HonestTuning::new(l, rates, mean).fit(data, rng)
+        }
+        TuneArg::Unaccounted => {
+            if a.tune_trials.is_some() {
+                return Err(dp_glm::Error::InvalidHyperParameter {
+                    name: "tune_trials",
+                    value: a.tune_trials.unwrap_or(f64::NAN),
+                    reason: "applies to --tune honest only",
+                });
+            }
+            TuningWithoutPrivacyAccounting::new(l, rates).fit(data, rng)
+        }
+    }
 }
 
 /// `dpglm train`.
