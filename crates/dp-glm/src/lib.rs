@@ -64,7 +64,7 @@ pub use data::Dataset;
 pub use error::{Error, Result};
 pub use glm::{GlmObjective, Scale};
 pub use jl::{JlKind, JlProjection};
-pub use learners::{Amp, ObjPertBounds, ObjectivePerturbation, OutputPerturbation};
+pub use learners::{Amp, AmpSolver, ObjPertBounds, ObjectivePerturbation, OutputPerturbation};
 pub use learners::{Budget, DpGd};
 pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};

@@ -32,7 +32,7 @@ mod ssp;
 #[cfg(test)]
 pub(crate) mod testdata;
 
-pub use amp::Amp;
+pub use amp::{Amp, AmpSolver};
 pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
 pub(crate) use dpsgd::SgdPlan;

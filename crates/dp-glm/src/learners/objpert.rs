@@ -8,7 +8,7 @@ use dp_accounting::{
     AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
     gaussian_sigma,
 };
-use dp_optim::{Lbfgs, Noise, Objective};
+use dp_optim::{FiniteSum, GlmSum, Lbfgs, Noise, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
 
@@ -331,12 +331,57 @@ impl<'a> Perturbed<'a> {
 
     /// L-BFGS from 0 to `‖∇J‖ ≤ tol` (the result is checked by the caller).
     pub(crate) fn minimise(&self, tol: f64) -> Result<Array1<f64>> {
-        let x0 = Array1::zeros(self.dim());
+        self.minimise_from(Array1::zeros(self.dim()), tol)
+    }
+
+    /// L-BFGS from `x0` to `‖∇J‖ ≤ tol`.
+    pub(crate) fn minimise_from(&self, x0: Array1<f64>, tol: f64) -> Result<Array1<f64>> {
         let sol = Lbfgs::new()
             .max_iters(10_000)
             .grad_tol(tol)
             .minimize(self, x0.view(), None)?;
         Ok(sol.x)
+    }
+
+    /// SAG from `x0` to `‖∇J‖ ≤ tol`, with the per-term smoothness `β + λ/n`.
+    pub(crate) fn minimise_sag<R: Rng + ?Sized>(
+        &self,
+        x0: Array1<f64>,
+        beta: f64,
+        tol: f64,
+        rng: &mut R,
+    ) -> Result<Array1<f64>> {
+        let n = self.n_terms() as f64;
+        let sol = Sag::new(beta + self.glm.lambda() / n)
+            .grad_tol(tol)
+            .minimize(self, x0.view(), rng, None)?;
+        Ok(sol.x)
+    }
+}
+
+/// `J` as a finite sum of GLM terms with the regulariser `(λ/2)‖θ‖² + bᵀθ` (for SAG).
+impl FiniteSum for Perturbed<'_> {
+    fn n_terms(&self) -> usize {
+        self.glm.n_terms()
+    }
+
+    fn batch_grad(&self, x: ArrayView1<'_, f64>, batch: &[usize], grad: ArrayViewMut1<'_, f64>) {
+        self.glm.batch_grad(x, batch, grad);
+    }
+
+    fn regulariser_grad(&self, x: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) {
+        self.glm.regulariser_grad(x, grad.view_mut());
+        grad += &self.linear;
+    }
+}
+
+impl GlmSum for Perturbed<'_> {
+    fn term_scalar(&self, x: ArrayView1<'_, f64>, i: usize) -> f64 {
+        self.glm.term_scalar(x, i)
+    }
+
+    fn add_scaled_row(&self, i: usize, c: f64, grad: ArrayViewMut1<'_, f64>) {
+        self.glm.add_scaled_row(i, c, grad);
     }
 }
 
