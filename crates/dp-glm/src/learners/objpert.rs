@@ -262,19 +262,19 @@ where
     // in σ) when σ = factor·σ_Gauss already meets the target: one accountant evaluation per λ
     // instead of a calibration. Acceptance is monotone in k (ε falls as λ grows).
     let ceiling = factor * reference;
-    let accepted = |k: i32| -> Result<bool> {
-        let p = ObjPertParams::new(ceiling, lambda_k(k), b.beta, b.lipschitz)?;
+    let meets = |sigma: f64, lambda: f64| -> Result<bool> {
+        let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
         let eps = epsilon_of(
             budget.accountant,
             budget.neighbouring,
-            &make(p)?,
+            &mech,
             1,
             target.delta(),
         )?;
         Ok(eps <= target.epsilon())
     };
     const TOP: i32 = 600;
-    if !accepted(TOP)? {
+    if !meets(ceiling, lambda_k(TOP))? {
         return Err(Error::Privacy(format!(
             "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
             lambda_k(TOP)
@@ -283,15 +283,29 @@ where
     let (mut lo, mut hi) = (-1, TOP);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        if mid >= 0 && accepted(mid)? {
+        if mid >= 0 && meets(ceiling, lambda_k(mid))? {
             hi = mid;
         } else {
             lo = mid;
         }
     }
     let lambda = lambda_k(hi);
-    Ok((sigma_at(lambda)?, lambda))
+    // σ = ceiling is feasible at this λ; below σ_Gauss nothing is (ObjPert is never more
+    // private than the Gaussian with the same σ, paper 001 Lemma 3.4): bisect that bracket.
+    let (mut lo, mut hi) = (reference, ceiling);
+    while hi / lo > 1.0 + SIGMA_TOL {
+        let mid = (lo * hi).sqrt();
+        if meets(mid, lambda)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok((hi, lambda))
 }
+
+/// Relative precision of the rule's σ: 1e-4 (its feasible end is returned).
+const SIGMA_TOL: f64 = 1e-4;
 
 fn norm(v: ArrayView1<'_, f64>) -> f64 {
     v.dot(&v).sqrt()
