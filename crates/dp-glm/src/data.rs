@@ -77,6 +77,14 @@ impl Dataset {
     pub fn y(&self) -> ArrayView1<'_, f64> {
         self.y.view()
     }
+    /// The rows at `idx` (in that order; indices below `n`, as the parts of a permutation
+    /// are), as a new dataset; [`Error::EmptyData`] when `idx` is empty.
+    pub(crate) fn select_rows(&self, idx: &[usize]) -> Result<Self> {
+        Self::new(
+            self.x.select(ndarray::Axis(0), idx),
+            self.y.select(ndarray::Axis(0), idx),
+        )
+    }
 
     /// `‖x_i‖` for every row (computed once, without overflow or underflow in the squares; a
     /// row whose true norm exceeds `f64::MAX` has norm `+∞`).

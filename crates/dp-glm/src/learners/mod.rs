@@ -150,6 +150,24 @@ pub(crate) fn ledger_of(ledger: Option<Ledger>) -> Result<Ledger> {
     ledger.ok_or_else(|| Error::Privacy("the optimiser returned no ledger".into()))
 }
 
+/// The self-bounding gradient bound `G = X(√(2H)·Y + H·B·X)` on the ball of radius `B`
+/// (MATH §9, paper 003): `|φ'| ≤ √(2Hφ)` and `φ ≤ Λ(B)` there.
+///
+/// # Errors
+/// `B`, `X` or `Y` not finite and positive.
+pub(crate) fn self_bounding_gradient(
+    loss: crate::loss::Loss,
+    radius: f64,
+    x_bound: f64,
+    y_bound: f64,
+) -> Result<f64> {
+    let b = positive("radius", radius)?;
+    let x = positive("x_bound", x_bound)?;
+    let y = positive("y_bound", y_bound)?;
+    let h = loss.smoothness();
+    Ok(x * ((2.0 * h).sqrt() * y + h * b * x))
+}
+
 /// Checks a hyper-parameter is finite and positive.
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {

@@ -6,7 +6,7 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::bounded_rows;
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, positive, report, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -66,11 +66,7 @@ impl OutputPerturbation {
     /// # Errors
     /// `B`, `X` or `Y` not finite and positive.
     pub fn gradient_bound(&self) -> Result<f64> {
-        let b = positive("radius", self.radius)?;
-        let x = positive("x_bound", self.x_bound)?;
-        let y = positive("y_bound", self.y_bound)?;
-        let h = self.loss.smoothness();
-        Ok(x * ((2.0 * h).sqrt() * y + h * b * x))
+        self_bounding_gradient(self.loss, self.radius, self.x_bound, self.y_bound)
     }
 
     /// The L2 sensitivity of the released point on `n` records: `2G/(λn)` plus twice the

@@ -6,7 +6,7 @@ use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, ledger_of, positive, report, self_bounding_gradient};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -77,11 +77,7 @@ impl NoisyProjectedGd {
     /// # Errors
     /// `B`, `X` or `Y` not finite and positive.
     pub fn gradient_bound(&self) -> Result<f64> {
-        let b = positive("radius", self.radius)?;
-        let x = positive("x_bound", self.x_bound)?;
-        let y = positive("y_bound", self.y_bound)?;
-        let h = self.loss.smoothness();
-        Ok(x * ((2.0 * h).sqrt() * y + h * b * x))
+        self_bounding_gradient(self.loss, self.radius, self.x_bound, self.y_bound)
     }
 
     /// Fits the model.

@@ -2,12 +2,12 @@
 //! report-noisy-max on a held-out part.
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism};
-use ndarray::Axis;
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_distr::{Distribution, Exp1};
 
 use super::grid_search::RadiusLearner;
+use super::{clipped_mean_loss, loss_bound};
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
 use crate::learners::{Budget, report};
@@ -80,20 +80,16 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
         ensure(part >= 1, "n", n as f64, "needs at least one row per part")?;
         let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(rng);
-        let take = |idx: &[usize]| {
-            Dataset::new(data.x().select(Axis(0), idx), data.y().select(Axis(0), idx))
-        };
-        let held_out = take(&order[m * part..])?;
+        let held_out = data.select_rows(&order[m * part..])?;
         let loss = self.learner.loss();
-        let h = loss.smoothness();
-        let cap = (self.y_bound + (h / 2.0).sqrt() * self.radius * self.x_bound).powi(2);
+        let cap = loss_bound(loss, self.radius, self.x_bound, self.y_bound);
         let sensitivity = cap / held_out.n_samples() as f64;
         let eps_sel = self.epsilon / 2.0;
         let scale = 2.0 * sensitivity / eps_sel;
         let mut best: Option<(f64, LinearModel, usize)> = None;
         let mut ledger = Ledger::new(rel);
         for j in 0..m {
-            let train = take(&order[j * part..(j + 1) * part])?;
+            let train = data.select_rows(&order[j * part..(j + 1) * part])?;
             let model =
                 self.learner
                     .fit_at(self.radius, self.epsilon / 2.0, self.delta, &train, rng)?;
@@ -103,13 +99,7 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
                     ledger.record(e.mechanism.clone(), e.count, &label);
                 }
             }
-            let z = held_out.x().dot(&model.coef());
-            let score = z
-                .iter()
-                .zip(held_out.y())
-                .map(|(&z, &y)| loss.value(z, y).clamp(0.0, cap))
-                .sum::<f64>()
-                / held_out.n_samples() as f64;
+            let score = clipped_mean_loss(model.coef(), &held_out, loss, cap);
             // Laplace noise as the difference of two unit exponentials.
             let e1: f64 = Exp1.sample(rng);
             let e2: f64 = Exp1.sample(rng);

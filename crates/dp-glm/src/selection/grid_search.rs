@@ -1,11 +1,12 @@
 //! Private grid search over the norm bound `B` (paper 003, Alg. 4).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
-use ndarray::{Array1, Axis};
+use ndarray::Array1;
 use rand::Rng;
 use rand::seq::SliceRandom;
 
 use super::gem::{Candidate, select};
+use super::{clipped_mean_loss, loss_bound};
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
 use crate::learners::{Budget, DpGd, NoisyProjectedGd, report};
@@ -131,8 +132,7 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
 
     /// `Λ(B) = (Y + √(H/2)·B·X)²`, the bound on a non-negative `H`-smooth loss on the ball.
     pub fn loss_bound(&self, radius: f64) -> f64 {
-        let h = self.learner.loss().smoothness();
-        (self.y_bound + (h / 2.0).sqrt() * radius * self.x_bound).powi(2)
+        loss_bound(self.learner.loss(), radius, self.x_bound, self.y_bound)
     }
 
     /// Runs the search; the returned model's report names the chosen radius (`0` for the zero
@@ -173,10 +173,10 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
         ensure(n >= 4, "n", n as f64, "needs at least 4 rows to split")?;
         let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(rng);
-        let half = |idx: &[usize]| {
-            Dataset::new(data.x().select(Axis(0), idx), data.y().select(Axis(0), idx))
-        };
-        let (s1, s2) = (half(&order[..n / 2])?, half(&order[n / 2..])?);
+        let (s1, s2) = (
+            data.select_rows(&order[..n / 2])?,
+            data.select_rows(&order[n / 2..])?,
+        );
         let m = s2.n_samples() as f64;
         let loss = self.learner.loss();
         let (eps_run, delta_run) = (
@@ -197,13 +197,7 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
                 );
             }
             let cap = self.loss_bound(radius);
-            let z = s2.x().dot(&model.coef());
-            let score = z
-                .iter()
-                .zip(s2.y())
-                .map(|(&z, &y)| loss.value(z, y).clamp(0.0, cap))
-                .sum::<f64>()
-                / m;
+            let score = clipped_mean_loss(model.coef(), &s2, loss, cap);
             candidates.push(Candidate {
                 score,
                 sensitivity: cap / m,

@@ -5,7 +5,7 @@ use dp_accounting::{
     Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned,
 };
 use dp_optim::NoiseDistribution;
-use ndarray::{Array1, Axis};
+use ndarray::Array1;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Normal, Poisson};
@@ -34,9 +34,29 @@ fn split<R: Rng + ?Sized>(
     let m = ((fraction * n as f64).ceil() as usize).clamp(1, n - 1);
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(rng);
-    let take =
-        |idx: &[usize]| Dataset::new(data.x().select(Axis(0), idx), data.y().select(Axis(0), idx));
-    Ok((take(&order[m..])?, take(&order[..m])?))
+    Ok((
+        data.select_rows(&order[m..])?,
+        data.select_rows(&order[..m])?,
+    ))
+}
+
+/// Checks a learning-rate grid: non-empty, every rate finite and positive.
+fn check_rates(rates: &[f64]) -> Result<()> {
+    ensure(
+        !rates.is_empty(),
+        "learning_rates",
+        0.0,
+        "needs at least one candidate",
+    )?;
+    for &lr in rates {
+        ensure(
+            lr > 0.0 && lr.is_finite(),
+            "learning_rate",
+            lr,
+            "must be finite and > 0",
+        )?;
+    }
+    Ok(())
 }
 
 /// The number of validation rows whose predicted sign matches the label.
@@ -176,20 +196,7 @@ impl HonestTuning {
     /// Invalid settings (no learning rates, a non-Gaussian or replace-one base, bad split or
     /// score noise), calibration failure, the trials' errors.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        ensure(
-            !self.learning_rates.is_empty(),
-            "learning_rates",
-            0.0,
-            "needs at least one candidate",
-        )?;
-        for &lr in &self.learning_rates {
-            ensure(
-                lr > 0.0 && lr.is_finite(),
-                "learning_rate",
-                lr,
-                "must be finite and > 0",
-            )?;
-        }
+        check_rates(&self.learning_rates)?;
         if let Some(s) = self.score_noise {
             ensure(
                 s > 0.0 && s.is_finite(),
@@ -338,12 +345,7 @@ impl TuningWithoutPrivacyAccounting {
     /// # Errors
     /// No learning rates, a bad split, the runs' errors.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        ensure(
-            !self.learning_rates.is_empty(),
-            "learning_rates",
-            0.0,
-            "needs at least one candidate",
-        )?;
+        check_rates(&self.learning_rates)?;
         let (train, validation) = split(data, self.validation_fraction, rng)?;
         let mut best: Option<(f64, LinearModel)> = None;
         for &lr in &self.learning_rates {
