@@ -275,6 +275,13 @@ fn every_implemented_algorithm_trains_within_budget() {
     let (code, _, err) = with("objpert", &[]);
     assert_eq!(code, 2);
     assert!(err.contains("--tau does not apply"), "{err}");
+    // AMP's analysis covers add/remove only: replace-one is refused, naming the flag.
+    let (code, _, err) = with("amp", &["--neighbouring", "replace-one"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--neighbouring") && err.contains("add-remove"),
+        "{err}"
+    );
 
     // DP-SGD tuning: honest (accounted) and unaccounted (said so in the model file).
     let tune = |mode: &str, extra: &[&str], out: &PathBuf| {

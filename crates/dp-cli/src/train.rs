@@ -47,6 +47,9 @@ fn glm_error(e: dp_glm::Error) -> CliError {
             "invalid value for --{name}: {} ({reason})",
             show(value)
         )),
+        e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
+            CliError::Usage(format!("invalid value for --neighbouring: {e}"))
+        }
         e @ (dp_glm::Error::LabelOutOfDomain { .. }
         | dp_glm::Error::NonFinite { .. }
         | dp_glm::Error::EmptyData { .. }

@@ -70,6 +70,20 @@ pub enum Error {
         /// What needed convexity.
         what: &'static str,
     },
+    /// The learner's privacy analysis is stated under one neighbouring relation and the
+    /// budget asks for the other.
+    #[error(
+        "{learner}'s guarantee is stated under {supported} neighbours only; the budget asks \
+         for {requested}"
+    )]
+    UnsupportedNeighbouring {
+        /// The learner.
+        learner: &'static str,
+        /// The relation the budget asks for.
+        requested: dp_accounting::Neighbouring,
+        /// The only relation the learner's analysis covers.
+        supported: dp_accounting::Neighbouring,
+    },
     /// A privacy check failed: the model is not released.
     #[error("privacy check failed: {0}")]
     Privacy(String),

@@ -100,11 +100,10 @@ impl DpAmbSsgd {
             positive("log_factor", k)?;
         }
         self.budget.target()?;
-        if self.budget.neighbouring != Neighbouring::ReplaceOne {
-            return Err(Error::Privacy(
-                "DP-AMBSSGD's parallel-composition guarantee is stated under replace-one".into(),
-            ));
-        }
+        self.budget.require_relation(
+            Neighbouring::ReplaceOne,
+            "DP-AMBSSGD (parallel composition)",
+        )?;
         let n = data.n_samples();
         if n < b + s {
             return Err(Error::InvalidHyperParameter {
@@ -291,7 +290,7 @@ mod tests {
         ));
         let mut m = learner(2);
         m.budget.neighbouring = Neighbouring::AddRemove;
-        assert!(matches!(bad(m), Err(Error::Privacy(_))));
+        assert!(matches!(bad(m), Err(Error::UnsupportedNeighbouring { .. })));
         let mut m = learner(2);
         m.budget.accountant = AccountantKind::Exact;
         assert!(matches!(bad(m), Err(Error::Accounting(_))));

@@ -160,11 +160,8 @@ impl DpSsgd {
         let zeta = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
         let target = self.budget.target()?;
-        if self.budget.neighbouring != Neighbouring::ReplaceOne {
-            return Err(Error::Privacy(
-                "DP-SSGD's shuffling guarantee is stated under replace-one".into(),
-            ));
-        }
+        self.budget
+            .require_relation(Neighbouring::ReplaceOne, "DP-SSGD (shuffling)")?;
         let n = data.n_samples();
         if n < 2 {
             return Err(Error::InvalidHyperParameter {
@@ -293,7 +290,10 @@ mod tests {
         assert!(bad(DpSsgd::new().budget(-1.0, 1e-5), &data).is_err());
         let mut m = DpSsgd::new();
         m.budget.neighbouring = Neighbouring::AddRemove;
-        assert!(matches!(bad(m, &data), Err(Error::Privacy(_))));
+        assert!(matches!(
+            bad(m, &data),
+            Err(Error::UnsupportedNeighbouring { .. })
+        ));
         let one = Dataset::new(ndarray::array![[1.0]], ndarray::array![1.0]).unwrap();
         assert!(matches!(
             bad(DpSsgd::new(), &one),

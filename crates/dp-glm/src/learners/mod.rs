@@ -86,6 +86,27 @@ impl Budget {
     pub fn target(&self) -> Result<Target> {
         Target::new(self.epsilon, self.delta).map_err(Error::from)
     }
+
+    /// Checks that the budget's relation is `supported`, the only one `learner`'s analysis
+    /// covers.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedNeighbouring`] otherwise.
+    pub(crate) fn require_relation(
+        &self,
+        supported: Neighbouring,
+        learner: &'static str,
+    ) -> Result<()> {
+        if self.neighbouring == supported {
+            Ok(())
+        } else {
+            Err(Error::UnsupportedNeighbouring {
+                learner,
+                requested: self.neighbouring,
+                supported,
+            })
+        }
+    }
 }
 
 /// The smallest noise parameter for which `steps` applications of `make(x)` meet `budget`.

@@ -169,8 +169,12 @@ impl ObjPertBounds {
     }
 }
 
-/// Rounds a bound up past the float error of the row projection (`‖x‖ ≤ X(1 + 4u)`).
-const BOUND_SLACK: f64 = 1.0 + 1e-12;
+/// Rounds `L` and `β` up past the rows [`bounded_rows`] keeps: their true norms are at most
+/// `X(1 + KEEP_SLACK)`, and `(1 + KEEP_SLACK)² ≤ BOUND_SLACK`.
+pub(crate) const BOUND_SLACK: f64 = 1.0 + 1e-10;
+
+/// Relative margin above `X` within which a row's true norm may lie (see [`bounded_rows`]).
+const KEEP_SLACK: f64 = 1e-11;
 
 pub(crate) fn bounds(loss: Loss, x_bound: f64, clip: Option<f64>) -> Result<ObjPertBounds> {
     loss.validate()?;
@@ -202,12 +206,18 @@ pub(crate) fn bounds(loss: Loss, x_bound: f64, clip: Option<f64>) -> Result<ObjP
     })
 }
 
-/// `data` with every row longer than `x_bound` scaled to that norm (borrowed when none is).
+/// `data` with every row longer than `r` scaled to norm `r`, where
+/// `r = X(1 + KEEP_SLACK − 2(d + 4)u)`: a computed norm is within `(d/2 + 2)u` of the true
+/// one (`u` the unit round-off), so every row's true norm is at most `X(1 + KEEP_SLACK)`, for
+/// any `d`. Borrowed when no row is longer than `r` — as for rows already scaled to norm `X`
+/// exactly, whose computed norms land a few `u` above it.
 pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Dataset>> {
-    if data.row_norms().iter().all(|&r| r <= x_bound) {
+    let d = data.n_features() as f64;
+    let radius = x_bound * (1.0 + KEEP_SLACK - 2.0 * (d + 4.0) * f64::EPSILON);
+    if data.row_norms().iter().all(|&r| r <= radius) {
         return Ok(Cow::Borrowed(data));
     }
-    let x = BallProjector::new(x_bound)?.transform(data.x())?;
+    let x = BallProjector::new(radius)?.transform(data.x())?;
     Ok(Cow::Owned(Dataset::new(x, data.y().to_owned())?))
 }
 
@@ -234,6 +244,10 @@ where
     F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
 {
     let target = budget.target()?;
+    budget.require_relation(
+        Neighbouring::AddRemove,
+        "objective perturbation (paper 001)",
+    )?;
     let sigma_at = |lambda: f64| -> Result<f64> {
         let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
             make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
@@ -262,7 +276,8 @@ where
     // in σ) when σ = factor·σ_Gauss already meets the target: one accountant evaluation per λ
     // instead of a calibration. Acceptance is monotone in k (ε falls as λ grows).
     let ceiling = factor * reference;
-    let meets = |sigma: f64, lambda: f64| -> Result<bool> {
+    // ε(σ, λ) − target: feasible when ≤ 0, non-increasing in σ and in λ.
+    let excess = |sigma: f64, lambda: f64| -> Result<f64> {
         let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
         let eps = epsilon_of(
             budget.accountant,
@@ -271,37 +286,128 @@ where
             1,
             target.delta(),
         )?;
-        Ok(eps <= target.epsilon())
+        Ok(eps - target.epsilon())
     };
     const TOP: i32 = 600;
-    if !meets(ceiling, lambda_k(TOP))? {
+    let top = excess(ceiling, lambda_k(TOP))?;
+    if top > 0.0 {
         return Err(Error::Privacy(format!(
             "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
             lambda_k(TOP)
         )));
     }
-    let (mut lo, mut hi) = (-1, TOP);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if mid >= 0 && meets(ceiling, lambda_k(mid))? {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    let lambda = lambda_k(hi);
+    let first = excess(ceiling, lambda_k(0))?;
+    let k = if first <= 0.0 {
+        0
+    } else {
+        // The smallest accepted k, searched in u = log(1 − β/λ_k) = −c (ε is close to affine
+        // in c, so the secant lands near it); each point is snapped to the grid.
+        let u_of = |k: f64| (-b.beta / lambda_k(k as i32)).ln_1p();
+        let k_of = |u: f64| (b.beta / -u.exp_m1() / lambda0).ln() / 1.05_f64.ln();
+        let (u, _) = smallest_feasible(
+            (u_of(0.0), first),
+            (u_of(f64::from(TOP)), top),
+            |ua, ub| k_of(ub).round() - k_of(ua).round() <= 1.0,
+            |ua, ub, u, moved| {
+                let (ka, kb) = (k_of(ua).round(), k_of(ub).round());
+                let k = match moved {
+                    Moved::Feasible => k_of(u).floor(),
+                    _ => k_of(u).ceil(),
+                };
+                u_of(k.clamp(ka + 1.0, kb - 1.0))
+            },
+            |u| excess(ceiling, lambda_k(k_of(u).round() as i32)),
+        )?;
+        k_of(u).round() as i32
+    };
+    let lambda = lambda_k(k);
     // σ = ceiling is feasible at this λ; below σ_Gauss nothing is (ObjPert is never more
-    // private than the Gaussian with the same σ, paper 001 Lemma 3.4): bisect that bracket.
-    let (mut lo, mut hi) = (reference, ceiling);
-    while hi / lo > 1.0 + SIGMA_TOL {
-        let mid = (lo * hi).sqrt();
-        if meets(mid, lambda)? {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
+    // private than the Gaussian with the same σ, paper 001 Lemma 3.4), but if σ_Gauss is
+    // feasible it is the answer. Searched in log σ.
+    let at_ceiling = if k == 0 {
+        first
+    } else {
+        excess(ceiling, lambda)?
+    };
+    let at_reference = excess(reference, lambda)?;
+    if at_reference <= 0.0 {
+        return Ok((reference, lambda));
     }
-    Ok((hi, lambda))
+    let (log_sigma, _) = smallest_feasible(
+        (reference.ln(), at_reference),
+        (ceiling.ln(), at_ceiling),
+        |a, b| b - a <= SIGMA_TOL.ln_1p(),
+        |a, b, root, moved| {
+            let lean = match moved {
+                Moved::Feasible => -0.3 * SIGMA_TOL,
+                Moved::Infeasible => 0.3 * SIGMA_TOL,
+                Moved::Neither => 0.0,
+            };
+            (root + lean).clamp(a + 0.25 * SIGMA_TOL, b - 0.25 * SIGMA_TOL)
+        },
+        |x| excess(x.exp(), lambda),
+    )?;
+    // exp(ln σ) may round either way: the σ returned is the one that was evaluated.
+    Ok((log_sigma.exp(), lambda))
+}
+
+/// Which end of a bracket the last evaluation moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moved {
+    Neither,
+    /// The infeasible end: the next proposal should lean towards the feasible one.
+    Infeasible,
+    /// The feasible end: the next proposal should lean towards the infeasible one.
+    Feasible,
+}
+
+/// The smallest feasible point of a non-increasing `f` (feasible: `f ≤ 0`), bracketed by an
+/// infeasible `a` (`f(a) > 0`) and a feasible `b`, until `done(a, b)`. Regula falsi with the
+/// Illinois modification: `propose(a, b, root, moved)` turns the interpolated root into the
+/// next point, strictly inside `(a, b)`, leaning away from the end that moved last so that
+/// both ends close in on the boundary. A bisection step follows two steps in a row that did
+/// not halve the bracket. Returns `(b, f(b))`: always an evaluated feasible point.
+fn smallest_feasible(
+    (mut a, fa): (f64, f64),
+    (mut b, fb): (f64, f64),
+    done: impl Fn(f64, f64) -> bool,
+    propose: impl Fn(f64, f64, f64, Moved) -> f64,
+    mut f: impl FnMut(f64) -> Result<f64>,
+) -> Result<(f64, f64)> {
+    // The values the interpolation uses (Illinois halves a stale end's value); `fb` stays the
+    // true value at `b`.
+    let (mut ga, mut gb, mut fb) = (fa, fb, fb);
+    let mut moved = Moved::Neither;
+    let mut slow = 0;
+    while !done(a, b) {
+        let width = b - a;
+        // NaN values or equal ones give no secant: bisect.
+        let secant = ga > gb;
+        let x = if slow < 2 && secant {
+            propose(a, b, a + width * ga / (ga - gb), moved)
+        } else {
+            0.5 * (a + b)
+        };
+        if !(x > a && x < b) {
+            break;
+        }
+        let fx = f(x)?;
+        if fx <= 0.0 {
+            (b, fb, gb) = (x, fx, fx);
+            if moved == Moved::Feasible {
+                ga *= 0.5;
+            }
+            moved = Moved::Feasible;
+        } else {
+            (a, ga) = (x, fx);
+            if moved == Moved::Infeasible {
+                gb *= 0.5;
+            }
+            moved = Moved::Infeasible;
+        }
+        slow = if b - a > 0.5 * width { slow + 1 } else { 0 };
+    }
+    Ok((b, fb))
 }
 
 /// Relative precision of the rule's σ: 1e-4 (its feasible end is returned).
@@ -457,12 +563,48 @@ mod tests {
     }
 
     #[test]
+    fn smallest_feasible_returns_an_evaluated_feasible_point_at_the_boundary() {
+        let search = |f: &dyn Fn(f64) -> f64, tol: f64| {
+            let mut calls = 0;
+            let (x, fx) = smallest_feasible(
+                (0.0, f(0.0)),
+                (10.0, f(10.0)),
+                |a, b| b - a <= tol,
+                |a, b, root, moved| {
+                    let lean = match moved {
+                        Moved::Feasible => -0.3 * tol,
+                        Moved::Infeasible => 0.3 * tol,
+                        Moved::Neither => 0.0,
+                    };
+                    (root + lean).clamp(a + 0.25 * tol, b - 0.25 * tol)
+                },
+                |x| {
+                    calls += 1;
+                    Ok(f(x))
+                },
+            )
+            .unwrap();
+            assert_eq!(fx, f(x));
+            (x, calls)
+        };
+        // Smooth: the secant finds the boundary in far fewer calls than bisection (34).
+        let root = 2f64.sqrt();
+        let (x, calls) = search(&|x| (root - x) * (1.0 + x), 1e-9);
+        assert!(x >= root && x - root <= 1e-9, "{x}");
+        assert!(calls <= 20, "{calls}");
+        // A step (a discretised accountant can be flat): the bisection fallback still closes.
+        let (x, calls) = search(&|x| if x >= 3.3 { -1.0 } else { 1.0 }, 1e-6);
+        assert!((3.3..=3.3 + 1e-6).contains(&x), "{x}");
+        assert!(calls <= 60, "{calls}");
+    }
+
+    #[test]
     fn paper_defaults_and_the_lambda_rule() {
         let mut l = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
         l.x_bound = 2f64.sqrt();
         let b = l.bounds().unwrap();
-        assert!((b.lipschitz - 2f64.sqrt()).abs() < 1e-11 && b.lipschitz >= 2f64.sqrt());
-        assert!((b.beta - 0.5).abs() < 1e-11 && b.beta >= 0.5);
+        assert!((b.lipschitz - 2f64.sqrt()).abs() < 1e-9 && b.lipschitz >= 2f64.sqrt());
+        assert!((b.beta - 0.5).abs() < 1e-9 && b.beta >= 0.5);
         let (sigma, lambda) = l.calibrate().unwrap();
         let reference = gaussian_sigma(1.0, 1e-5, b.lipschitz).unwrap();
         assert!(sigma <= 1.3 * reference, "{sigma} vs {reference}");
@@ -494,8 +636,8 @@ mod tests {
         l.clip = Some(2.0);
         l.x_bound = 1.5;
         let b = l.bounds().unwrap();
-        assert!(b.clipped.is_some() && (b.lipschitz - 2.0).abs() < 1e-11);
-        assert!((b.beta - 2.25).abs() < 1e-11);
+        assert!(b.clipped.is_some() && (b.lipschitz - 2.0).abs() < 1e-9);
+        assert!((b.beta - 2.25).abs() < 1e-9);
         let m = l.fit(&data, &mut rng(2)).unwrap();
         assert!(m.privacy().epsilon <= 2.0);
         assert!(m.privacy().notes.iter().any(|n| n.contains("clipped loss")));
@@ -513,7 +655,14 @@ mod tests {
         ));
         let mut replace = ObjectivePerturbation::new(Loss::Logistic);
         replace.budget.neighbouring = Neighbouring::ReplaceOne;
-        assert!(fit(replace).is_err());
+        assert!(matches!(
+            fit(replace),
+            Err(Error::UnsupportedNeighbouring {
+                requested: Neighbouring::ReplaceOne,
+                supported: Neighbouring::AddRemove,
+                ..
+            })
+        ));
         let mut small = ObjectivePerturbation::new(Loss::Logistic);
         small.lambda = Some(0.2); // β = 1/4 for X = 1
         assert!(matches!(

@@ -5,7 +5,7 @@ use dp_optim::{GradientDescent, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::bounded_rows;
+use super::objpert::{BOUND_SLACK, bounded_rows};
 use super::{Budget, calibrate, positive, report, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
@@ -93,39 +93,15 @@ impl OutputPerturbation {
     /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
     /// point (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        let n = data.n_samples();
-        let delta_2 = self.sensitivity(n)?;
+        self.budget.require_relation(
+            Neighbouring::ReplaceOne,
+            "output perturbation (paper 003, Alg. 3)",
+        )?;
+        let delta_2 = self.sensitivity(data.n_samples())?;
         let g = self.gradient_bound()?;
-        let clipped = ClippedLoss::new(self.loss, g)?;
         data.check_labels(&self.loss)?;
         let sigma = calibrate(&self.budget, 1, |s| Mechanism::gaussian(s, delta_2))?;
-        let rows = bounded_rows(data, self.x_bound)?;
-        let obj = GlmObjective::clipped(&rows, clipped, self.lambda, Scale::Mean)?;
-        let ball = L2Ball {
-            radius: self.radius,
-        };
-        let smooth = clipped.smoothness() * self.x_bound * self.x_bound + self.lambda;
-        let eta = 1.0 / smooth;
-        let allowed = TOLERANCE * 2.0 * g / (self.lambda * n as f64);
-        let mut w = Array1::zeros(data.n_features());
-        let mut certified = f64::INFINITY;
-        for _ in 0..20 {
-            w = GradientDescent::new(StepSize::Constant(eta))
-                .max_iters(5_000)
-                .grad_tol(0.25 * allowed * self.lambda)
-                .minimize_projected(&obj, &ball, w.view(), None)?
-                .x;
-            certified = distance_bound(&obj, &ball, &w, eta, self.lambda);
-            if certified <= allowed {
-                break;
-            }
-        }
-        if certified.is_nan() || certified > allowed {
-            return Err(Error::Privacy(format!(
-                "projected GD certified only ‖w − w̃‖ ≤ {certified:e} > {allowed:e}: nothing is \
-                 released"
-            )));
-        }
+        let mut w = self.minimiser(data)?;
         let mut z = Array1::zeros(w.len());
         Noise::Gaussian { std: sigma }.sample_into(rng, z.view_mut())?;
         w += &z;
@@ -148,6 +124,48 @@ impl OutputPerturbation {
         )];
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(w, 0.0, self.loss, report)
+    }
+
+    /// The constrained regularised ERM minimiser on `data` (rows projected, loss clipped at
+    /// `G`), certified within `1e-3·2G/(λn)` of the exact one.
+    ///
+    /// # Errors
+    /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; the solver not certifying
+    /// its point.
+    fn minimiser(&self, data: &Dataset) -> Result<Array1<f64>> {
+        let n = data.n_samples();
+        let g = self.gradient_bound()?;
+        let lambda = positive("lambda", self.lambda)?;
+        let clipped = ClippedLoss::new(self.loss, g)?;
+        let rows = bounded_rows(data, self.x_bound)?;
+        let obj = GlmObjective::clipped(&rows, clipped, lambda, Scale::Mean)?;
+        let ball = L2Ball {
+            radius: self.radius,
+        };
+        // The kept rows' norms may exceed X by a relative 1e-11 (see `bounded_rows`).
+        let smooth = clipped.smoothness() * self.x_bound * self.x_bound * BOUND_SLACK + lambda;
+        let eta = 1.0 / smooth;
+        let allowed = TOLERANCE * 2.0 * g / (lambda * n as f64);
+        let mut w = Array1::zeros(data.n_features());
+        let mut certified = f64::INFINITY;
+        for _ in 0..20 {
+            w = GradientDescent::new(StepSize::Constant(eta))
+                .max_iters(5_000)
+                .grad_tol(0.25 * allowed * lambda)
+                .minimize_projected(&obj, &ball, w.view(), None)?
+                .x;
+            certified = distance_bound(&obj, &ball, &w, eta, lambda);
+            if certified <= allowed {
+                break;
+            }
+        }
+        if certified.is_nan() || certified > allowed {
+            return Err(Error::Privacy(format!(
+                "projected GD certified only ‖w − w̃‖ ≤ {certified:e} > {allowed:e}: nothing is \
+                 released"
+            )));
+        }
+        Ok(w)
     }
 }
 
@@ -222,6 +240,43 @@ mod tests {
         let true_distance = w.dot(&w).sqrt();
         assert!(at_w < 1e-8, "{at_w}");
         assert!(at_0 >= true_distance, "{at_0} vs {true_distance}");
+    }
+
+    #[test]
+    fn an_adversarial_replacement_moves_the_minimiser_by_the_stated_sensitivity_and_no_more() {
+        // Squared loss, labels far outside Y: the clip at G decides every gradient. Row 0 is
+        // (e1, +100) in D and (e1, −100) in D'; the other rows (e2, 0) pin the second
+        // coordinate. The minimisers are ±G/(λn)·e1, exactly 2G/(λn) apart: the bound is
+        // attained, never exceeded.
+        let n = 10;
+        let pair = |y0: f64| {
+            let mut x = ndarray::Array2::zeros((n, 2));
+            let mut y = Array1::zeros(n);
+            x[[0, 0]] = 1.0;
+            y[0] = y0;
+            for i in 1..n {
+                x[[i, 1]] = 1.0;
+            }
+            Dataset::new(x, y).unwrap()
+        };
+        let mut l = OutputPerturbation::new(Loss::Squared);
+        l.lambda = 1.0;
+        let g = l.gradient_bound().unwrap();
+        let (w, w2) = (
+            l.minimiser(&pair(100.0)).unwrap(),
+            l.minimiser(&pair(-100.0)).unwrap(),
+        );
+        let shift = (&w - &w2).dot(&(&w - &w2)).sqrt();
+        let exact = 2.0 * g / (l.lambda * n as f64);
+        let stated = l.sensitivity(n).unwrap();
+        assert!(shift <= stated, "{shift} > {stated}");
+        assert!(shift >= 0.998 * exact, "{shift} vs {exact}");
+        // Under add/remove this sensitivity is not the analysis: refused, not mislabelled.
+        l.budget.neighbouring = Neighbouring::AddRemove;
+        assert!(matches!(
+            l.fit(&pair(1.0), &mut rng(1)),
+            Err(Error::UnsupportedNeighbouring { .. })
+        ));
     }
 
     #[test]
