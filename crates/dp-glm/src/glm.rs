@@ -229,8 +229,9 @@ impl<'a> GlmObjective<'a> {
         let mut cs = c.chunks_exact(GROUP);
         for (group, c) in (&mut groups).zip(&mut cs) {
             let r: [&[f64]; GROUP] = std::array::from_fn(|k| row(group[k]));
-            let c: [f64; GROUP] = std::array::from_fn(|k| c[k]);
-            axpy_group(r, c, o);
+            for (j, oj) in o.iter_mut().enumerate() {
+                *oj += r.iter().zip(c).map(|(r, c)| c * r[j]).sum::<f64>();
+            }
         }
         for (&i, &ck) in groups.remainder().iter().zip(cs.remainder()) {
             o.iter_mut().zip(row(i)).for_each(|(o, r)| *o += ck * r);
@@ -292,55 +293,27 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Rows handled together by the batch kernels.
 const GROUP: usize = 4;
-// `axpy_group` spells out the four rows.
-const _: () = assert!(GROUP == 4 && LANES == 4);
 
-/// Lanes per accumulator: `[f64; LANES]` arithmetic compiles to one SIMD instruction.
-const LANES: usize = 4;
-
-/// `[⟨r_k, t⟩]_k` in one pass over `t`, one `LANES`-wide accumulator per row (rows of
-/// `t.len()` entries).
+/// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries).
 #[inline]
 fn dot_group(r: [&[f64]; GROUP], t: &[f64]) -> [f64; GROUP] {
     let n = t.len();
-    let body = n - n % LANES;
-    let mut acc = [[0.0f64; LANES]; GROUP];
-    for (j, tt) in t[..body].chunks_exact(LANES).enumerate() {
+    let r = r.map(|r| &r[..n]);
+    let mut acc = [[0.0f64; 2]; GROUP];
+    for j in 0..n / 2 {
+        let (t0, t1) = (t[2 * j], t[2 * j + 1]);
         for (a, row) in acc.iter_mut().zip(&r) {
-            let rr = &row[LANES * j..LANES * (j + 1)];
-            for l in 0..LANES {
-                a[l] += rr[l] * tt[l];
-            }
+            a[0] += row[2 * j] * t0;
+            a[1] += row[2 * j + 1] * t1;
         }
     }
-    let mut out = acc.map(|a| (a[0] + a[1]) + (a[2] + a[3]));
-    for (o, row) in out.iter_mut().zip(&r) {
-        for j in body..n {
-            *o += row[j] * t[j];
+    let mut out = acc.map(|a| a[0] + a[1]);
+    if n % 2 == 1 {
+        for (o, row) in out.iter_mut().zip(&r) {
+            *o += row[n - 1] * t[n - 1];
         }
     }
     out
-}
-
-/// `o += Σ_k c_k·r_k` in one pass over `o`, `LANES` entries at a time.
-#[inline]
-fn axpy_group(r: [&[f64]; GROUP], c: [f64; GROUP], o: &mut [f64]) {
-    let n = o.len();
-    let body = n - n % LANES;
-    let (head, tail) = o.split_at_mut(body);
-    for (j, oo) in head.chunks_exact_mut(LANES).enumerate() {
-        let rr = r.map(|row| &row[LANES * j..LANES * (j + 1)]);
-        for l in 0..LANES {
-            oo[l] += (c[0] * rr[0][l] + c[1] * rr[1][l]) + (c[2] * rr[2][l] + c[3] * rr[3][l]);
-        }
-    }
-    for (j, oj) in tail.iter_mut().enumerate() {
-        *oj += r
-            .iter()
-            .zip(c)
-            .map(|(row, c)| c * row[body + j])
-            .sum::<f64>();
-    }
 }
 
 /// The clipped scalar coefficient of a GLM per-example gradient `d·x` with `‖x‖ = norm`:
