@@ -5,10 +5,10 @@
 use dp_accounting::AccountantKind;
 use dp_glm::preprocess::Pipeline;
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
-use dp_glm::{Amp, Dataset, DpSgd, LinearModel, Loss};
-use dp_optim::{UpdateRule, seeded_rng};
+use dp_glm::{Amp, Dataset, DpSgd, GlmObjective, LinearModel, Loss, Scale};
+use dp_optim::{Lbfgs, UpdateRule, seeded_rng};
 
-use super::synthetic::{glm, mean_over};
+use super::synthetic::glm;
 use crate::data::{LoadedData, PaperDataset};
 use crate::error::Result;
 use crate::experiment::{Artifact, Experiment, RunContext};
@@ -39,13 +39,56 @@ fn paper_numbers(dataset: PaperDataset) -> Option<[[f64; 3]; 3]> {
 
 /// Test accuracy of a model in percent.
 fn accuracy(model: &LinearModel, test: &Dataset) -> f64 {
-    let z = test.x().dot(&model.coef());
+    accuracy_of(model.coef(), test)
+}
+
+/// Test accuracy of the linear classifier `sign(⟨w, x⟩)` in percent.
+fn accuracy_of(w: ndarray::ArrayView1<'_, f64>, test: &Dataset) -> f64 {
+    let z = test.x().dot(&w);
     let right = z
         .iter()
         .zip(test.y())
         .filter(|&(z, y)| (if *z >= 0.0 { 1.0 } else { -1.0 }) == *y)
         .count();
     100.0 * right as f64 / test.n_samples() as f64
+}
+
+/// A cell's mean test accuracy over the trials and its standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Estimate {
+    mean: f64,
+    se: f64,
+}
+
+/// The mean and standard error (sample standard deviation / √trials) of `f` over the trials.
+fn estimate(trials: u64, mut f: impl FnMut(u64) -> Result<f64>) -> Result<Estimate> {
+    let values = (0..trials).map(&mut f).collect::<Result<Vec<_>>>()?;
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    Ok(Estimate {
+        mean,
+        se: (var / n).sqrt(),
+    })
+}
+
+/// Test accuracy (%) of non-private logistic regression with scikit-learn's default ridge
+/// (`C = 1`: `λ = 1/n` on the mean loss), the ceiling the private methods approach.
+fn non_private_accuracy(train: &Dataset, test: &Dataset) -> Result<f64> {
+    let lambda = 1.0 / train.n_samples() as f64;
+    let obj = glm(GlmObjective::new(
+        train,
+        Loss::Logistic,
+        lambda,
+        Scale::Mean,
+    ))?;
+    let x0 = ndarray::Array1::zeros(train.n_features());
+    let sol = Lbfgs::new()
+        .max_iters(5000)
+        .grad_tol(1e-9)
+        .minimize(&obj, x0.view(), None)
+        .map_err(|e| crate::Error::Experiment(format!("non-private fit: {e}")))?;
+    Ok(accuracy_of(sol.x.view(), test))
 }
 
 /// Unit-norm rows plus a bias feature 1 (paper 001's preprocessing; per row, no fitting).
@@ -90,14 +133,37 @@ struct Settings {
     grid: usize,
 }
 
-/// The four methods' mean accuracies at each ε on one dataset.
+/// One dataset's results: the four methods' estimates at each ε, and the non-private
+/// accuracy on the same split.
+struct DatasetResults {
+    rows: Vec<[Estimate; 4]>,
+    non_private: f64,
+}
+
+/// The methods of a row, in column order.
+const METHODS: [&str; 4] = [
+    "AMP (RDP)",
+    "AMP (PLD)",
+    "DP-SGD not accounted",
+    "DP-SGD honest",
+];
+
+/// The method of ours each paper column is compared with: (our column, paper column, name).
+const COMPARED: [(usize, usize, &str); 3] = [
+    (0, 0, "AMP (Alg. 1, RDP)"),
+    (2, 1, "DP-SGD not accounted"),
+    (3, 2, "DP-SGD honest"),
+];
+
+/// The four methods' accuracies at each ε on one dataset.
 fn dataset_rows(
     ctx: &mut RunContext,
     dataset: PaperDataset,
     s: &Settings,
-) -> Result<Vec<[f64; 4]>> {
+) -> Result<DatasetResults> {
     let split = dataset.load(ctx.require_data()?, crate::data::ADULT_SPLIT_SEED)?;
     let (train, test) = (prepare(&split.train)?, prepare(&split.test)?);
+    let non_private = non_private_accuracy(&train, &test)?;
     let sgd = |eps: f64| {
         let mut l = DpSgd::new(Loss::Logistic).budget(eps, DELTA);
         l.batch_size = 256.min(train.n_samples() / 4);
@@ -117,37 +183,66 @@ fn dataset_rows(
     let mut rows = Vec::new();
     for eps in EPSILONS {
         let seed0 = 10_000 * (1 + rows.len() as u64);
-        let mut row = [0.0; 4];
-        row[0] = mean_over(s.trials, |t| {
-            Ok(accuracy(
-                &glm(amp(eps, AccountantKind::Rdp).fit(&train, &mut seeded_rng(seed0 + t)))?,
-                &test,
-            ))
-        })?;
-        row[1] = mean_over(s.trials, |t| {
-            Ok(accuracy(
-                &glm(amp(eps, AccountantKind::Pld).fit(&train, &mut seeded_rng(seed0 + 100 + t)))?,
-                &test,
-            ))
-        })?;
-        row[2] = mean_over(s.trials, |t| {
+        let amp_with = |kind, offset| {
+            estimate(s.trials, |t| {
+                let m = glm(amp(eps, kind).fit(&train, &mut seeded_rng(seed0 + offset + t)))?;
+                Ok(accuracy(&m, &test))
+            })
+        };
+        let not_accounted = estimate(s.trials, |t| {
             let tuning = TuningWithoutPrivacyAccounting::new(sgd(eps), grid.clone());
             Ok(accuracy(
                 &glm(tuning.fit(&train, &mut seeded_rng(seed0 + 200 + t)))?,
                 &test,
             ))
         })?;
-        row[3] = mean_over(s.trials, |t| {
+        let honest = estimate(s.trials, |t| {
             let tuning = HonestTuning::new(sgd(eps), grid.clone(), poisson_mean(s.grid));
             Ok(accuracy(
                 &glm(tuning.fit(&train, &mut seeded_rng(seed0 + 300 + t)))?,
                 &test,
             ))
         })?;
-        rows.push(row);
+        rows.push([
+            amp_with(AccountantKind::Rdp, 0)?,
+            amp_with(AccountantKind::Pld, 100)?,
+            not_accounted,
+            honest,
+        ]);
         ctx.progress().step(&format!("{dataset}: ε = {eps}"));
     }
-    Ok(rows)
+    Ok(DatasetResults { rows, non_private })
+}
+
+/// Why a cell beyond the noise band differs from the paper, from what the run measured.
+fn reason(dataset: PaperDataset, sgd: bool, paper: f64, ours: f64, non_private: f64) -> String {
+    if paper > non_private {
+        return format!(
+            "the paper's {paper:.2} % is above non-private logistic regression on our copy of \
+             the data ({non_private:.2} %), so no private method can reach it here: the data or \
+             split differ"
+        );
+    }
+    let side = if ours > paper {
+        "ours is higher"
+    } else {
+        "ours is lower"
+    };
+    let data = match dataset {
+        PaperDataset::Adult => {
+            "our 80/20 split is a different random permutation than Iyengar et al.'s (NumPy's \
+             MT19937 shuffle is not reproduced)"
+        }
+        _ => {
+            "the staged data was regenerated from the recipe, not proven identical to the authors'"
+        }
+    };
+    let tuning = if sgd {
+        "; the paper's learning-rate range was lost in extraction"
+    } else {
+        ""
+    };
+    format!("{side}: {data}{tuning}")
 }
 
 /// Table 2 and Fig. 2 of paper 001.
@@ -169,7 +264,8 @@ impl Experiment for Table2Accuracy {
     fn description(&self) -> &'static str {
         "Mean test accuracy at ε = 0.1, 1, 8 (δ = 1e-5) of Alg. 1 (AMP; RDP as the paper, and \
          our PLD accounting), DP-SGD tuned without accounting, and DP-SGD tuned with \
-         Papernot–Steinke, beside the paper's numbers."
+         Papernot–Steinke, beside non-private logistic regression and the paper's numbers; \
+         every compared cell with its noise band, and why those beyond it differ."
     }
 
     fn needs_data(&self) -> bool {
@@ -191,15 +287,11 @@ impl Experiment for Table2Accuracy {
                 grid: 8,
             }
         };
-        let datasets: &[PaperDataset] = if quick {
-            &[PaperDataset::Adult, PaperDataset::SyntheticL]
-        } else {
-            &[
-                PaperDataset::Adult,
-                PaperDataset::SyntheticL,
-                PaperDataset::SyntheticH,
-            ]
-        };
+        let datasets = [
+            PaperDataset::Adult,
+            PaperDataset::SyntheticL,
+            PaperDataset::SyntheticH,
+        ];
         ctx.progress()
             .set_steps((datasets.len() * EPSILONS.len()) as u64);
         let mut table = Table::new(
@@ -208,18 +300,35 @@ impl Experiment for Table2Accuracy {
             [
                 "dataset",
                 "epsilon",
-                "AMP (RDP)",
-                "AMP (PLD)",
-                "DP-SGD not accounted",
-                "DP-SGD honest",
+                METHODS[0],
+                METHODS[1],
+                METHODS[2],
+                METHODS[3],
+                "non-private",
                 "paper AMP",
                 "paper not accounted",
                 "paper honest",
             ],
         );
+        let mut versus = Table::new(
+            "table2-vs-paper",
+            "Ours against the paper, per cell: mean ± standard error over our trials",
+            [
+                "dataset",
+                "epsilon",
+                "method",
+                "ours",
+                "standard error",
+                "paper",
+                "difference",
+                "noise band",
+                "beyond noise",
+            ],
+        );
+        let mut beyond = Vec::new();
         let mut artifacts = Vec::new();
-        for &dataset in datasets {
-            let rows = dataset_rows(ctx, dataset, &s)?;
+        for dataset in datasets {
+            let results = dataset_rows(ctx, dataset, &s)?;
             let paper = paper_numbers(dataset);
             let mut fig = Figure::new(
                 format!("accuracy-vs-epsilon-{dataset}"),
@@ -228,23 +337,18 @@ impl Experiment for Table2Accuracy {
                 "test accuracy (%)",
             )
             .log_x();
-            let names = [
-                "AMP (RDP)",
-                "AMP (PLD)",
-                "DP-SGD not accounted",
-                "DP-SGD honest",
-            ];
-            for (m, name) in names.iter().enumerate() {
+            for (m, name) in METHODS.iter().enumerate() {
                 let pts = EPSILONS
                     .iter()
-                    .zip(&rows)
-                    .map(|(&e, r)| (e, r[m]))
+                    .zip(&results.rows)
+                    .map(|(&e, r)| (e, r[m].mean))
                     .collect();
                 fig = fig.with_series(Series::line_with_points(*name, pts));
             }
-            for (i, (&eps, row)) in EPSILONS.iter().zip(&rows).enumerate() {
+            for (i, (&eps, row)) in EPSILONS.iter().zip(&results.rows).enumerate() {
                 let mut cells = vec![Cell::Text(dataset.to_string()), Cell::Number(eps)];
-                cells.extend(row.iter().map(|&v| Cell::Number(v)));
+                cells.extend(row.iter().map(|e| Cell::Number(e.mean)));
+                cells.push(Cell::Number(results.non_private));
                 for m in 0..3 {
                     cells.push(match paper {
                         Some(p) => Cell::Number(p[m][i]),
@@ -252,6 +356,34 @@ impl Experiment for Table2Accuracy {
                     });
                 }
                 table.push_row(cells);
+                let Some(p) = paper else { continue };
+                for (ours, theirs, name) in COMPARED {
+                    let (e, paper_value) = (row[ours], p[theirs][i]);
+                    let diff = e.mean - paper_value;
+                    // Two independent means with (we assume) the same spread: the difference
+                    // has standard error √2·se; two of those is the 95% band.
+                    let band = 2.0 * std::f64::consts::SQRT_2 * e.se;
+                    let out = diff.abs() > band;
+                    versus.push_row(vec![
+                        Cell::Text(dataset.to_string()),
+                        Cell::Number(eps),
+                        Cell::Text(name.into()),
+                        Cell::Number(e.mean),
+                        Cell::Number(e.se),
+                        Cell::Number(paper_value),
+                        Cell::Number(diff),
+                        Cell::Number(band),
+                        Cell::Text(if out { "yes" } else { "no" }.into()),
+                    ]);
+                    if out {
+                        beyond.push(format!(
+                            "{dataset} ε = {eps}, {name}: {:.2} vs {paper_value:.2} ({diff:+.2}, \
+                             band ±{band:.2}) — {}",
+                            e.mean,
+                            reason(dataset, ours >= 2, paper_value, e.mean, results.non_private)
+                        ));
+                    }
+                }
             }
             artifacts.push(Artifact::figure(fig));
         }
@@ -261,19 +393,46 @@ impl Experiment for Table2Accuracy {
              20% of the training rows held out for validation; honest: K ~ Poisson(μ = {:.2}) \
              with P(K ≥ {}) ≥ 0.9 and noisy validation counts (σ = 10), accounted by \
              Papernot–Steinke on RDP as the paper. AMP: τ = 5e-4, σ_out = 0.15, L = √2, β = 1/2, \
-             (σ, λ) by the paper's rule. Our Adult split is Iyengar's 80/20 on a Xoshiro \
-             permutation (NumPy's MT19937 shuffle cannot be reproduced), so differences of a \
-             few tenths of a point are within the split's effect. Gisette is not staged.",
+             (σ, λ) by the paper's rule. Non-private: logistic regression with scikit-learn's \
+             default ridge on the same split. Our Adult split is Iyengar's 80/20 on a Xoshiro \
+             permutation (NumPy's MT19937 shuffle cannot be reproduced). The paper gives no \
+             spread, so a cell is beyond noise when |ours − paper| > 2·√2·(our standard error) \
+             (the paper's mean assumed as noisy as ours){}. Synthetic-H has no paper numbers in \
+             our copy of the paper; Gisette is not staged.",
             s.trials,
             s.epochs,
             s.grid,
             poisson_mean(s.grid),
-            s.grid
+            s.grid,
+            if quick {
+                "; with 2 trials the standard errors are rough — `--full` runs 5"
+            } else {
+                ""
+            }
         );
+        let mut versus_note = if beyond.is_empty() {
+            "Every compared cell is within the noise band.".to_string()
+        } else {
+            format!(
+                "Cells beyond the noise band, and why:\n- {}",
+                beyond.join("\n- ")
+            )
+        };
+        versus_note.push_str(SYNTHETIC_L_PROBE);
+        artifacts.insert(0, Artifact::table(versus).with_note(versus_note));
         artifacts.insert(0, Artifact::table(table).with_note(note));
         Ok(artifacts)
     }
 }
+
+/// What `cargo run --release -p dp-bench --example table2_probe` measured on Synthetic-L at
+/// ε = 0.1 (5 seeds, 60 epochs, 8 learning rates on [1e-3, 1]).
+const SYNTHETIC_L_PROBE: &str = "\n\nSynthetic-L, DP-SGD at ε = 0.1 (paper 93.85 % not accounted): \
+     the `table2_probe` example (5 seeds, 60 epochs) gets 89.38 % with our validation \
+     selection at batch 256 and 89.78 % at the authors' code's batch 4096; even choosing the \
+     learning rate by test accuracy on every run gives 90.29 % / 90.19 %, and the best single \
+     learning rate averages 90.18 %. Nothing in our setup reaches 93.85 %, which is 1 point \
+     below the non-private accuracy; the paper's AMP at the same ε (90.05 %) agrees with ours.";
 
 #[cfg(test)]
 mod tests {
@@ -300,6 +459,19 @@ mod tests {
     }
 
     #[test]
+    fn estimates_and_reasons() -> Result<()> {
+        let e = estimate(4, |t| Ok([1.0, 2.0, 3.0, 6.0][t as usize]))?;
+        // mean 3, sample variance (4 + 1 + 0 + 9)/3 = 14/3, se = √(14/3/4).
+        assert!((e.mean - 3.0).abs() < 1e-15 && (e.se - (14.0f64 / 12.0).sqrt()).abs() < 1e-15);
+        let above = reason(PaperDataset::SyntheticL, true, 95.4, 94.7, 94.85);
+        assert!(above.contains("above non-private"), "{above}");
+        let split = reason(PaperDataset::Adult, false, 83.2, 83.7, 84.3);
+        assert!(split.starts_with("ours is higher") && !split.contains("learning-rate"));
+        assert!(reason(PaperDataset::Adult, true, 81.6, 80.7, 84.3).contains("learning-rate"));
+        Ok(())
+    }
+
+    #[test]
     fn the_three_methods_on_a_small_problem() -> Result<()> {
         // Rows in the unit ball plus a bias, as prepared for the paper's data.
         let (raw, _) = logistic_ball(3000, 5, 4.0, 1, 2)?;
@@ -323,8 +495,11 @@ mod tests {
             .fit(&train, &mut seeded_rng(2)))?;
         let honest =
             glm(HonestTuning::new(sgd, rates(3), poisson_mean(3)).fit(&train, &mut seeded_rng(3)))?;
+        // The non-private reference is the ceiling here.
+        let ceiling = non_private_accuracy(&train, &test)?;
         for m in [&a, &dishonest, &honest] {
             let acc = accuracy(m, &test);
+            assert!(acc <= ceiling + 1.0, "{acc} vs non-private {ceiling}");
             assert!((50.0..=100.0).contains(&acc), "{acc}");
             assert!(m.privacy().epsilon <= 1.0);
         }
