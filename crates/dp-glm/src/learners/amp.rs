@@ -80,8 +80,8 @@ impl Amp {
     /// As [`ObjectivePerturbation::calibrate`], and τ or σ_out not finite and positive.
     ///
     /// # Privacy
-    /// The feasible end of [`dp_accounting::calibrate_noise`]'s bracket for
-    /// [`Mechanism::amp`] (paper 001, Thm 4.1), so the composed ε is `≤` the target.
+    /// As [`ObjectivePerturbation::calibrate`], for [`Mechanism::amp`] (paper 001, Thm 4.1):
+    /// an evaluated feasible point, so the composed ε is `≤` the target.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let (tau, sigma_out) = self.checked()?;
         let b = self.objpert.bounds()?;

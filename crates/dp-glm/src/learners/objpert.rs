@@ -35,8 +35,10 @@ use crate::preprocess::BallProjector;
 ///
 /// `(σ, λ)`: with `λ` given, the smallest `σ` meeting the target; otherwise paper 001's rule
 /// (MATH §6): from `λ₀ = max(2β/ε, 1.05β)` up the grid `λ₀·1.05^k`, the first `λ` whose
-/// calibrated `σ` is at most `1.3·σ_Gauss(ε, δ, L)` (found by bisection on `k`: the
-/// calibrated `σ` falls as `λ` grows).
+/// calibrated `σ` is at most `1.3·σ_Gauss(ε, δ, L)` (a `λ` is accepted when `σ = 1.3·σ_Gauss`
+/// meets the target; the first such `k` is found by regula falsi on the grid, acceptance being
+/// monotone in `k`), then the smallest `σ ≥ σ_Gauss` meeting the target at that `λ`, to a
+/// relative `1e-4`, feasible end.
 ///
 /// # Privacy
 /// Paper 001, Thm 3.1 (privacy profile of ObjPert, `δ(ε)` from the PLRV `c + μ + |Z|`,
@@ -95,8 +97,9 @@ impl ObjectivePerturbation {
     /// meets the rule; the accountant's errors (e.g. a replace-one budget).
     ///
     /// # Privacy
-    /// `σ` is the feasible end of [`dp_accounting::calibrate_noise`]'s bracket for the
-    /// mechanism `make` builds (Thm 3.1 / 3.2 of paper 001), so its ε is `≤` the target.
+    /// `σ` is an evaluated feasible point of the mechanism's accountant (Thm 3.1 / 3.2 of
+    /// paper 001): [`dp_accounting::calibrate_noise`]'s feasible end when `λ` is given, the
+    /// rule's feasible end otherwise, so its ε is `≤` the target.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let b = self.bounds()?;
         calibrate_objpert(&self.budget, &b, self.lambda, self.sigma_factor, |p| {
