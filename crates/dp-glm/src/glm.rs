@@ -353,7 +353,7 @@ impl Objective for GlmObjective<'_> {
         self.scale * sum + self.ridge(theta)
     }
 
-    /// One pass over the rows, in blocks of [`BLOCK`]: a block's margins, then its loss values
+    /// One pass over the rows, in blocks of 64: a block's margins, then its loss values
     /// and scaled derivatives, then its rows added to the gradient while they are still in
     /// cache. Half the memory traffic of two matrix–vector products.
     fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
