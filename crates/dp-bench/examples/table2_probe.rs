@@ -21,14 +21,14 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const SEEDS: u64 = 5;
 
-fn accuracy(m: &LinearModel, test: &Dataset) -> f64 {
-    let z = test.x().dot(&m.coef());
-    let right = z
+fn accuracy(m: &LinearModel, test: &Dataset) -> Result<f64> {
+    let predicted = m.predict(test.x())?;
+    let hits = predicted
         .iter()
         .zip(test.y())
-        .filter(|&(z, y)| (if *z >= 0.0 { 1.0 } else { -1.0 }) == *y)
+        .filter(|(p, y)| p == y)
         .count();
-    100.0 * right as f64 / test.n_samples() as f64
+    Ok(100.0 * hits as f64 / test.n_samples() as f64)
 }
 
 /// Unit-norm rows plus a bias feature, as paper 001.
@@ -64,10 +64,8 @@ fn main() -> Result<()> {
         let mut selected = Vec::new();
         for t in 0..SEEDS {
             let tuning = TuningWithoutPrivacyAccounting::new(sgd.clone(), grid.clone());
-            selected.push(accuracy(
-                &tuning.fit(&train, &mut seeded_rng(50 + t))?,
-                &test,
-            ));
+            let model = tuning.fit(&train, &mut seeded_rng(50 + t))?;
+            selected.push(accuracy(&model, &test)?);
         }
         let mut best_per_seed = vec![0.0f64; SEEDS as usize];
         let mut per_rate = Vec::new();
@@ -76,7 +74,7 @@ fn main() -> Result<()> {
             l.learning_rate = lr;
             let mut accs = Vec::new();
             for (t, best) in best_per_seed.iter_mut().enumerate() {
-                let a = accuracy(&l.fit(&train, &mut seeded_rng(900 + t as u64))?, &test);
+                let a = accuracy(&l.fit(&train, &mut seeded_rng(900 + t as u64))?, &test)?;
                 *best = best.max(a);
                 accs.push(a);
             }

@@ -340,14 +340,7 @@ where
         (reference.ln(), at_reference),
         (ceiling.ln(), at_ceiling),
         |a, b| b - a <= SIGMA_TOL.ln_1p(),
-        |a, b, root, moved| {
-            let lean = match moved {
-                Moved::Feasible => -0.3 * SIGMA_TOL,
-                Moved::Infeasible => 0.3 * SIGMA_TOL,
-                Moved::Neither => 0.0,
-            };
-            (root + lean).clamp(a + 0.25 * SIGMA_TOL, b - 0.25 * SIGMA_TOL)
-        },
+        leaning(SIGMA_TOL),
         |x| excess(x.exp(), lambda),
     )?;
     // exp(ln σ) may round either way: the σ returned is the one that was evaluated.
@@ -362,6 +355,20 @@ enum Moved {
     Infeasible,
     /// The feasible end: the next proposal should lean towards the infeasible one.
     Feasible,
+}
+
+/// The proposal of [`smallest_feasible`] on a continuous line with tolerance `tol`: the root
+/// moved `0.3·tol` away from the end that moved last, kept `tol/4` inside the bracket (whose
+/// width exceeds `tol` while the search runs).
+fn leaning(tol: f64) -> impl Fn(f64, f64, f64, Moved) -> f64 {
+    move |a, b, root, moved| {
+        let lean = match moved {
+            Moved::Feasible => -0.3 * tol,
+            Moved::Infeasible => 0.3 * tol,
+            Moved::Neither => 0.0,
+        };
+        (root + lean).clamp(a + 0.25 * tol, b - 0.25 * tol)
+    }
 }
 
 /// The smallest feasible point of a non-increasing `f` (feasible: `f ≤ 0`), bracketed by an
@@ -573,14 +580,7 @@ mod tests {
                 (0.0, f(0.0)),
                 (10.0, f(10.0)),
                 |a, b| b - a <= tol,
-                |a, b, root, moved| {
-                    let lean = match moved {
-                        Moved::Feasible => -0.3 * tol,
-                        Moved::Infeasible => 0.3 * tol,
-                        Moved::Neither => 0.0,
-                    };
-                    (root + lean).clamp(a + 0.25 * tol, b - 0.25 * tol)
-                },
+                leaning(tol),
                 |x| {
                     calls += 1;
                     Ok(f(x))
