@@ -274,18 +274,10 @@ impl Experiment for Table2Accuracy {
 
     fn run(&self, ctx: &mut RunContext) -> Result<Vec<Artifact>> {
         let quick = ctx.mode().is_quick();
-        let s = if quick {
-            Settings {
-                trials: 2,
-                epochs: 10,
-                grid: 4,
-            }
-        } else {
-            Settings {
-                trials: 5,
-                epochs: 60,
-                grid: 8,
-            }
+        let s = Settings {
+            trials: 5,
+            epochs: if quick { 10 } else { 60 },
+            grid: if quick { 4 } else { 8 },
         };
         let datasets = [
             PaperDataset::Adult,
@@ -397,18 +389,13 @@ impl Experiment for Table2Accuracy {
              default ridge on the same split. Our Adult split is Iyengar's 80/20 on a Xoshiro \
              permutation (NumPy's MT19937 shuffle cannot be reproduced). The paper gives no \
              spread, so a cell is beyond noise when |ours − paper| > 2·√2·(our standard error) \
-             (the paper's mean assumed as noisy as ours){}. Synthetic-H has no paper numbers in \
+             (the paper's mean assumed as noisy as ours). Synthetic-H has no paper numbers in \
              our copy of the paper; Gisette is not staged.",
             s.trials,
             s.epochs,
             s.grid,
             poisson_mean(s.grid),
             s.grid,
-            if quick {
-                "; with 2 trials the standard errors are rough — `--full` runs 5"
-            } else {
-                ""
-            }
         );
         let mut versus_note = if beyond.is_empty() {
             "Every compared cell is within the noise band.".to_string()

@@ -300,14 +300,15 @@ where
         )));
     }
     let first = excess(ceiling, lambda_k(0))?;
-    let k = if first <= 0.0 {
-        0
+    // The accepted k, and ε − target at (ceiling, λ_k).
+    let (k, at_ceiling) = if first <= 0.0 {
+        (0, first)
     } else {
         // The smallest accepted k, searched in u = log(1 − β/λ_k) = −c (ε is close to affine
         // in c, so the secant lands near it); each point is snapped to the grid.
         let u_of = |k: f64| (-b.beta / lambda_k(k as i32)).ln_1p();
         let k_of = |u: f64| (b.beta / -u.exp_m1() / lambda0).ln() / 1.05_f64.ln();
-        let (u, _) = smallest_feasible(
+        let (u, at) = smallest_feasible(
             (u_of(0.0), first),
             (u_of(f64::from(TOP)), top),
             |ua, ub| k_of(ub).round() - k_of(ua).round() <= 1.0,
@@ -321,17 +322,12 @@ where
             },
             |u| excess(ceiling, lambda_k(k_of(u).round() as i32)),
         )?;
-        k_of(u).round() as i32
+        (k_of(u).round() as i32, at)
     };
     let lambda = lambda_k(k);
     // σ = ceiling is feasible at this λ; below σ_Gauss nothing is (ObjPert is never more
     // private than the Gaussian with the same σ, paper 001 Lemma 3.4), but if σ_Gauss is
     // feasible it is the answer. Searched in log σ.
-    let at_ceiling = if k == 0 {
-        first
-    } else {
-        excess(ceiling, lambda)?
-    };
     let at_reference = excess(reference, lambda)?;
     if at_reference <= 0.0 {
         return Ok((reference, lambda));
