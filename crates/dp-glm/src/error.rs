@@ -133,6 +133,16 @@ mod tests {
             e.to_string(),
             "shape mismatch: x has shape [3, 2] but y has shape [4]"
         );
+        let e = Error::UnsupportedNeighbouring {
+            learner: "objective perturbation",
+            requested: dp_accounting::Neighbouring::ReplaceOne,
+            supported: dp_accounting::Neighbouring::AddRemove,
+        };
+        assert_eq!(
+            e.to_string(),
+            "objective perturbation's guarantee is stated under add-remove neighbours only; the \
+             budget asks for replace-one"
+        );
         let nan = f64::NAN;
         assert!(ensure(nan.max(-1.0) > 0.0, "clip", nan, "must be > 0").is_err());
         assert!(ensure(1.0 > 0.0, "clip", 1.0, "must be > 0").is_ok());
