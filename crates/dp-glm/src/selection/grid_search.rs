@@ -164,10 +164,11 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
             "must be finite and > 0",
         )?;
         if self.learner.neighbouring() != Neighbouring::ReplaceOne {
-            return Err(Error::Privacy(
-                "private grid search is analysed under replace-one; set the learner's relation"
-                    .into(),
-            ));
+            return Err(Error::UnsupportedNeighbouring {
+                learner: "private grid search (paper 003, Alg. 4)",
+                requested: self.learner.neighbouring(),
+                supported: Neighbouring::ReplaceOne,
+            });
         }
         let n = data.n_samples();
         ensure(n >= 4, "n", n as f64, "needs at least 4 rows to split")?;
@@ -272,11 +273,10 @@ mod tests {
         let (data, _) = logistic(100, 2, 1.0, 3);
         let mut add_remove = NoisyProjectedGd::new(Loss::Logistic);
         add_remove.budget.neighbouring = Neighbouring::AddRemove;
-        assert!(
-            PrivateGridSearch::new(add_remove, 1.0, 1e-5)
-                .fit(&data, &mut rng(1))
-                .is_err()
-        );
+        assert!(matches!(
+            PrivateGridSearch::new(add_remove, 1.0, 1e-5).fit(&data, &mut rng(1)),
+            Err(Error::UnsupportedNeighbouring { .. })
+        ));
         let mut zero = PrivateGridSearch::new(NoisyProjectedGd::new(Loss::Logistic), 1.0, 1e-5);
         zero.candidates = 0;
         assert!(zero.fit(&data, &mut rng(1)).is_err());

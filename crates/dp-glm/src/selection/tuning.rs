@@ -205,11 +205,12 @@ impl HonestTuning {
                 "must be finite and > 0",
             )?;
         }
-        if self.base.noise != SgdNoise::Gaussian
-            || self.base.budget.neighbouring != Neighbouring::AddRemove
-        {
+        self.base
+            .budget
+            .require_relation(Neighbouring::AddRemove, "honest tuning (Papernot–Steinke)")?;
+        if self.base.noise != SgdNoise::Gaussian {
             return Err(Error::Privacy(
-                "honest tuning is analysed for Gaussian DP-SGD under add/remove".into(),
+                "honest tuning is analysed for Gaussian DP-SGD only".into(),
             ));
         }
         let (train, validation) = split(data, self.validation_fraction, rng)?;
@@ -465,6 +466,12 @@ mod tests {
         let mut gamma = HonestTuning::new(base(), vec![0.1], 2.0);
         gamma.base.noise = SgdNoise::GammaBall;
         assert!(fit(gamma).is_err());
+        let mut replace = HonestTuning::new(base(), vec![0.1], 2.0);
+        replace.base.budget.neighbouring = Neighbouring::ReplaceOne;
+        assert!(matches!(
+            fit(replace),
+            Err(Error::UnsupportedNeighbouring { .. })
+        ));
         let mut split = HonestTuning::new(base(), vec![0.1], 2.0);
         split.validation_fraction = 1.0;
         assert!(fit(split).is_err());
