@@ -339,8 +339,14 @@ where
         leaning(SIGMA_TOL),
         |x| excess(x.exp(), lambda),
     )?;
-    // exp(ln σ) may round either way: the σ returned is the one that was evaluated.
-    Ok((log_sigma.exp(), lambda))
+    // The σ returned is the one that was evaluated: exp(x) for a point the search evaluated,
+    // or the ceiling itself (exp(ln c) may round below c).
+    let sigma = if log_sigma == ceiling.ln() {
+        ceiling
+    } else {
+        log_sigma.exp()
+    };
+    Ok((sigma, lambda))
 }
 
 /// Which end of a bracket the last evaluation moved.
