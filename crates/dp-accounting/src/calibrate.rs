@@ -195,8 +195,9 @@ fn check_steps(steps: u64) -> Result<()> {
 ///
 /// The search doubles or halves from `x = 1` to bracket the boundary, then bisects
 /// geometrically to relative precision 1e-6: at most ~70 accountant evaluations. A noise where
-/// the accountant cannot answer ([`Error::OutOfRange`], [`Error::Numerical`], e.g. an
-/// overflow at tiny noise) counts as missing the target.
+/// the accountant cannot answer ([`Error::OutOfRange`], [`Error::Numerical`], e.g. ε beyond
+/// what it represents at tiny noise) counts as missing the target, so at huge targets the
+/// result is the least noise the accountant can certify.
 ///
 /// # Privacy
 /// The returned noise is the upper, feasible end of the final bracket; the accountant's ε
