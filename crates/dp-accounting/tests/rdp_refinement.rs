@@ -159,8 +159,15 @@ fn refinement_matches_a_dense_brute_force_for_every_curve() {
             best.epsilon <= local.epsilon * (1.0 + 1e-9),
             "{name}: refined {best:?} vs local {local:?}"
         );
-        let at = rdp_on(rel, vec![best.order], &parts);
-        assert_eq!(at.epsilon_on_grid(delta).unwrap(), best, "{name}");
+        // The same value at that order computed afresh (up to the quadrature's panel layout,
+        // which depends on the orders evaluated before: last-digit differences).
+        let at = rdp_on(rel, vec![best.order], &parts)
+            .epsilon_on_grid(delta)
+            .unwrap();
+        assert!(
+            (at.epsilon / best.epsilon - 1.0).abs() < 1e-13 && at.conversion == best.conversion,
+            "{name}: {at:?} vs {best:?}"
+        );
         // δ(ε) is refined the same way.
         let eps = grid.epsilon;
         let d_grid = rdp_on(rel, default_orders(), &parts).delta(eps).unwrap();

@@ -36,7 +36,7 @@ pub struct DroppedOrder {
 }
 
 /// Relative width at which the continuous refinement of the order stops.
-const REFINE_TOL: f64 = 1e-9;
+const REFINE_TOL: f64 = 1e-6;
 
 /// Rényi-DP accountant: RDP curves add order by order; (ε, δ) by the best of three
 /// conversions (MATH §3), minimised over the grid of orders and then refined continuously.
@@ -47,8 +47,9 @@ const REFINE_TOL: f64 = 1e-9;
 /// Gaussian `αs²/2` and Laplace (Mironov 2017, Prop. 6 and Prop. 7's derivation hold for
 /// real α), pure-DP steps through randomized response (its Rényi divergence, real α),
 /// Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019, §3.3: the fractional-order
-/// series with its remainder counted, or the quadrature of `A_α − 1` — accurate to ~1e-12
-/// relative, far inside the final rounding up), sampling without replacement (Wang, Balle &
+/// series with its remainder counted, or the Gauss–Legendre quadrature of `A_α − 1`, which is
+/// accurate to ~1e-12 relative, the same numerics as the grid's fractional orders), sampling
+/// without replacement (Wang, Balle &
 /// Kasiviswanathan 2019, Thm 27 at integers, Cor. 10's linear interpolation of the convex
 /// `(α−1)ε(α)` between them — a valid bound, so its refinement is effectively over the
 /// conversions' terms between integers), objective perturbation and AMP (paper 001, Thm 3.2,
