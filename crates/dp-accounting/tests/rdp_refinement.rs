@@ -36,6 +36,9 @@ fn dense_orders() -> Vec<f64> {
         .collect()
 }
 
+/// A named composition under a relation, and the δ to ask at.
+type Case = (&'static str, Neighbouring, Vec<(Mechanism, u64)>, f64);
+
 fn objpert(sigma: f64, lambda: f64) -> Mechanism {
     Mechanism::objective_perturbation(ObjPertParams::new(sigma, lambda, 0.25, 1.0).unwrap())
 }
@@ -49,11 +52,11 @@ fn objpert_reproducer_reaches_the_continuous_optimum() {
     let grid = acc.epsilon_on_grid(1e-5).unwrap();
     assert_eq!(grid.order, 256.0);
     assert!(
-        (grid.epsilon / 0.075910387882173794 - 1.0).abs() < 1e-11,
+        (grid.epsilon / 0.075_910_387_882_173_8 - 1.0).abs() < 1e-11,
         "{grid:?}"
     );
     let best = acc.epsilon_at_best_order(1e-5).unwrap();
-    let exact = 0.072039926920631765;
+    let exact = 0.072_039_926_920_631_77;
     assert!(best.epsilon >= exact * (1.0 - 1e-12), "{best:?}");
     assert!(best.epsilon <= exact * (1.0 + 1e-9), "{best:?}");
     assert!((best.order - 187.679).abs() < 0.01, "{best:?}");
@@ -69,7 +72,7 @@ fn objpert_reproducer_reaches_the_continuous_optimum() {
 #[test]
 fn refinement_matches_a_dense_brute_force_for_every_curve() {
     let p = ObjPertParams::new(5.0, 50.0, 0.5, 2f64.sqrt()).unwrap();
-    let cases: Vec<(&str, Neighbouring, Vec<(Mechanism, u64)>, f64)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "gaussian",
             AR,
