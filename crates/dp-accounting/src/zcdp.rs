@@ -178,7 +178,7 @@ mod tests {
         assert!(matches!(acc.epsilon(1e-5), Err(Error::OutOfRange(_))));
         assert_eq!(acc.delta(3.0).unwrap(), 1.0);
         assert!(matches!(
-            zcdp_epsilon(1e308, 1e-5),
+            zcdp_epsilon(f64::MAX, 1e-5),
             Err(Error::OutOfRange(_))
         ));
         // Large but representable: finite.
