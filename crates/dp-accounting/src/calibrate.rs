@@ -80,8 +80,24 @@ const RATE_MIN: f64 = 1e-9;
 /// Largest step count [`calibrate_steps`] searches.
 const STEPS_MAX: u64 = 1 << 40;
 
-/// Relative slack of the monotonicity check (absorbs a discretised accountant's jitter).
-const MONOTONE_TOL: f64 = 1e-3;
+/// Relative slack of the monotonicity check: absorbs a discretised accountant's jitter (the
+/// PLD accountant's bound moves with its grid, by up to its error budget); catches gross
+/// failures (an ε that collapses, as the PLD overflow of issue 9 did).
+const MONOTONE_TOL: f64 = 1e-2;
+
+/// A number in messages: exponent form outside `[1e-3, 1e6)`.
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.0.abs();
+        if a != 0.0 && a.is_finite() && !(1e-3..1e6).contains(&a) {
+            write!(f, "{:e}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
 
 /// How ε moves with the searched parameter.
 #[derive(Clone, Copy, PartialEq)]
@@ -130,7 +146,8 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
         };
         if e.is_nan() || e < 0.0 {
             return Err(Error::Numerical(format!(
-                "the accountant returned epsilon = {e} at {x}"
+                "the accountant returned epsilon = {e} at {}",
+                Num(x)
             )));
         }
         for &(y, f) in &self.seen {
@@ -143,7 +160,10 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
                 return Err(Error::Calibration(format!(
                     "the accountant's epsilon is not monotone in the searched parameter: \
                      {} at {} but {} at {}; refusing to calibrate on it",
-                    lo.1, lo.0, hi.1, hi.0
+                    Num(lo.1),
+                    Num(lo.0),
+                    Num(hi.1),
+                    Num(hi.0)
                 )));
             }
         }
@@ -158,13 +178,14 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
 
     /// What the accountant said at `x`, for error messages.
     fn describe(&mut self, x: f64) -> String {
+        let at = Num(x);
         match self.epsilon(x) {
-            Ok(Some(e)) => format!("epsilon = {e} at {x}"),
+            Ok(Some(e)) => format!("epsilon = {} at {at}", Num(e)),
             Ok(None) => match &self.last_error {
-                Some(err) => format!("no answer at {x} ({err})"),
-                None => format!("no answer at {x}"),
+                Some(err) => format!("no answer at {at} ({err})"),
+                None => format!("no answer at {at}"),
             },
-            Err(err) => format!("no answer at {x} ({err})"),
+            Err(err) => format!("no answer at {at} ({err})"),
         }
     }
 
@@ -176,10 +197,11 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
                 Ok(Calibration { value: x, epsilon })
             }
             _ => {
-                let (want, seen) = (self.target.epsilon, self.describe(x));
+                let (want, seen) = (Num(self.target.epsilon), self.describe(x));
                 Err(Error::Calibration(format!(
                     "the accountant does not certify the target epsilon = {want} at the \
-                     calibrated {x} when asked again ({seen})"
+                     calibrated {} when asked again ({seen})",
+                    Num(x)
                 )))
             }
         }
@@ -203,7 +225,7 @@ fn check_steps(steps: u64) -> Result<()> {
 /// The returned noise is the upper, feasible end of the final bracket; the accountant's ε
 /// there is computed again, checked to be `≤` the target and returned. Every answer seen
 /// during the search is checked to be finite or +∞, `≥ 0` and non-increasing in the noise
-/// (up to a relative 1e-3): an accountant that contradicts this is not searched.
+/// (up to a relative 1e-2): an accountant that contradicts this is not searched.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] naming `steps` when it is 0; [`Error::Calibration`] when no
@@ -240,7 +262,7 @@ fn search_noise<F: Fn(f64) -> Result<f64>>(target: Target, eps: F) -> Result<Cal
                 return Err(Error::Calibration(format!(
                     "every noise down to {NOISE_MIN:e} meets epsilon = {} at delta = {:e} \
                      ({}): the target is above the range this calibration searches",
-                    target.epsilon,
+                    Num(target.epsilon),
                     target.delta,
                     p.describe(NOISE_MIN)
                 )));
@@ -257,7 +279,7 @@ fn search_noise<F: Fn(f64) -> Result<f64>>(target: Target, eps: F) -> Result<Cal
             if hi >= NOISE_MAX {
                 return Err(Error::Calibration(format!(
                     "no noise up to {NOISE_MAX:e} meets epsilon = {} at delta = {:e} ({})",
-                    target.epsilon,
+                    Num(target.epsilon),
                     target.delta,
                     p.describe(NOISE_MAX)
                 )));
@@ -298,7 +320,7 @@ where
     if !p.feasible(RATE_MIN)? {
         return Err(Error::Calibration(format!(
             "even a sampling rate of {RATE_MIN:e} misses epsilon = {} at delta = {:e} ({})",
-            target.epsilon,
+            Num(target.epsilon),
             target.delta,
             p.describe(RATE_MIN)
         )));
@@ -328,7 +350,7 @@ pub fn calibrate_steps(
     if !p.feasible(1.0)? {
         return Err(Error::Calibration(format!(
             "even one step misses epsilon = {} at delta = {:e} ({})",
-            target.epsilon,
+            Num(target.epsilon),
             target.delta,
             p.describe(1.0)
         )));
@@ -340,7 +362,8 @@ pub fn calibrate_steps(
         if hi > STEPS_MAX {
             return Err(Error::Calibration(format!(
                 "more than {STEPS_MAX} steps meet epsilon = {} at delta = {:e}",
-                target.epsilon, target.delta
+                Num(target.epsilon),
+                target.delta
             )));
         }
     }
@@ -382,7 +405,7 @@ mod tests {
         let below = search_noise(target(1e-10), |x| Ok(1.0 / x)).unwrap_err();
         assert!(
             matches!(&below, Error::Calibration(m) if m.contains("no noise up to 1e9")
-                && m.contains("epsilon = 0.000000001")),
+                && m.contains("epsilon = 1e-9")),
             "{below}"
         );
     }
