@@ -68,7 +68,9 @@ pub use mechanism::{Mechanism, ObjPertParams, Sampling};
 pub use neighbouring::Neighbouring;
 pub use objpert::{kifer_epsilon, kifer_parameters, objpert_delta, objpert_epsilon};
 pub use pld::{PldAccountant, PldConfig, PldDiagnostics};
-pub use rdp::{Conversion, RdpAccountant, RdpEpsilon, default_orders, objpert_rdp};
+pub use rdp::{
+    Conversion, DroppedOrder, RdpAccountant, RdpDelta, RdpEpsilon, default_orders, objpert_rdp,
+};
 pub use selection::{Repetitions, tuned};
 pub use shuffle::{shuffle_delta, shuffle_epsilon};
 pub use zcdp::{ZcdpAccountant, zcdp_delta, zcdp_epsilon};
