@@ -4,7 +4,7 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2};
 
-use super::source::{Lines, parse_error, parse_finite};
+use super::source::{Lines, MEMORY_BUDGET_BYTES, Source, parse_error, parse_finite, within_budget};
 use super::{LoadedData, ParseErrorKind};
 use crate::error::{Error, Result};
 
@@ -23,15 +23,46 @@ use crate::error::{Error, Result};
 /// [`ParseErrorKind::MalformedToken`] (no `:`, an index that is not an unsigned integer,
 /// `qid:` tokens), [`ParseErrorKind::NotANumber`], [`ParseErrorKind::NonFinite`],
 /// [`ParseErrorKind::ZeroIndex`], [`ParseErrorKind::NonIncreasingIndex`],
-/// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::InvalidUtf8`];
-/// [`Error::EmptyData`] for a file without samples; [`Error::Io`] when it cannot be read.
+/// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::IndexTooLarge`] (an index whose
+/// dense column could not fit in [`MEMORY_BUDGET_BYTES`]), [`ParseErrorKind::InvalidUtf8`],
+/// [`ParseErrorKind::LineTooLong`], [`ParseErrorKind::OverMemoryBudget`];
+/// [`Error::EmptyData`] for a file without samples; [`Error::DataMismatch`] when the dense
+/// `n × d` matrix would not fit in the memory budget (checked before it is allocated; the
+/// message names the line of the largest index); [`Error::Io`] when it cannot be read or is
+/// not a regular file.
 pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<LoadedData> {
-    let path = path.as_ref();
-    let mut lines = Lines::open(path)?;
+    read_libsvm_lines(Lines::open(path.as_ref())?, n_features)
+}
+
+/// [`read_libsvm`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_libsvm`].
+pub fn read_libsvm_bytes(
+    bytes: &[u8],
+    name: impl AsRef<Path>,
+    n_features: Option<usize>,
+) -> Result<LoadedData> {
+    read_libsvm_lines(
+        Lines::new(Source::from_bytes(bytes, name.as_ref())?),
+        n_features,
+    )
+}
+
+/// Bytes held per sparse entry `(row, column, value)` while reading.
+const ENTRY_BYTES: usize = std::mem::size_of::<(usize, usize, f64)>();
+
+fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
+    let path = &lines.path().to_owned();
+    // The widest dense row the budget allows.
+    let max_d = MEMORY_BUDGET_BYTES / 8;
     let mut labels: Vec<f64> = Vec::new();
     // Non-zero entries as (row, 0-based column, value).
     let mut entries: Vec<(usize, usize, f64)> = Vec::new();
     let mut max_index = 0usize;
+    // The line holding the largest index, for the error when the dense matrix is too large.
+    let mut max_index_line = 0usize;
 
     while let Some((line, text)) = lines.next_line()? {
         let content = text.split_once('#').map_or(text, |(before, _)| before);
@@ -83,11 +114,33 @@ pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<
                     ParseErrorKind::IndexOutOfRange { index, d },
                 ));
             }
+            if index > max_d {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::IndexTooLarge { index, max: max_d },
+                ));
+            }
             let value =
                 parse_finite(value).map_err(|kind| parse_error(path, line, field(), kind))?;
             previous = index;
-            max_index = max_index.max(index);
+            if index > max_index {
+                max_index = index;
+                max_index_line = line;
+            }
             if value != 0.0 {
+                // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
+                if !within_budget((entries.len() + 1) * (ENTRY_BYTES / 8) + labels.len()) {
+                    return Err(parse_error(
+                        path,
+                        line,
+                        field(),
+                        ParseErrorKind::OverMemoryBudget {
+                            values: entries.len() + labels.len(),
+                        },
+                    ));
+                }
                 entries.push((row, index - 1, value));
             }
         }
@@ -97,14 +150,24 @@ pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<
     }
     let n = labels.len();
     let d = n_features.unwrap_or(max_index);
-    let too_big = || Error::DataMismatch {
-        path: path.into(),
-        reason: format!("{n} rows × {d} features is too large for a dense matrix"),
-    };
-    // ndarray requires the element count (in bytes) to fit in isize.
-    match n.checked_mul(d).and_then(|len| len.checked_mul(8)) {
-        Some(bytes) if isize::try_from(bytes).is_ok() => {}
-        _ => return Err(too_big()),
+    // Checked before the allocation: n·d values (plus the labels) within the budget.
+    if !n
+        .checked_mul(d)
+        .and_then(|len| len.checked_add(n))
+        .is_some_and(within_budget)
+    {
+        let widest = if let Some(d) = n_features {
+            format!("{d} features asked for")
+        } else {
+            format!("the largest feature index, {max_index} at line {max_index_line}")
+        };
+        return Err(Error::DataMismatch {
+            path: path.into(),
+            reason: format!(
+                "{n} rows × {d} features ({widest}) as a dense matrix exceed the memory budget \
+                 of {MEMORY_BUDGET_BYTES} bytes"
+            ),
+        });
     }
     let mut x = Array2::<f64>::zeros((n, d));
     for (row, col, value) in entries {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{Array1, Array2, ArrayD, Axis, Ix2, IxDyn};
 
 use super::LoadedData;
-use super::source::open;
+use super::source::{MEMORY_BUDGET_BYTES, Source, within_budget};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -19,6 +19,11 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 const CHUNK: usize = 8192;
 /// 2^53: integers up to this magnitude convert to `f64` exactly.
 const EXACT_INT: i64 = 1 << 53;
+/// The longest header accepted (NumPy itself refuses headers over 10,000 bytes by default).
+const MAX_HEADER_BYTES: usize = 1 << 20;
+/// Values set aside before any data is read when the data's size is not known in advance
+/// (gzip): the vector then grows with what actually arrives.
+const INITIAL_VALUES: usize = 1 << 20;
 
 /// Where the labels of an NPY feature matrix come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,15 +79,34 @@ struct Header {
 ///
 /// [`Error::Npy`] for a bad magic string, an unsupported version, a malformed header dict, an
 /// unsupported dtype (big-endian, structured, other types), `fortran_order: True`, data shorter
-/// or longer than the shape says, or an `<i8` value beyond 2⁵³; [`Error::Io`] when the file
-/// cannot be read.
+/// or longer than the shape says, a shape whose values exceed
+/// [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) or (for an uncompressed file) differ
+/// from the file's real size — both checked before anything is allocated — or an `<i8` value
+/// beyond 2⁵³; [`Error::Io`] when the file cannot be read or is not a regular file.
 pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
-    let path = path.as_ref();
+    read_npy_source(Source::open(path.as_ref())?)
+}
+
+/// [`read_npy`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_npy`].
+pub fn read_npy_bytes(bytes: &[u8], name: impl AsRef<Path>) -> Result<ArrayD<f64>> {
+    read_npy_source(Source::from_bytes(bytes, name.as_ref())?)
+}
+
+fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
+    let Source {
+        mut reader,
+        path,
+        len: file_len,
+    } = source;
+    let path = path.as_path();
     let npy_err = |reason: String| Error::Npy {
         path: path.into(),
         reason,
     };
-    let mut reader = open(path)?;
     let mut preamble = [0u8; 8];
     read_exactly(&mut reader, &mut preamble, path, "the magic string")?;
     if &preamble[..6] != MAGIC {
@@ -91,16 +115,17 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
         ));
     }
     let (major, minor) = (preamble[6], preamble[7]);
-    let header_len = match major {
+    let (header_len, len_bytes) = match major {
         1 => {
             let mut len = [0u8; 2];
             read_exactly(&mut reader, &mut len, path, "the header length")?;
-            usize::from(u16::from_le_bytes(len))
+            (usize::from(u16::from_le_bytes(len)), 2)
         }
         2 | 3 => {
             let mut len = [0u8; 4];
             read_exactly(&mut reader, &mut len, path, "the header length")?;
-            usize::try_from(u32::from_le_bytes(len)).map_err(|e| npy_err(e.to_string()))?
+            let len = u32::from_le_bytes(len);
+            (usize::try_from(len).unwrap_or(usize::MAX), 4)
         }
         _ => {
             return Err(npy_err(format!(
@@ -108,6 +133,17 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
             )));
         }
     };
+    if header_len > MAX_HEADER_BYTES {
+        return Err(npy_err(format!(
+            "the header length {header_len} is over the limit of {MAX_HEADER_BYTES} bytes"
+        )));
+    }
+    let data_offset = (8 + len_bytes + header_len) as u64;
+    if file_len.is_some_and(|len| len < data_offset) {
+        return Err(npy_err(format!(
+            "the file ends inside the header (it claims {header_len} bytes)"
+        )));
+    }
     let mut header = vec![0u8; header_len];
     read_exactly(&mut reader, &mut header, path, "the header")?;
     let header = std::str::from_utf8(&header)
@@ -127,15 +163,47 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
                 .into(),
         ));
     }
-    let count = header
+    let size = dtype.size();
+    // Checked before any allocation: the claimed shape within the memory budget and, when the
+    // size is known, exactly the bytes the file holds.
+    // Zero-length axes count as 1 in the bound, so that no axis (e.g. the width of an empty
+    // matrix, which sizes everything computed from it) is beyond the budget either.
+    let bounded = header
         .shape
         .iter()
-        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim))
-        .filter(|&c| c.checked_mul(8).is_some_and(|b| isize::try_from(b).is_ok()))
-        .ok_or_else(|| npy_err(format!("shape {:?} is too large", header.shape)))?;
+        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim.max(1)))
+        .is_some_and(within_budget);
+    if !bounded {
+        return Err(npy_err(format!(
+            "the shape {:?} claims more values than fit in the memory budget of \
+             {MEMORY_BUDGET_BYTES} bytes",
+            header.shape
+        )));
+    }
+    // No overflow: bounded by the product just checked.
+    let count: usize = header.shape.iter().product();
+    if let Some(len) = file_len {
+        let needed = count as u64 * size as u64;
+        let held = len - data_offset;
+        if needed != held {
+            let what = if needed > held {
+                "the data ends early"
+            } else {
+                "bytes follow the values"
+            };
+            return Err(npy_err(format!(
+                "{what}: the shape {:?} needs {needed} bytes of '{}' data, but the file holds \
+                 {held}",
+                header.shape, header.descr
+            )));
+        }
+    }
 
-    let size = dtype.size();
-    let mut data: Vec<f64> = Vec::with_capacity(count);
+    let mut data: Vec<f64> = Vec::with_capacity(if file_len.is_some() {
+        count
+    } else {
+        count.min(INITIAL_VALUES)
+    });
     let mut buf = vec![0u8; CHUNK * size];
     while data.len() < count {
         let k = CHUNK.min(count - data.len());

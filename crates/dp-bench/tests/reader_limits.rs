@@ -1,0 +1,215 @@
+//! The readers' resource bounds: claimed shapes and indices are checked against the file's
+//! real size and the memory budget before anything is allocated, lines are bounded, and only
+//! regular files are read. Each test is a reproducer from issue 9 ("Bad input").
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use dp_bench::Error;
+use dp_bench::data::{
+    MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, ParseErrorKind, read_csv, read_csv_bytes, read_dataset,
+    read_libsvm, read_libsvm_bytes, read_npy, read_npy_bytes,
+};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+/// An NPY version-1 file: the header dict padded so the data starts at a multiple of 64.
+fn npy(shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&u16::try_from(dict.len()).unwrap().to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn npy_reason<T: std::fmt::Debug>(r: dp_bench::Result<T>) -> (PathBuf, String) {
+    match r {
+        Err(Error::Npy { path, reason }) => (path, reason),
+        other => panic!("expected Error::Npy, got {other:?}"),
+    }
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("dp-bench-limits-{}-{name}", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn npy_claiming_1e9_by_1e9_is_refused_naming_file_and_shape() {
+    let bytes = npy("(1000000000, 1000000000)", &[0u8; 16]);
+    let path = temp_file("huge.npy", &bytes);
+    let (p, reason) = npy_reason(read_npy(&path));
+    assert_eq!(p, path);
+    assert!(reason.contains("[1000000000, 1000000000]"), "{reason}");
+    assert!(reason.contains("memory budget"), "{reason}");
+    // The same bytes in memory, and gzip-compressed (whose real size is unknown up front).
+    let (p, reason) = npy_reason(read_npy_bytes(&bytes, "mem.npy"));
+    assert_eq!(p, Path::new("mem.npy"));
+    assert!(reason.contains("[1000000000, 1000000000]"), "{reason}");
+    let (_, reason) = npy_reason(read_npy_bytes(&gzip(&bytes), "mem.npy.gz"));
+    assert!(reason.contains("memory budget"), "{reason}");
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn npy_shape_is_checked_against_the_real_file_size() {
+    // Within the budget (10^6 values, 8 MB) but the file holds 2 values.
+    let bytes = npy("(1000, 1000)", &[0u8; 16]);
+    let (_, reason) = npy_reason(read_npy_bytes(&bytes, "short.npy"));
+    assert!(
+        reason.contains("needs 8000000 bytes") && reason.contains("holds 16"),
+        "{reason}"
+    );
+    // One byte too many is refused the same way.
+    let bytes = npy("(2,)", &[0u8; 17]);
+    let (_, reason) = npy_reason(read_npy_bytes(&bytes, "long.npy"));
+    assert!(reason.contains("needs 16 bytes") && reason.contains("holds 17"), "{reason}");
+    // Gzip: no size up front, the data runs out while reading.
+    let bytes = gzip(&npy("(1000, 1000)", &[0u8; 16]));
+    let (_, reason) = npy_reason(read_npy_bytes(&bytes, "short.npy.gz"));
+    assert!(reason.contains("ends early"), "{reason}");
+    // And an exact file reads.
+    let values: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let a = read_npy_bytes(&npy("(2,)", &values), "ok.npy").unwrap();
+    assert_eq!(a.iter().copied().collect::<Vec<_>>(), [1.5, -2.0]);
+}
+
+#[test]
+fn npy_empty_axis_does_not_hide_a_huge_one() {
+    // (0, 10^18) holds no values but an allocation sized by its width would abort.
+    let (_, reason) = npy_reason(read_npy_bytes(&npy("(0, 1000000000000000000)", &[]), "w.npy"));
+    assert!(reason.contains("memory budget"), "{reason}");
+}
+
+#[test]
+fn npy_header_length_beyond_the_limit_is_refused_before_allocating() {
+    let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    bytes.extend_from_slice(b"{}");
+    let (_, reason) = npy_reason(read_npy_bytes(&bytes, "hdr.npy"));
+    assert!(reason.contains("header length 4294967295"), "{reason}");
+}
+
+#[test]
+fn libsvm_index_4e9_is_a_parse_error_naming_line_and_index() {
+    let text = "1 1:0.5\n-1 2:1 4000000000:1\n";
+    let path = temp_file("index.libsvm", text.as_bytes());
+    match read_libsvm(&path, None) {
+        Err(Error::Parse {
+            path: p,
+            line,
+            field,
+            kind: ParseErrorKind::IndexTooLarge { index, max },
+        }) => {
+            assert_eq!(p, path);
+            assert_eq!(line, 2);
+            assert_eq!(field, "token 3 `4000000000:1`");
+            assert_eq!(index, 4_000_000_000);
+            assert_eq!(max, MEMORY_BUDGET_BYTES / 8);
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = read_libsvm(&path, None).unwrap_err().to_string();
+    assert!(message.contains("index.libsvm:2:"), "{message}");
+    assert!(message.contains("4000000000"), "{message}");
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn libsvm_dense_matrix_over_the_budget_is_refused_naming_the_widest_line() {
+    // Each index is allowed alone, but 3 rows × the widest index exceed the budget.
+    let max = MEMORY_BUDGET_BYTES / 8;
+    let text = format!("1 1:1\n-1 {max}:1\n1 2:1\n");
+    match read_libsvm_bytes(text.as_bytes(), "wide.libsvm", None) {
+        Err(Error::DataMismatch { path, reason }) => {
+            assert_eq!(path, Path::new("wide.libsvm"));
+            assert!(reason.contains(&format!("3 rows × {max} features")), "{reason}");
+            assert!(reason.contains(&format!("{max} at line 2")), "{reason}");
+            assert!(reason.contains("memory budget"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn devices_and_directories_are_not_read() {
+    let dir = std::env::temp_dir();
+    let mut sources: Vec<PathBuf> = vec![dir.clone()];
+    if Path::new("/dev/zero").exists() {
+        sources.push("/dev/zero".into());
+    }
+    for path in &sources {
+        for result in [
+            read_csv(path, "y").map(drop),
+            read_libsvm(path, None).map(drop),
+            read_npy(path).map(drop),
+            read_dataset(path, Some(dp_bench::data::Format::Csv), Some("y")).map(drop),
+        ] {
+            match result {
+                Err(Error::Io { path: p, source }) => {
+                    assert_eq!(&p, path);
+                    assert!(
+                        source.to_string().contains("not a regular file")
+                            || source.kind() == std::io::ErrorKind::IsADirectory,
+                        "{source}"
+                    );
+                }
+                other => panic!("{}: {other:?}", path.display()),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_line_longer_than_the_limit_is_refused() {
+    let mut bytes = b"a,y\n".to_vec();
+    bytes.resize(bytes.len() + MAX_LINE_BYTES + 1, b'7');
+    match read_csv_bytes(&bytes, "long.csv", "y") {
+        Err(Error::Parse {
+            line,
+            kind: ParseErrorKind::LineTooLong { limit },
+            ..
+        }) => {
+            assert_eq!(line, 2);
+            assert_eq!(limit, MAX_LINE_BYTES);
+        }
+        other => panic!("{other:?}"),
+    }
+    match read_libsvm_bytes(&bytes[4..], "long.libsvm", None) {
+        Err(Error::Parse {
+            line: 1,
+            kind: ParseErrorKind::LineTooLong { .. },
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bytes_and_files_read_the_same() {
+    let csv = b"a,b,y\n1,2,1\n3,4,-1\n";
+    let path = temp_file("same.csv", csv);
+    let from_file = read_csv(&path, "y").unwrap();
+    assert_eq!(read_csv_bytes(csv, &path, "y").unwrap(), from_file);
+    assert_eq!(read_csv_bytes(&gzip(csv), &path, "y").unwrap(), from_file);
+    assert_eq!(from_file.x.shape(), [2, 2]);
+    std::fs::remove_file(path).unwrap();
+    let svm = b"1 1:2 3:4\n-1 2:5\n";
+    let data = read_libsvm_bytes(svm, "s.libsvm", None).unwrap();
+    assert_eq!(data.x.shape(), [2, 3]);
+    assert_eq!(data.x[[0, 2]], 4.0);
+}
