@@ -9,14 +9,17 @@ use dp_bench::data::{Format, LoadedData, read_dataset};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
-    NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
+    NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
 };
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, TrainArgs};
 use crate::mechanism_args::show;
+use crate::model_file::{
+    ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
+};
 
 fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
@@ -27,6 +30,48 @@ fn data_error(e: dp_bench::Error) -> CliError {
     CliError::Usage(e.to_string())
 }
 
+/// The command-line flag a learner's hyper-parameter name comes from, when it comes from one
+/// (learners also check quantities they derive, e.g. a sampling rate, which no flag names).
+fn flag_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "epsilon" | "target_epsilon" => "--epsilon",
+        "delta" | "target_delta" => "--delta",
+        "clip" => "--clip",
+        "lambda" => "--lambda",
+        "learning_rate" => "--learning-rate",
+        "radius" | "domain" => "--radius",
+        "x_bound" | "bound_x" | "radius_x" => "--x-bound",
+        "y_bound" | "bound_y" => "--y-bound",
+        "sigma_out" => "--sigma-out",
+        "tau" => "--tau",
+        "steps" => "--steps",
+        "epochs" => "--epochs",
+        "batch_size" => "--batch-size",
+        "k" => "--k",
+        "h" => "--huber-h",
+        "bias" => "--bias",
+        "tune" => "--tune",
+        "mean_trials" | "tune_trials" => "--tune-trials",
+        "candidates" => "--learning-rates",
+        _ => return None,
+    })
+}
+
+/// A parameter the learner rejected: naming the flag it came from, or (for a derived quantity)
+/// saying that no flag names it.
+fn parameter_error(name: &str, value: f64, reason: &str) -> CliError {
+    match flag_of(name) {
+        Some(flag) => CliError::Usage(format!(
+            "invalid value for {flag}: {} ({reason})",
+            show(value)
+        )),
+        None => CliError::Usage(format!(
+            "the flags and data lead to an invalid derived parameter `{name}` = {} ({reason})",
+            show(value)
+        )),
+    }
+}
+
 /// Learner errors: invalid hyper-parameters and labels are usage errors, the rest failures.
 fn glm_error(e: dp_glm::Error) -> CliError {
     match e {
@@ -34,84 +79,116 @@ fn glm_error(e: dp_glm::Error) -> CliError {
             name,
             value,
             reason,
-        } => CliError::Usage(format!(
-            "invalid value for --{}: {} ({reason})",
-            name.replace('_', "-"),
-            show(value)
-        )),
+        } => parameter_error(name, value, reason),
         dp_glm::Error::Accounting(dp_accounting::Error::InvalidParameter {
             name,
             value,
             reason,
-        }) => CliError::Usage(format!(
-            "invalid value for --{name}: {} ({reason})",
-            show(value)
-        )),
+        }) => parameter_error(name, value, reason),
         e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
             CliError::Usage(format!("invalid value for --neighbouring: {e}"))
         }
-        e @ (dp_glm::Error::LabelOutOfDomain { .. }
-        | dp_glm::Error::NonFinite { .. }
-        | dp_glm::Error::EmptyData { .. }
-        | dp_glm::Error::ShapeMismatch { .. }) => CliError::Usage(e.to_string()),
         other => CliError::Failure(other.to_string()),
     }
 }
 
-/// The per-row preprocessing a model applies before its linear map: optional unit-norm rows,
-/// then an optional bias feature. Both act on one row at a time (no data-dependent
-/// parameters), so they cost no privacy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Preprocessing {
-    unit_norm: bool,
-    bias: Option<f64>,
-}
-
-impl Preprocessing {
-    fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
-        let extra = usize::from(self.bias.is_some());
-        let mut out = Array2::zeros((x.nrows(), x.ncols() + extra));
-        for (i, row) in x.axis_iter(Axis(0)).enumerate() {
-            let norm = row.dot(&row).sqrt();
-            let scale = if self.unit_norm && norm > 0.0 {
-                1.0 / norm
-            } else {
-                1.0
-            };
-            for (j, v) in row.iter().enumerate() {
-                out[[i, j]] = v * scale;
-            }
-            if let Some(b) = self.bias {
-                out[[i, x.ncols()]] = b;
-            }
+/// Errors about a data file's content (labels, shape, values) name the file: exit 2; the
+/// rest as [`glm_error`].
+fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
+    match e {
+        e @ (dp_glm::Error::LabelOutOfDomain { .. }
+        | dp_glm::Error::EmptyData { .. }
+        | dp_glm::Error::ShapeMismatch { .. }) => {
+            CliError::Usage(format!("{}: {e}", path.display()))
         }
-        out
-    }
-
-    fn to_json(self) -> Value {
-        json!({ "unit_norm_rows": self.unit_norm, "bias": self.bias })
-    }
-
-    fn from_json(v: &Value, path: &Path) -> Result<Self, CliError> {
-        let unit_norm = v["unit_norm_rows"]
-            .as_bool()
-            .ok_or_else(|| bad_model(path, "preprocessing.unit_norm_rows"))?;
-        let bias = match &v["bias"] {
-            Value::Null => None,
-            b => Some(
-                b.as_f64()
-                    .ok_or_else(|| bad_model(path, "preprocessing.bias"))?,
-            ),
-        };
-        Ok(Self { unit_norm, bias })
+        e @ dp_glm::Error::NonFinite {
+            array: "x" | "y", ..
+        } => CliError::Usage(format!("{}: {e}", path.display())),
+        other => glm_error(other),
     }
 }
 
-fn bad_model(path: &Path, field: &str) -> CliError {
-    CliError::Usage(format!(
-        "{}: not a dpglm model file (field `{field}` missing or invalid)",
-        path.display()
-    ))
+/// Checks every numeric flag before anything is read or fitted: floats finite (a NaN or ∞
+/// would otherwise reach the learner or the report), ε > 0, δ ∈ [0, 1), counts ≥ 1. Ranges
+/// that depend on the algorithm are the learner's to check (and name, via [`glm_error`]).
+fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
+    let bad = |flag: &str, v: f64, why: &str| {
+        Err(CliError::Usage(format!(
+            "invalid value for {flag}: {} ({why})",
+            show(v)
+        )))
+    };
+    let floats = [
+        ("--epsilon", Some(a.epsilon)),
+        ("--delta", Some(a.delta)),
+        ("--huber-h", Some(a.huber_h)),
+        ("--bias", Some(a.bias)),
+        ("--clip", a.clip),
+        ("--learning-rate", a.learning_rate),
+        ("--lambda", a.lambda),
+        ("--radius", a.radius),
+        ("--x-bound", a.x_bound),
+        ("--y-bound", a.y_bound),
+        ("--tau", a.tau),
+        ("--sigma-out", a.sigma_out),
+        ("--tune-trials", a.tune_trials),
+    ];
+    let rates = a.learning_rates.iter().flatten().map(|&r| ("--learning-rates", Some(r)));
+    for (flag, v) in floats.into_iter().chain(rates) {
+        if let Some(v) = v
+            && !v.is_finite()
+        {
+            return bad(flag, v, "must be a finite number");
+        }
+    }
+    if a.epsilon <= 0.0 {
+        return bad("--epsilon", a.epsilon, "must be > 0");
+    }
+    if !(0.0..1.0).contains(&a.delta) {
+        return bad("--delta", a.delta, "must be in [0, 1)");
+    }
+    let counts = [
+        ("--steps", a.steps),
+        ("--epochs", a.epochs),
+        ("--batch-size", a.batch_size),
+        ("--k", a.k),
+    ];
+    for (flag, v) in counts {
+        if v == Some(0) {
+            return bad(flag, 0.0, "must be >= 1");
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an `--out` that is the same file as an input (`--data`, `--test`): the training
+/// data is never overwritten. Paths are compared after resolving links, `.` and `..`.
+fn check_out(a: &TrainArgs) -> Result<(), CliError> {
+    let Some(out) = &a.out else {
+        return Ok(());
+    };
+    let target = resolved(out);
+    let inputs = [("--data", Some(&a.data)), ("--test", a.test.as_ref())];
+    for (flag, input) in inputs {
+        if let Some(input) = input
+            && target.is_some()
+            && input.canonicalize().ok() == target
+        {
+            return Err(CliError::Usage(format!(
+                "invalid value for --out: {} is the same file as {flag} {}; refusing to \
+                 overwrite input data",
+                out.display(),
+                input.display()
+            )));
+        }
+    }
+    if out.is_dir() {
+        return Err(CliError::Usage(format!(
+            "invalid value for --out: {} is a directory",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
 fn loss_of(arg: LossArg, huber_h: f64) -> Result<Loss, CliError> {
@@ -126,85 +203,117 @@ fn read(path: &Path, format: Option<Format>, label: Option<&str>) -> Result<Load
     read_dataset(path, format, label).map_err(data_error)
 }
 
-/// Mean loss, and accuracy (classification) or MSE (regression).
+/// Mean loss, and accuracy (classification) or MSE (regression); all finite.
 struct Scores {
     loss: f64,
     accuracy: Option<f64>,
     mse: Option<f64>,
 }
 
+/// Scores the model on `data` (read from `path`), after checking its labels are in the loss's
+/// domain.
+///
+/// # Errors
+/// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
+/// logistic loss, which would silently count every 0 as an error), or a decision value or loss
+/// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
 fn score(
-    model_coef: &Array1<f64>,
+    coef: &Array1<f64>,
     intercept: f64,
     loss: Loss,
-    x: ArrayView2<'_, f64>,
-    y: &Array1<f64>,
-) -> Scores {
-    let z = x.dot(model_coef) + intercept;
-    let n = y.len().max(1) as f64;
-    let mean_loss = z
+    data: &Dataset,
+    path: &Path,
+) -> Result<Scores, CliError> {
+    data.check_labels(&loss)
+        .map_err(|e| data_glm_error(path, e))?;
+    let z = data.x().dot(coef) + intercept;
+    let losses: Vec<f64> = z
         .iter()
-        .zip(y)
+        .zip(data.y())
         .map(|(&zi, &yi)| loss.value(zi, yi))
-        .sum::<f64>()
-        / n;
-    match loss.label_domain() {
+        .collect();
+    if let Some(row) = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite()) {
+        return Err(CliError::Usage(format!(
+            "{}: row {} (0-based): the model's decision value is {} and its loss {}: the \
+             features are too large for a finite score",
+            path.display(),
+            row,
+            z[row],
+            losses[row]
+        )));
+    }
+    let n = data.n_samples() as f64;
+    let mean = |v: &mut dyn Iterator<Item = f64>| v.sum::<f64>() / n;
+    let mean_loss = mean(&mut losses.iter().copied());
+    let (accuracy, mse) = match loss.label_domain() {
         dp_glm::LabelDomain::Signs => {
             let right = z
                 .iter()
-                .zip(y)
+                .zip(data.y())
                 .filter(|(zi, yi)| (if **zi >= 0.0 { 1.0 } else { -1.0 }) == **yi)
                 .count();
-            Scores {
-                loss: mean_loss,
-                accuracy: Some(right as f64 / n),
-                mse: None,
-            }
+            (Some(right as f64 / n), None)
         }
         dp_glm::LabelDomain::Real => {
-            let mse = z
-                .iter()
-                .zip(y)
-                .map(|(zi, yi)| (zi - yi) * (zi - yi))
-                .sum::<f64>()
-                / n;
-            Scores {
-                loss: mean_loss,
-                accuracy: None,
-                mse: Some(mse),
-            }
+            let mut sq = z.iter().zip(data.y()).map(|(zi, yi)| (zi - yi) * (zi - yi));
+            (None, Some(mean(&mut sq)))
+        }
+    };
+    // Finite terms can still sum past f64::MAX.
+    for (what, v) in [("mean loss", Some(mean_loss)), ("mse", mse)] {
+        if let Some(v) = v
+            && !v.is_finite()
+        {
+            return Err(CliError::Usage(format!(
+                "{}: the {what} overflows ({v}): the features are too large for a finite \
+                 score",
+                path.display()
+            )));
         }
     }
+    Ok(Scores {
+        loss: mean_loss,
+        accuracy,
+        mse,
+    })
 }
 
-fn report_json(r: &PrivacyReport) -> Value {
-    let ledger: Vec<Value> = r
-        .ledger
-        .entries()
-        .iter()
-        .map(|e| {
-            let params: serde_json::Map<String, Value> = e
-                .mechanism
-                .parameters()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), json!(v)))
-                .collect();
-            json!({ "mechanism": e.mechanism.name(), "parameters": params, "count": e.count, "label": e.label })
-        })
-        .collect();
-    let noise: serde_json::Map<String, Value> =
-        r.noise.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-    json!({
-        "target_epsilon": r.target.0,
-        "target_delta": r.target.1,
-        "epsilon": r.epsilon,
-        "delta": r.delta,
+/// The privacy report as JSON; every number checked finite.
+fn report_json(r: &PrivacyReport) -> Result<Value, CliError> {
+    let mut ledger = Vec::new();
+    for e in r.ledger.entries() {
+        let mut params = serde_json::Map::new();
+        for (k, v) in e.mechanism.parameters() {
+            let what = format!("ledger parameter {k} of {}", e.mechanism.name());
+            params.insert(k.to_string(), finite(&what, v)?);
+        }
+        ledger.push(json!({
+            "mechanism": e.mechanism.name(),
+            "parameters": params,
+            "count": e.count,
+            "label": e.label,
+        }));
+    }
+    let mut noise = serde_json::Map::new();
+    for (k, v) in &r.noise {
+        noise.insert(k.clone(), finite(&format!("noise parameter {k}"), *v)?);
+    }
+    Ok(json!({
+        "target_epsilon": finite("target epsilon", r.target.0)?,
+        "target_delta": finite("target delta", r.target.1)?,
+        "epsilon": finite("epsilon spent", r.epsilon)?,
+        "delta": finite("delta spent", r.delta)?,
         "accountant": r.accountant.as_str(),
         "neighbouring": r.neighbouring.as_str(),
         "noise": noise,
         "ledger": ledger,
         "notes": r.notes,
-    })
+    }))
+}
+
+/// An optional metric as JSON (`null` only where it does not apply).
+fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
+    v.map_or(Ok(Value::Null), |v| finite(what, v))
 }
 
 /// Applies the budget flags to a learner's default budget.
@@ -322,7 +431,7 @@ fn fit_model(
             set(&mut l.batch_size, a.batch_size);
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
-            tuned_sgd(a, l, data, rng)
+            return tuned_sgd(a, l, data, rng);
         }
         A::NoisyGd | A::JlNoisyGd => {
             unused(a, &sgd_flags)?;
@@ -417,7 +526,7 @@ fn fit_model(
             l.fit(data, rng)
         }
     };
-    fitted.map_err(glm_error)
+    fitted.map_err(|e| data_glm_error(&a.data, e))
 }
 
 /// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
@@ -426,17 +535,16 @@ fn tuned_sgd(
     l: DpSgd,
     data: &Dataset,
     rng: &mut dyn rand::Rng,
-) -> dp_glm::Result<LinearModel> {
+) -> Result<LinearModel, CliError> {
     use crate::cli::TuneArg;
+    let fail = |e| data_glm_error(&a.data, e);
     let Some(tune) = a.tune else {
         if a.learning_rates.is_some() || a.tune_trials.is_some() {
-            return Err(dp_glm::Error::InvalidHyperParameter {
-                name: "tune",
-                value: f64::NAN,
-                reason: "--learning-rates and --tune-trials need --tune honest|unaccounted",
-            });
+            return Err(CliError::Usage(
+                "--learning-rates and --tune-trials need --tune honest|unaccounted".into(),
+            ));
         }
-        return l.fit(data, rng);
+        return l.fit(data, rng).map_err(fail);
     };
     let rates = a
         .learning_rates
@@ -445,17 +553,17 @@ fn tuned_sgd(
     match tune {
         TuneArg::Honest => {
             let mean = a.tune_trials.unwrap_or(rates.len() as f64);
-            HonestTuning::new(l, rates, mean).fit(data, rng)
+            HonestTuning::new(l, rates, mean).fit(data, rng).map_err(fail)
         }
         TuneArg::Unaccounted => {
             if a.tune_trials.is_some() {
-                return Err(dp_glm::Error::InvalidHyperParameter {
-                    name: "tune_trials",
-                    value: a.tune_trials.unwrap_or(f64::NAN),
-                    reason: "applies to --tune honest only",
-                });
+                return Err(CliError::Usage(
+                    "--tune-trials applies to --tune honest only".into(),
+                ));
             }
-            TuningWithoutPrivacyAccounting::new(l, rates).fit(data, rng)
+            TuningWithoutPrivacyAccounting::new(l, rates)
+                .fit(data, rng)
+                .map_err(fail)
         }
     }
 }
@@ -463,6 +571,8 @@ fn tuned_sgd(
 /// `dpglm train`.
 pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
+    check_flags(a)?;
+    check_out(a)?;
     let loss = loss_of(a.loss, a.huber_h)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let prep = Preprocessing {
@@ -473,15 +583,42 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         },
         bias: (a.bias != 0.0).then_some(a.bias),
     };
-    if !a.bias.is_finite() {
+    let format = a.format_arg.map(Format::from);
+    let train = read(&a.data, format, a.label.as_deref())?;
+    let data =
+        Dataset::new(prep.apply(train.x.view()), train.y).map_err(|e| data_glm_error(&a.data, e))?;
+    if let Some(k) = a.k
+        && k > data.n_features()
+    {
         return Err(CliError::Usage(format!(
-            "invalid value for --bias: {}",
-            a.bias
+            "invalid value for --k: {k} (the JL dimension must be at most the data's dimension \
+             {} after preprocessing: projecting to k >= d gains nothing)",
+            data.n_features()
         )));
     }
-    let train = read(&a.data, a.format_arg.map(Format::from), a.label.as_deref())?;
-    let x = prep.apply(train.x.view());
-    let data = Dataset::new(x, train.y.clone()).map_err(glm_error)?;
+    // Read before fitting, so a bad test file fails fast.
+    let test = match &a.test {
+        Some(p) => {
+            let t = read(p, format, a.label.as_deref())?;
+            if t.x.ncols() != train.x.ncols() {
+                return Err(CliError::Usage(format!(
+                    "{}: {} features, but the training data has {}",
+                    p.display(),
+                    t.x.ncols(),
+                    train.x.ncols()
+                )));
+            }
+            Some((
+                p,
+                Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+            ))
+        }
+        None => None,
+    };
+    let noise_source = match a.seed {
+        Some(seed) => NoiseSource::Seeded { seed },
+        None => NoiseSource::Secure,
+    };
     let mut rng: Box<dyn rand::Rng> = match a.seed {
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
@@ -491,40 +628,27 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         .then(|| (1.0 + prep.bias.map_or(0.0, |b| b * b)).sqrt());
     let model = fit_model(a, loss, &data, row_bound, &mut *rng)?;
     let coef = model.coef().to_owned();
-    let tr = score(&coef, model.intercept(), loss, data.x(), &train.y);
-    let test = match &a.test {
-        Some(p) => {
-            let t = read(p, a.format_arg.map(Format::from), a.label.as_deref())?;
-            let xt = prep.apply(t.x.view());
-            if xt.ncols() != coef.len() {
-                return Err(CliError::Usage(format!(
-                    "{}: {} features, but the training data has {}",
-                    p.display(),
-                    t.x.ncols(),
-                    train.x.ncols()
-                )));
-            }
-            Some(score(&coef, model.intercept(), loss, xt.view(), &t.y))
-        }
+    let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
+    let test = match &test {
+        Some((p, t)) => Some(score(&coef, model.intercept(), loss, t, p)?),
         None => None,
     };
     let report = model.privacy();
+    let privacy = report_json(report)?;
     if let Some(path) = &a.out {
-        let file = json!({
-            "format": "dpglm-model/1",
-            "algorithm": a.algorithm.name(),
-            "loss": loss.name(),
-            "huber_h": if let Loss::Huber { h } = loss { Some(h) } else { None },
-            "n_features_in": train.x.ncols(),
-            "preprocessing": prep.to_json(),
-            "coefficients": coef.to_vec(),
-            "intercept": model.intercept(),
-            "privacy": report_json(report),
-        });
-        let text =
-            serde_json::to_string_pretty(&file).map_err(|e| CliError::Failure(e.to_string()))?;
-        std::fs::write(path, text)
-            .map_err(|e| CliError::Failure(format!("cannot write {}: {e}", path.display())))?;
+        let file = ModelFile {
+            algorithm: a.algorithm,
+            loss,
+            n_features_in: train.x.ncols(),
+            preprocessing: prep,
+            coefficients: coef.to_vec(),
+            intercept: model.intercept(),
+            noise_source: Some(noise_source),
+            privacy: privacy.clone(),
+        };
+        let text = serde_json::to_string_pretty(&file.to_json()?)
+            .map_err(|e| CliError::Failure(e.to_string()))?;
+        write_atomically(path, &text)?;
     }
     let seconds = start.elapsed().as_secs_f64();
     if a.json {
@@ -533,14 +657,16 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "loss": loss.name(),
             "n": data.n_samples(),
             "d": train.x.ncols(),
-            "epsilon": report.epsilon,
-            "delta": report.delta,
-            "train_loss": tr.loss,
-            "train_accuracy": tr.accuracy,
-            "test_accuracy": test.as_ref().and_then(|t| t.accuracy),
-            "test_mse": test.as_ref().and_then(|t| t.mse),
-            "seconds": seconds,
+            "epsilon": privacy["epsilon"],
+            "delta": privacy["delta"],
+            "train_loss": finite("train loss", tr.loss)?,
+            "train_accuracy": metric("train accuracy", tr.accuracy)?,
+            "test_accuracy": metric("test accuracy", test.as_ref().and_then(|t| t.accuracy))?,
+            "test_mse": metric("test mse", test.as_ref().and_then(|t| t.mse))?,
+            "seconds": finite("seconds", seconds)?,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
+            "noise_source": noise_source_json(noise_source),
+            "private_release": noise_source.is_private_release(),
         });
         writeln!(out, "{v}").map_err(io)?;
     } else {
@@ -565,53 +691,46 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         )
         .map_err(io)?;
         write!(out, "{report}").map_err(io)?;
+        writeln!(out, "  noise source: {noise_source}").map_err(io)?;
     }
     Ok(())
 }
 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&a.model)
-        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", a.model.display())))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("{}: not valid JSON: {e}", a.model.display())))?;
-    let path = a.model.as_path();
-    let loss = match (v["loss"].as_str(), v["huber_h"].as_f64()) {
-        (Some("logistic"), _) => Loss::Logistic,
-        (Some("squared"), _) => Loss::Squared,
-        (Some("huber"), Some(h)) => Loss::huber(h).map_err(glm_error)?,
-        _ => return Err(bad_model(path, "loss")),
-    };
-    let coef: Vec<f64> = v["coefficients"]
-        .as_array()
-        .ok_or_else(|| bad_model(path, "coefficients"))?
-        .iter()
-        .map(|c| c.as_f64().filter(|c| c.is_finite()))
-        .collect::<Option<Vec<f64>>>()
-        .ok_or_else(|| bad_model(path, "coefficients"))?;
-    let intercept = v["intercept"]
-        .as_f64()
-        .ok_or_else(|| bad_model(path, "intercept"))?;
-    let prep = Preprocessing::from_json(&v["preprocessing"], path)?;
+    let model = ModelFile::read(&a.model)?;
     let data = read(&a.data, a.format_arg.map(Format::from), a.label.as_deref())?;
-    let x = prep.apply(data.x.view());
-    if x.ncols() != coef.len() {
+    if data.x.ncols() != model.n_features_in {
         return Err(CliError::Usage(format!(
-            "{}: {} features, but the model expects {}",
+            "{}: {} features, but the model {} expects {}",
             a.data.display(),
             data.x.ncols(),
-            coef.len() - usize::from(prep.bias.is_some())
+            a.model.display(),
+            model.n_features_in
         )));
     }
-    let s = score(&Array1::from(coef), intercept, loss, x.view(), &data.y);
+    let n = data.n_samples();
+    let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
+        .map_err(|e| data_glm_error(&a.data, e))?;
+    let s = score(
+        &Array1::from(model.coefficients),
+        model.intercept,
+        model.loss,
+        &data,
+        &a.data,
+    )?;
     if a.json {
-        let v = json!({ "n": data.y.len(), "loss": s.loss, "accuracy": s.accuracy, "mse": s.mse });
+        let v = json!({
+            "n": n,
+            "loss": finite("loss", s.loss)?,
+            "accuracy": metric("accuracy", s.accuracy)?,
+            "mse": metric("mse", s.mse)?,
+        });
         writeln!(out, "{v}").map_err(io)?;
     } else {
         writeln!(
             out,
-            "{} rows: mean loss {:.5}{}{}",
-            data.y.len(),
+            "{n} rows: mean loss {:.5}{}{}",
             s.loss,
             s.accuracy
                 .map(|v| format!(", accuracy {v:.4}"))
