@@ -31,18 +31,24 @@ pub(crate) struct Preprocessing {
 
 impl Preprocessing {
     /// The preprocessed rows (one more column with a bias).
+    ///
+    /// Unit-norm rows are computed scaled by the row's largest magnitude `m`, `x/m / ‖x/m‖`,
+    /// so that neither `‖x‖²` overflowing (entries near `1e154` and above would give a zero
+    /// row) nor underflowing (entries near `1e-162` would give a norm far from 1) changes the
+    /// result; all-zero rows stay zero.
     pub(crate) fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
         let extra = usize::from(self.bias.is_some());
         let mut out = Array2::zeros((x.nrows(), x.ncols() + extra));
         for (i, row) in x.axis_iter(Axis(0)).enumerate() {
-            let norm = row.dot(&row).sqrt();
-            let scale = if self.unit_norm && norm > 0.0 {
-                1.0 / norm
+            let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            let (pre, post) = if self.unit_norm && m > 0.0 {
+                let scaled = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
+                (m, scaled)
             } else {
-                1.0
+                (1.0, 1.0)
             };
             for (j, v) in row.iter().enumerate() {
-                out[[i, j]] = v * scale;
+                out[[i, j]] = v / pre / post;
             }
             if let Some(b) = self.bias {
                 out[[i, x.ncols()]] = b;
@@ -470,6 +476,31 @@ mod tests {
         let mut v = valid().to_json().unwrap();
         edit(v.as_object_mut().unwrap());
         ModelFile::parse(&v.to_string()).unwrap_err()
+    }
+
+    #[test]
+    fn unit_norm_rows_survive_extreme_magnitudes() {
+        let prep = Preprocessing {
+            unit_norm: true,
+            bias: Some(2.0),
+        };
+        let x = ndarray::array![
+            [1.7e308, 1.7e308, 1.7e308],
+            [2.72e-162, 0.0, 0.0],
+            [3.0, -4.0, 0.0],
+            [0.0, 0.0, 0.0]
+        ];
+        let out = prep.apply(x.view());
+        let third = 1.0 / 3.0_f64.sqrt();
+        let expected = ndarray::array![
+            [third, third, third, 2.0],
+            [1.0, 0.0, 0.0, 2.0],
+            [0.6, -0.8, 0.0, 2.0],
+            [0.0, 0.0, 0.0, 2.0]
+        ];
+        for (a, b) in out.iter().zip(&expected) {
+            assert!((a - b).abs() <= 1e-15, "{out} vs {expected}");
+        }
     }
 
     #[test]

@@ -167,11 +167,16 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     let Some(out) = &a.out else {
         return Ok(());
     };
-    let target = resolved(out);
+    let Some(target) = resolved(out) else {
+        return Err(CliError::Usage(format!(
+            "invalid value for --out: {}: its directory does not exist",
+            out.display()
+        )));
+    };
+    let target = Some(target);
     let inputs = [("--data", Some(&a.data)), ("--test", a.test.as_ref())];
     for (flag, input) in inputs {
         if let Some(input) = input
-            && target.is_some()
             && input.canonicalize().ok() == target
         {
             return Err(CliError::Usage(format!(

@@ -99,6 +99,10 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
     assert_eq!(std::fs::read_to_string(&test).unwrap(), text);
     assert_eq!(std::fs::read_to_string(&data).unwrap(), text);
     usage(train(&data, &["--out", p(&dir)]), &["--out", "directory"]);
+    usage(
+        train(&data, &["--out", p(&dir.join("nowhere").join("m.json"))]),
+        &["--out", "directory does not exist"],
+    );
     // A good --out is written whole, with no temporary file left.
     let (code, _, err) = train(&data, &["--out", p(&dir.join("m.json")), "--seed", "1"]);
     assert_eq!(code, 0, "{err}");
