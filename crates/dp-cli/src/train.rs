@@ -57,12 +57,18 @@ fn flag_of(name: &str) -> Option<&'static str> {
     })
 }
 
-/// A parameter the learner rejected: naming the flag it came from, or (for a derived quantity)
-/// saying that no flag names it.
-fn parameter_error(name: &str, value: f64, reason: &str) -> CliError {
+/// A parameter the learner rejected: naming the flag it came from — as the flag's default
+/// when the user did not give it (`given` says which flags were given) — or, for a derived
+/// quantity no flag names, saying so.
+fn parameter_error(name: &str, value: f64, reason: &str, given: &dyn Fn(&str) -> bool) -> CliError {
     match flag_of(name) {
-        Some(flag) => CliError::Usage(format!(
+        Some(flag) if given(flag) => CliError::Usage(format!(
             "invalid value for {flag}: {} ({reason})",
+            show(value)
+        )),
+        Some(flag) => CliError::Usage(format!(
+            "{flag} was not given and its default, derived from the other flags and the data, \
+             is invalid: {} ({reason}); give {flag} explicitly or change the flags it depends on",
             show(value)
         )),
         None => CliError::Usage(format!(
@@ -72,45 +78,70 @@ fn parameter_error(name: &str, value: f64, reason: &str) -> CliError {
     }
 }
 
-/// Learner errors: invalid hyper-parameters and labels are usage errors, the rest failures.
-fn glm_error(e: dp_glm::Error) -> CliError {
+/// Learner errors: invalid hyper-parameters are usage errors naming their flag (see
+/// [`parameter_error`]), data errors name `data`, the rest are failures.
+fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> CliError {
     match e {
         dp_glm::Error::InvalidHyperParameter {
             name,
             value,
             reason,
-        } => parameter_error(name, value, reason),
+        } => parameter_error(name, value, reason, given),
         dp_glm::Error::Accounting(dp_accounting::Error::InvalidParameter {
             name,
             value,
             reason,
-        }) => parameter_error(name, value, reason),
+        }) => parameter_error(name, value, reason, given),
         e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
             CliError::Usage(format!("invalid value for --neighbouring: {e}"))
         }
+        e @ (dp_glm::Error::LabelOutOfDomain { .. }
+        | dp_glm::Error::EmptyData { .. }
+        | dp_glm::Error::ShapeMismatch { .. }) => {
+            CliError::Usage(format!("{}: {e}", data.display()))
+        }
+        e @ dp_glm::Error::NonFinite {
+            array: "x" | "y", ..
+        } => CliError::Usage(format!("{}: {e}", data.display())),
         other => CliError::Failure(other.to_string()),
     }
 }
 
-/// Errors about a data file's content (labels, shape, values) name the file: exit 2; the
-/// rest as [`glm_error`].
+/// [`glm_error`] for an error about the data file `path` (every flag counts as given).
 fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
-    match e {
-        e @ (dp_glm::Error::LabelOutOfDomain { .. }
-        | dp_glm::Error::EmptyData { .. }
-        | dp_glm::Error::ShapeMismatch { .. }) => {
-            CliError::Usage(format!("{}: {e}", path.display()))
-        }
-        e @ dp_glm::Error::NonFinite {
-            array: "x" | "y", ..
-        } => CliError::Usage(format!("{}: {e}", path.display())),
-        other => glm_error(other),
+    glm_error(e, path, &|_| true)
+}
+
+/// Whether a flag with an algorithm-dependent default was given on the command line (flags
+/// with a fixed default, such as `--epsilon` or `--bias`, always count as given).
+fn given(a: &TrainArgs, flag: &str) -> bool {
+    match flag {
+        "--clip" => a.clip.is_some(),
+        "--lambda" => a.lambda.is_some(),
+        "--learning-rate" => a.learning_rate.is_some(),
+        "--radius" => a.radius.is_some(),
+        "--x-bound" => a.x_bound.is_some(),
+        "--y-bound" => a.y_bound.is_some(),
+        "--sigma-out" => a.sigma_out.is_some(),
+        "--tau" => a.tau.is_some(),
+        "--steps" => a.steps.is_some(),
+        "--epochs" => a.epochs.is_some(),
+        "--batch-size" => a.batch_size.is_some(),
+        "--k" => a.k.is_some(),
+        "--tune-trials" => a.tune_trials.is_some(),
+        "--learning-rates" => a.learning_rates.is_some(),
+        _ => true,
     }
+}
+
+/// A learner's error in `dpglm train`, naming the flag or the data file.
+fn fit_error(a: &TrainArgs, e: dp_glm::Error) -> CliError {
+    glm_error(e, &a.data, &|flag| given(a, flag))
 }
 
 /// Checks every numeric flag before anything is read or fitted: floats finite (a NaN or ∞
 /// would otherwise reach the learner or the report), ε > 0, δ ∈ [0, 1), counts ≥ 1. Ranges
-/// that depend on the algorithm are the learner's to check (and name, via [`glm_error`]).
+/// that depend on the algorithm are the learner's to check (and name, via [`fit_error`]).
 fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
     let bad = |flag: &str, v: f64, why: &str| {
         Err(CliError::Usage(format!(
@@ -196,11 +227,11 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn loss_of(arg: LossArg, huber_h: f64) -> Result<Loss, CliError> {
-    match arg {
+fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
+    match a.loss {
         LossArg::Logistic => Ok(Loss::Logistic),
         LossArg::Squared => Ok(Loss::Squared),
-        LossArg::Huber => Loss::huber(huber_h).map_err(glm_error),
+        LossArg::Huber => Loss::huber(a.huber_h).map_err(|e| fit_error(a, e)),
     }
 }
 
@@ -240,11 +271,11 @@ fn score(
     if let Some(row) = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite()) {
         return Err(CliError::Usage(format!(
             "{}: row {} (0-based): the model's decision value is {} and its loss {}: the \
-             features are too large for a finite score",
+             features or coefficients are too large for a finite score",
             path.display(),
             row,
-            z[row],
-            losses[row]
+            show(z[row]),
+            show(losses[row])
         )));
     }
     let n = data.n_samples() as f64;
@@ -270,8 +301,8 @@ fn score(
             && !v.is_finite()
         {
             return Err(CliError::Usage(format!(
-                "{}: the {what} overflows ({v}): the features are too large for a finite \
-                 score",
+                "{}: the {what} overflows ({v}): the features or coefficients are too large \
+                 for a finite score",
                 path.display()
             )));
         }
@@ -531,7 +562,7 @@ fn fit_model(
             l.fit(data, rng)
         }
     };
-    fitted.map_err(|e| data_glm_error(&a.data, e))
+    fitted.map_err(|e| fit_error(a, e))
 }
 
 /// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
@@ -542,7 +573,7 @@ fn tuned_sgd(
     rng: &mut dyn rand::Rng,
 ) -> Result<LinearModel, CliError> {
     use crate::cli::TuneArg;
-    let fail = |e| data_glm_error(&a.data, e);
+    let fail = |e| fit_error(a, e);
     let Some(tune) = a.tune else {
         if a.learning_rates.is_some() || a.tune_trials.is_some() {
             return Err(CliError::Usage(
@@ -578,7 +609,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let start = Instant::now();
     check_flags(a)?;
     check_out(a)?;
-    let loss = loss_of(a.loss, a.huber_h)?;
+    let loss = loss_of(a)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let prep = Preprocessing {
         unit_norm: match a.preprocess {
@@ -630,7 +661,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     };
     let row_bound = prep
         .unit_norm
-        .then(|| (1.0 + prep.bias.map_or(0.0, |b| b * b)).sqrt());
+        .then(|| 1.0_f64.hypot(prep.bias.unwrap_or(0.0)));
     let model = fit_model(a, loss, &data, row_bound, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;

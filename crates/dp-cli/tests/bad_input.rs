@@ -273,6 +273,16 @@ fn malformed_flag_values_name_the_flag() {
     for (extra, flag) in cases {
         usage(train(&data, extra), &[&format!("invalid value for {flag}")]);
     }
+    // A flag the user did not give is named as a default derived from the others, not as if
+    // its value had been given.
+    usage(
+        train(&data, &["--epsilon", "1e-300"]),
+        &["--lambda was not given and its default", "give --lambda explicitly"],
+    );
+    usage(
+        train(&data, &["--bias", "1e300"]),
+        &["--lambda was not given and its default"],
+    );
     let dp_gd = |extra: &[&str]| {
         let mut args = vec![
             "train", "--data", p(&data), "--label", "label", "--algorithm", "dp-gd", "--loss",
