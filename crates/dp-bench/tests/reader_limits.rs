@@ -213,3 +213,35 @@ fn bytes_and_files_read_the_same() {
     assert_eq!(data.x.shape(), [2, 3]);
     assert_eq!(data.x[[0, 2]], 4.0);
 }
+
+#[test]
+fn npy_non_finite_positions_are_the_files_even_with_a_label_column() {
+    let values: Vec<u8> = [1.0f64, f64::NAN, -1.0, 2.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let path = temp_file("nan_X.npy", &npy("(2, 2)", &values));
+    let r = dp_bench::data::read_npy_dataset(&path, dp_bench::data::NpyLabels::Column(0));
+    let (_, reason) = npy_reason(r);
+    assert!(reason.contains("row 0, column 1"), "{reason}");
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn a_sparse_libsvm_file_takes_the_width_it_is_scored_at() {
+    let path = temp_file("narrow.libsvm", b"1 1:0.5\n-1 2:1\n");
+    let fmt = Some(dp_bench::data::Format::Libsvm);
+    let d = dp_bench::data::read_dataset_with_width(&path, fmt, None, Some(4)).unwrap();
+    assert_eq!(d.x.shape(), [2, 4]);
+    assert_eq!(d.x[[1, 1]], 1.0);
+    assert_eq!(read_dataset(&path, fmt, None).unwrap().x.shape(), [2, 2]);
+    match dp_bench::data::read_dataset_with_width(&path, fmt, None, Some(1)) {
+        Err(Error::Parse {
+            line: 2,
+            kind: ParseErrorKind::IndexOutOfRange { index: 2, d: 1 },
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_file(path).unwrap();
+}

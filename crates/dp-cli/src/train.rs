@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
-use dp_bench::data::{Format, LoadedData, read_dataset};
+use dp_bench::data::{Format, LoadedData, read_dataset_with_width};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
@@ -235,8 +235,14 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
     }
 }
 
-fn read(path: &Path, format: Option<Format>, label: Option<&str>) -> Result<LoadedData, CliError> {
-    read_dataset(path, format, label).map_err(data_error)
+/// Reads a data file; `width` is the number of features a model expects (for scoring data).
+fn read(
+    path: &Path,
+    format: Option<Format>,
+    label: Option<&str>,
+    width: Option<usize>,
+) -> Result<LoadedData, CliError> {
+    read_dataset_with_width(path, format, label, width).map_err(data_error)
 }
 
 /// Mean loss, and accuracy (classification) or MSE (regression); all finite.
@@ -620,7 +626,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         bias: (a.bias != 0.0).then_some(a.bias),
     };
     let format = a.format_arg.map(Format::from);
-    let train = read(&a.data, format, a.label.as_deref())?;
+    let train = read(&a.data, format, a.label.as_deref(), None)?;
     let data =
         Dataset::new(prep.apply(train.x.view()), train.y).map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
@@ -635,7 +641,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     // Read before fitting, so a bad test file fails fast.
     let test = match &a.test {
         Some(p) => {
-            let t = read(p, format, a.label.as_deref())?;
+            let t = read(p, format, a.label.as_deref(), Some(train.x.ncols()))?;
             if t.x.ncols() != train.x.ncols() {
                 return Err(CliError::Usage(format!(
                     "{}: {} features, but the training data has {}",
@@ -735,7 +741,12 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let model = ModelFile::read(&a.model)?;
-    let data = read(&a.data, a.format_arg.map(Format::from), a.label.as_deref())?;
+    let data = read(
+        &a.data,
+        a.format_arg.map(Format::from),
+        a.label.as_deref(),
+        Some(model.n_features_in),
+    )?;
     if data.x.ncols() != model.n_features_in {
         return Err(CliError::Usage(format!(
             "{}: {} features, but the model {} expects {}",

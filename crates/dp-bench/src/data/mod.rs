@@ -7,7 +7,8 @@
 //! ([`Error::Parse`] with a [`ParseErrorKind`]).
 //!
 //! - [`read_dataset`]: what `dpglm train --data FILE [--format F] [--label L]` reads
-//!   (spec/CLI.md); the format is inferred from the extension when not given.
+//!   (spec/CLI.md); the format is inferred from the extension when not given;
+//!   [`read_dataset_with_width`] for data scored with a model of known width.
 //! - [`read_csv`], [`read_libsvm`], [`read_npy`] / [`read_npy_2d`] / [`read_npy_1d`] /
 //!   [`read_npy_dataset`]: the individual readers; [`read_csv_bytes`], [`read_libsvm_bytes`],
 //!   [`read_npy_bytes`]: the same readers on bytes in memory.
@@ -330,6 +331,25 @@ pub fn read_dataset(
     format: Option<Format>,
     label: Option<&str>,
 ) -> Result<LoadedData> {
+    read_dataset_with_width(path, format, label, None)
+}
+
+/// [`read_dataset`] for data that must have `n_features` feature columns (a test set scored
+/// with a model): a LIBSVM file then has that many columns even when its largest index is
+/// smaller, and an index beyond it is a parse error naming the line. CSV and NPY files state
+/// their width, so `n_features` does not change how they are read (compare
+/// [`LoadedData::n_features`] with it).
+///
+/// # Errors
+///
+/// As [`read_dataset`], and [`ParseErrorKind::IndexOutOfRange`] for a LIBSVM index beyond
+/// `n_features`.
+pub fn read_dataset_with_width(
+    path: impl AsRef<Path>,
+    format: Option<Format>,
+    label: Option<&str>,
+    n_features: Option<usize>,
+) -> Result<LoadedData> {
     let path = path.as_ref();
     let format = match format {
         Some(f) => f,
@@ -340,7 +360,7 @@ pub fn read_dataset(
     match format {
         Format::Csv => csv::read_csv_impl(path, label),
         Format::Libsvm => match label {
-            None => read_libsvm(path, None),
+            None => read_libsvm(path, n_features),
             Some(label) => Err(Error::Label {
                 path: path.into(),
                 reason: format!(

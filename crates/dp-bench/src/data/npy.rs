@@ -310,6 +310,8 @@ pub fn read_npy_1d(path: impl AsRef<Path>) -> Result<Array1<f64>> {
 pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Result<LoadedData> {
     let x_path = x_path.as_ref();
     let mut x = read_npy_2d(x_path)?;
+    // Before a label column is removed, so that positions are the file's.
+    check_finite(x_path, x.view())?;
     let y = match labels {
         NpyLabels::File(y_path) => {
             let y = read_npy_1d(y_path)?;
@@ -324,7 +326,7 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
                     ),
                 });
             }
-            check_finite_labels(y_path, &y, "")?;
+            check_finite_labels(y_path, &y)?;
             y
         }
         NpyLabels::Column(column) => {
@@ -343,11 +345,9 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
             let y = x.column(index).to_owned();
             let keep: Vec<usize> = (0..d).filter(|&j| j != index).collect();
             x = x.select(Axis(1), &keep);
-            check_finite_labels(x_path, &y, &format!(" (label column {index})"))?;
             y
         }
     };
-    check_finite(x_path, x.view())?;
     if x.nrows() == 0 {
         return Err(Error::EmptyData {
             path: x_path.into(),
@@ -387,12 +387,12 @@ pub(crate) fn sibling_label_file(x_path: &Path) -> Option<PathBuf> {
         .find(|p| p != x_path && p.is_file())
 }
 
-fn check_finite_labels(path: &Path, y: &Array1<f64>, context: &str) -> Result<()> {
+fn check_finite_labels(path: &Path, y: &Array1<f64>) -> Result<()> {
     match y.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(Error::Npy {
             path: path.into(),
-            reason: format!("non-finite label {} at row {i} (0-based){context}", y[i]),
+            reason: format!("non-finite label {} at row {i} (0-based)", y[i]),
         }),
     }
 }
