@@ -78,9 +78,11 @@ pub(crate) struct ModelFile {
     pub coefficients: Vec<f64>,
     /// A finite intercept.
     pub intercept: f64,
-    /// Where the noise came from (absent in files written before it was recorded).
+    /// Where the noise came from, saved in the privacy report as `privacy.noise_source`
+    /// (absent in files written before it was recorded).
     pub noise_source: Option<NoiseSource>,
-    /// The privacy report as written (its numbers checked finite on reading).
+    /// The privacy report as written, without its `noise_source` (its numbers checked finite
+    /// on reading).
     pub privacy: Value,
 }
 
@@ -123,7 +125,11 @@ impl ModelFile {
             Some(b) => finite("preprocessing.bias", b)?,
             None => Value::Null,
         };
-        let mut v = json!({
+        let mut privacy = self.privacy.clone();
+        if let (Some(s), Some(map)) = (self.noise_source, privacy.as_object_mut()) {
+            map.insert("noise_source".into(), noise_source_json(s));
+        }
+        Ok(json!({
             "format": FORMAT,
             "algorithm": self.algorithm.name(),
             "loss": self.loss.name(),
@@ -132,12 +138,8 @@ impl ModelFile {
             "preprocessing": { "unit_norm_rows": self.preprocessing.unit_norm, "bias": bias },
             "coefficients": coefficients,
             "intercept": finite("intercept", self.intercept)?,
-            "privacy": self.privacy,
-        });
-        if let (Some(s), Some(map)) = (self.noise_source, v.as_object_mut()) {
-            map.insert("noise_source".into(), noise_source_json(s));
-        }
-        Ok(v)
+            "privacy": privacy,
+        }))
     }
 
     /// Parse and validate a model file's text.
@@ -162,7 +164,7 @@ impl ModelFile {
                 format!("`{format}` is not `{FORMAT}` (another program's file or version)"),
             ));
         }
-        const KNOWN: [&str; 10] = [
+        const KNOWN: [&str; 9] = [
             "format",
             "algorithm",
             "loss",
@@ -172,7 +174,6 @@ impl ModelFile {
             "coefficients",
             "intercept",
             "privacy",
-            "noise_source",
         ];
         if let Some(k) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(ModelError::new(k, "unknown field"));
@@ -265,10 +266,14 @@ impl ModelFile {
                 ));
             }
         }
-        let noise_source = match map.get("noise_source") {
+        let noise_source = match report.get("noise_source") {
             None => None,
             Some(s) => Some(parse_noise_source(s)?),
         };
+        let mut privacy = privacy.clone();
+        if let Some(map) = privacy.as_object_mut() {
+            map.remove("noise_source");
+        }
         Ok(Self {
             algorithm,
             loss,
@@ -277,7 +282,7 @@ impl ModelFile {
             coefficients,
             intercept,
             noise_source,
-            privacy: privacy.clone(),
+            privacy,
         })
     }
 
@@ -312,25 +317,25 @@ fn parse_noise_source(v: &Value) -> Result<NoiseSource, ModelError> {
     let kind = v
         .get("kind")
         .and_then(Value::as_str)
-        .ok_or_else(|| ModelError::new("noise_source.kind", "missing or not a string"))?;
+        .ok_or_else(|| ModelError::new("privacy.noise_source.kind", "missing or not a string"))?;
     let source = match kind {
         "secure" => NoiseSource::Secure,
         "seeded" => NoiseSource::Seeded {
             seed: v
                 .get("seed")
                 .and_then(Value::as_u64)
-                .ok_or_else(|| ModelError::new("noise_source.seed", "not an unsigned integer"))?,
+                .ok_or_else(|| ModelError::new("privacy.noise_source.seed", "not an unsigned integer"))?,
         },
         _ => {
             return Err(ModelError::new(
-                "noise_source.kind",
+                "privacy.noise_source.kind",
                 "not `secure` or `seeded`",
             ));
         }
     };
     if v.get("private_release").and_then(Value::as_bool) != Some(source.is_private_release()) {
         return Err(ModelError::new(
-            "noise_source.private_release",
+            "privacy.noise_source.private_release",
             format!(
                 "must be {} for a {kind} noise source",
                 source.is_private_release()
@@ -547,28 +552,37 @@ mod tests {
 
     #[test]
     fn every_number_is_validated() {
-        let cases: [(&str, Value, &str); 8] = [
+        let cases: [(&str, Value, &str); 6] = [
             ("intercept", json!("0"), "intercept"),
             ("coefficients", json!([1, null, 2]), "coefficients[1]"),
             ("huber_h", json!(1.0), "huber_h"),
             ("loss", json!("hinge"), "loss"),
             ("algorithm", json!("sgd"), "algorithm"),
             ("preprocessing", json!({"unit_norm_rows": 1, "bias": null}), "preprocessing.unit_norm_rows"),
-            ("noise_source", json!({"kind": "seeded", "seed": 3, "private_release": true}), "noise_source.private_release"),
-            ("noise_source", json!({"kind": "seeded", "private_release": false}), "noise_source.seed"),
         ];
         for (key, value, field) in cases {
             assert_eq!(refused(|m| drop(m.insert(key.into(), value))).field, field, "{key}");
         }
-        for (key, value) in [
-            ("epsilon", json!(-1.0)),
-            ("delta", json!(2.0)),
-            ("target_delta", json!(null)),
+        for (key, value, field) in [
+            ("epsilon", json!(-1.0), "epsilon"),
+            ("delta", json!(2.0), "delta"),
+            ("target_delta", json!(null), "target_delta"),
+            (
+                "noise_source",
+                json!({"kind": "seeded", "seed": 3, "private_release": true}),
+                "noise_source.private_release",
+            ),
+            (
+                "noise_source",
+                json!({"kind": "seeded", "private_release": false}),
+                "noise_source.seed",
+            ),
+            ("noise_source", json!({"kind": "os"}), "noise_source.kind"),
         ] {
             let e = refused(|m| {
                 m["privacy"][key] = value;
             });
-            assert_eq!(e.field, format!("privacy.{key}"));
+            assert_eq!(e.field, format!("privacy.{field}"));
         }
         // JSON has no NaN or ∞: 1e999 is not a number serde_json accepts.
         assert!(ModelFile::parse(&text(&valid()).replace("0.125", "1e999")).is_err());

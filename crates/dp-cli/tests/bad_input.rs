@@ -133,7 +133,7 @@ fn seeded_runs_are_marked_not_a_private_release() {
         "{description}"
     );
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-    assert_eq!(file["noise_source"], v["noise_source"]);
+    assert_eq!(file["privacy"]["noise_source"], v["noise_source"]);
     // Human output says it too.
     let (code, out, _) = train(&data, &["--seed", "42"]);
     assert_eq!(code, 0);
