@@ -150,8 +150,8 @@ impl ModelFile {
     /// number, a coefficient count that does not match `n_features_in` and the preprocessing,
     /// a privacy report without finite `epsilon`/`delta`, an inconsistent noise source.
     pub(crate) fn parse(text: &str) -> Result<Self, ModelError> {
-        let v: Value =
-            serde_json::from_str(text).map_err(|e| ModelError::new("", format!("not JSON: {e}")))?;
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| ModelError::new("", format!("not JSON: {e}")))?;
         let map = v
             .as_object()
             .ok_or_else(|| ModelError::new("", "not a JSON object"))?;
@@ -321,10 +321,9 @@ fn parse_noise_source(v: &Value) -> Result<NoiseSource, ModelError> {
     let source = match kind {
         "secure" => NoiseSource::Secure,
         "seeded" => NoiseSource::Seeded {
-            seed: v
-                .get("seed")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| ModelError::new("privacy.noise_source.seed", "not an unsigned integer"))?,
+            seed: v.get("seed").and_then(Value::as_u64).ok_or_else(|| {
+                ModelError::new("privacy.noise_source.seed", "not an unsigned integer")
+            })?,
         },
         _ => {
             return Err(ModelError::new(
@@ -384,8 +383,7 @@ impl std::fmt::Display for ModelError {
 }
 
 fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Value, ModelError> {
-    map.get(key)
-        .ok_or_else(|| ModelError::new(key, "missing"))
+    map.get(key).ok_or_else(|| ModelError::new(key, "missing"))
 }
 
 fn number(v: &Value, name: &str) -> Result<f64, ModelError> {
@@ -401,7 +399,8 @@ fn number(v: &Value, name: &str) -> Result<f64, ModelError> {
 /// # Errors
 /// [`CliError::Failure`] naming the file when it cannot be written.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
-    let fail = |e: std::io::Error| CliError::Failure(format!("cannot write {}: {e}", path.display()));
+    let fail =
+        |e: std::io::Error| CliError::Failure(format!("cannot write {}: {e}", path.display()));
     let name = path.file_name().ok_or_else(|| {
         CliError::Usage(format!(
             "invalid value for --out: {} is not a file name",
@@ -527,8 +526,16 @@ mod tests {
 
     #[test]
     fn wrong_format_or_version_is_refused() {
-        for f in [json!("dpglm-model/2"), json!("dpglm-model/0"), json!(1), json!("")] {
-            assert_eq!(refused(|m| drop(m.insert("format".into(), f))).field, "format");
+        for f in [
+            json!("dpglm-model/2"),
+            json!("dpglm-model/0"),
+            json!(1),
+            json!(""),
+        ] {
+            assert_eq!(
+                refused(|m| drop(m.insert("format".into(), f))).field,
+                "format"
+            );
         }
         assert_eq!(refused(|m| drop(m.remove("format"))).field, "format");
         assert_eq!(
@@ -543,7 +550,10 @@ mod tests {
         // with a bias column.
         let e = refused(|m| drop(m.insert("coefficients".into(), json!([]))));
         assert_eq!(e.field, "coefficients");
-        assert!(e.reason.contains("0 values") && e.reason.contains("needs 3"), "{e}");
+        assert!(
+            e.reason.contains("0 values") && e.reason.contains("needs 3"),
+            "{e}"
+        );
         let e = refused(|m| drop(m.insert("n_features_in".into(), json!(0))));
         assert_eq!(e.field, "n_features_in");
         let e = refused(|m| drop(m.insert("n_features_in".into(), json!(-1))));
@@ -558,10 +568,18 @@ mod tests {
             ("huber_h", json!(1.0), "huber_h"),
             ("loss", json!("hinge"), "loss"),
             ("algorithm", json!("sgd"), "algorithm"),
-            ("preprocessing", json!({"unit_norm_rows": 1, "bias": null}), "preprocessing.unit_norm_rows"),
+            (
+                "preprocessing",
+                json!({"unit_norm_rows": 1, "bias": null}),
+                "preprocessing.unit_norm_rows",
+            ),
         ];
         for (key, value, field) in cases {
-            assert_eq!(refused(|m| drop(m.insert(key.into(), value))).field, field, "{key}");
+            assert_eq!(
+                refused(|m| drop(m.insert(key.into(), value))).field,
+                field,
+                "{key}"
+            );
         }
         for (key, value, field) in [
             ("epsilon", json!(-1.0), "epsilon"),
@@ -610,7 +628,10 @@ mod tests {
         write_atomically(&path, "first").unwrap();
         write_atomically(&path, "second").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, ["m.json"], "no temporary file left behind");
         // A directory cannot be replaced: the error leaves it alone and no temp file.
         assert!(write_atomically(&dir, "x").is_err());

@@ -164,7 +164,11 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--sigma-out", a.sigma_out),
         ("--tune-trials", a.tune_trials),
     ];
-    let rates = a.learning_rates.iter().flatten().map(|&r| ("--learning-rates", Some(r)));
+    let rates = a
+        .learning_rates
+        .iter()
+        .flatten()
+        .map(|&r| ("--learning-rates", Some(r)));
     for (flag, v) in floats.into_iter().chain(rates) {
         if let Some(v) = v
             && !v.is_finite()
@@ -595,7 +599,9 @@ fn tuned_sgd(
     match tune {
         TuneArg::Honest => {
             let mean = a.tune_trials.unwrap_or(rates.len() as f64);
-            HonestTuning::new(l, rates, mean).fit(data, rng).map_err(fail)
+            HonestTuning::new(l, rates, mean)
+                .fit(data, rng)
+                .map_err(fail)
         }
         TuneArg::Unaccounted => {
             if a.tune_trials.is_some() {
@@ -627,8 +633,8 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     };
     let format = a.format_arg.map(Format::from);
     let train = read(&a.data, format, a.label.as_deref(), None)?;
-    let data =
-        Dataset::new(prep.apply(train.x.view()), train.y).map_err(|e| data_glm_error(&a.data, e))?;
+    let data = Dataset::new(prep.apply(train.x.view()), train.y)
+        .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
         && k > data.n_features()
     {

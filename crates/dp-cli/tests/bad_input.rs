@@ -84,7 +84,10 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
     let data = dir.join("train.csv");
     let text = csv(200);
     std::fs::write(&data, &text).unwrap();
-    usage(train(&data, &["--out", p(&data)]), &["--out", "--data", "overwrite"]);
+    usage(
+        train(&data, &["--out", p(&data)]),
+        &["--out", "--data", "overwrite"],
+    );
     // Another spelling of the same file.
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     let other = dir.join("sub").join("..").join("train.csv");
@@ -93,7 +96,10 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
     std::fs::write(&test, &text).unwrap();
     let test_other = dir.join("sub").join("..").join("test.csv");
     usage(
-        train(&data, &["--test", p(&test), "--out", p(&test_other), "--seed", "1"]),
+        train(
+            &data,
+            &["--test", p(&test), "--out", p(&test_other), "--seed", "1"],
+        ),
         &["--out", "--test"],
     );
     assert_eq!(std::fs::read_to_string(&test).unwrap(), text);
@@ -137,7 +143,10 @@ fn seeded_runs_are_marked_not_a_private_release() {
     // Human output says it too.
     let (code, out, _) = train(&data, &["--seed", "42"]);
     assert_eq!(code, 0);
-    assert!(out.contains("noise source: reproducible seeded stream (Xoshiro256++"), "{out}");
+    assert!(
+        out.contains("noise source: reproducible seeded stream (Xoshiro256++"),
+        "{out}"
+    );
     assert!(out.contains("not a private release"), "{out}");
     // Without a seed: the CSPRNG, a private release.
     let (code, out, _) = train(&data, &["--json"]);
@@ -164,19 +173,48 @@ fn metrics_are_finite_or_refused_never_null() {
     let huge = dir.join("huge.csv");
     std::fs::write(&huge, "a,b,label\n1,1,1\n1e308,-1e308,-1\n").unwrap();
     for json in [true, false] {
-        let mut args = vec!["evaluate", "--model", p(&model), "--data", p(&huge), "--label", "label"];
+        let mut args = vec![
+            "evaluate",
+            "--model",
+            p(&model),
+            "--data",
+            p(&huge),
+            "--label",
+            "label",
+        ];
         if json {
             args.push("--json");
         }
-        usage(dpglm(&args), &["huge.csv", "row 1", "too large for a finite score"]);
+        usage(
+            dpglm(&args),
+            &["huge.csv", "row 1", "too large for a finite score"],
+        );
     }
     usage(
-        train(&data, &["--seed", "1", "--preprocess", "none", "--test", p(&huge), "--json"]),
+        train(
+            &data,
+            &[
+                "--seed",
+                "1",
+                "--preprocess",
+                "none",
+                "--test",
+                p(&huge),
+                "--json",
+            ],
+        ),
         &["huge.csv", "row 1"],
     );
     // A good evaluation prints only finite numbers.
     let (code, out, err) = dpglm(&[
-        "evaluate", "--model", p(&model), "--data", p(&data), "--label", "label", "--json",
+        "evaluate",
+        "--model",
+        p(&model),
+        "--data",
+        p(&data),
+        "--label",
+        "label",
+        "--json",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -193,7 +231,10 @@ fn labels_outside_the_loss_domain_are_refused_in_every_file() {
     std::fs::write(&data, csv(200)).unwrap();
     let zero_one = dir.join("01.csv");
     std::fs::write(&zero_one, "a,b,label\n1,2,1\n3,4,0\n").unwrap();
-    usage(train(&zero_one, &["--seed", "1"]), &["01.csv", "label 0", "row 1"]);
+    usage(
+        train(&zero_one, &["--seed", "1"]),
+        &["01.csv", "label 0", "row 1"],
+    );
     usage(
         train(&data, &["--seed", "1", "--test", p(&zero_one)]),
         &["01.csv", "label 0"],
@@ -201,7 +242,15 @@ fn labels_outside_the_loss_domain_are_refused_in_every_file() {
     let model = dir.join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     usage(
-        dpglm(&["evaluate", "--model", p(&model), "--data", p(&zero_one), "--label", "label"]),
+        dpglm(&[
+            "evaluate",
+            "--model",
+            p(&model),
+            "--data",
+            p(&zero_one),
+            "--label",
+            "label",
+        ]),
         &["01.csv", "label 0"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -218,7 +267,15 @@ fn tampered_model_files_are_refused_naming_the_field() {
     let evaluate = |v: &Value| {
         let path = dir.join("bad.json");
         std::fs::write(&path, v.to_string()).unwrap();
-        dpglm(&["evaluate", "--model", p(&path), "--data", p(&data), "--label", "label"])
+        dpglm(&[
+            "evaluate",
+            "--model",
+            p(&path),
+            "--data",
+            p(&data),
+            "--label",
+            "label",
+        ])
     };
     let mut v = good.clone();
     v["format"] = "other-model/1".into();
@@ -239,12 +296,28 @@ fn tampered_model_files_are_refused_naming_the_field() {
     let wide = dir.join("wide.csv");
     std::fs::write(&wide, "a,b,c,label\n1,2,3,1\n").unwrap();
     usage(
-        dpglm(&["evaluate", "--model", p(&model), "--data", p(&wide), "--label", "label"]),
+        dpglm(&[
+            "evaluate",
+            "--model",
+            p(&model),
+            "--data",
+            p(&wide),
+            "--label",
+            "label",
+        ]),
         &["wide.csv", "3 features", "expects 2"],
     );
     if Path::new("/dev/zero").exists() {
         usage(
-            dpglm(&["evaluate", "--model", "/dev/zero", "--data", p(&data), "--label", "label"]),
+            dpglm(&[
+                "evaluate",
+                "--model",
+                "/dev/zero",
+                "--data",
+                p(&data),
+                "--label",
+                "label",
+            ]),
             &["/dev/zero", "not a regular file"],
         );
     }
@@ -277,7 +350,10 @@ fn malformed_flag_values_name_the_flag() {
     // its value had been given.
     usage(
         train(&data, &["--epsilon", "1e-300"]),
-        &["--lambda was not given and its default", "give --lambda explicitly"],
+        &[
+            "--lambda was not given and its default",
+            "give --lambda explicitly",
+        ],
     );
     usage(
         train(&data, &["--bias", "1e300"]),
@@ -285,36 +361,95 @@ fn malformed_flag_values_name_the_flag() {
     );
     let dp_gd = |extra: &[&str]| {
         let mut args = vec![
-            "train", "--data", p(&data), "--label", "label", "--algorithm", "dp-gd", "--loss",
-            "logistic", "--epsilon", "1", "--delta", "1e-5", "--seed", "1",
+            "train",
+            "--data",
+            p(&data),
+            "--label",
+            "label",
+            "--algorithm",
+            "dp-gd",
+            "--loss",
+            "logistic",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "1",
         ];
         args.extend_from_slice(extra);
         dpglm(&args)
     };
     usage(dp_gd(&["--steps", "0"]), &["invalid value for --steps: 0"]);
-    usage(dp_gd(&["--learning-rate", "inf"]), &["invalid value for --learning-rate"]);
-    usage(dp_gd(&["--learning-rate", "-1"]), &["invalid value for --learning-rate"]);
+    usage(
+        dp_gd(&["--learning-rate", "inf"]),
+        &["invalid value for --learning-rate"],
+    );
+    usage(
+        dp_gd(&["--learning-rate", "-1"]),
+        &["invalid value for --learning-rate"],
+    );
     usage(dp_gd(&["--lambda", "-1"]), &["invalid value for --lambda"]);
     let jl = |k: &str| {
         dpglm(&[
-            "train", "--data", p(&data), "--label", "label", "--algorithm", "jl-noisy-gd",
-            "--loss", "logistic", "--epsilon", "1", "--delta", "1e-5", "--seed", "1", "--k", k,
+            "train",
+            "--data",
+            p(&data),
+            "--label",
+            "label",
+            "--algorithm",
+            "jl-noisy-gd",
+            "--loss",
+            "logistic",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "1",
+            "--k",
+            k,
         ])
     };
     usage(jl("0"), &["invalid value for --k: 0"]);
-    usage(jl("100000000"), &["invalid value for --k: 100000000", "dimension 3"]);
+    usage(
+        jl("100000000"),
+        &["invalid value for --k: 100000000", "dimension 3"],
+    );
     let sgd = |extra: &[&str]| {
         let mut args = vec![
-            "train", "--data", p(&data), "--label", "label", "--algorithm", "dp-sgd", "--loss",
-            "logistic", "--epsilon", "1", "--delta", "1e-5", "--seed", "1",
+            "train",
+            "--data",
+            p(&data),
+            "--label",
+            "label",
+            "--algorithm",
+            "dp-sgd",
+            "--loss",
+            "logistic",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "1",
         ];
         args.extend_from_slice(extra);
         dpglm(&args)
     };
     usage(sgd(&["--epochs", "0"]), &["invalid value for --epochs: 0"]);
-    usage(sgd(&["--batch-size", "0"]), &["invalid value for --batch-size: 0"]);
-    usage(sgd(&["--learning-rates", "0.1,nan", "--tune", "honest"]), &["--learning-rates"]);
-    usage(sgd(&["--tune-trials", "3"]), &["--tune-trials", "need --tune"]);
+    usage(
+        sgd(&["--batch-size", "0"]),
+        &["invalid value for --batch-size: 0"],
+    );
+    usage(
+        sgd(&["--learning-rates", "0.1,nan", "--tune", "honest"]),
+        &["--learning-rates"],
+    );
+    usage(
+        sgd(&["--tune-trials", "3"]),
+        &["--tune-trials", "need --tune"],
+    );
     usage(
         sgd(&["--tune", "unaccounted", "--tune-trials", "3"]),
         &["--tune-trials applies to --tune honest only"],
@@ -327,10 +462,26 @@ fn malformed_data_files_name_file_and_line() {
     let dir = tempdir("files");
     let cases: &[(&str, &[u8], &[&str])] = &[
         ("empty.csv", b"", &["empty.csv", "no data rows"]),
-        ("header.csv", b"a,b,label\n", &["header.csv", "no data rows"]),
-        ("ragged.csv", b"a,b,label\n1,2,1\n1,2\n", &["ragged.csv:3", "expected 3 fields"]),
-        ("utf8.csv", b"a,b,label\n1,2,1\n\xff\xfe,1,1\n", &["utf8.csv:3", "UTF-8"]),
-        ("nan.csv", b"a,b,label\n1,nan,1\n", &["nan.csv:2", "column `b`", "not finite"]),
+        (
+            "header.csv",
+            b"a,b,label\n",
+            &["header.csv", "no data rows"],
+        ),
+        (
+            "ragged.csv",
+            b"a,b,label\n1,2,1\n1,2\n",
+            &["ragged.csv:3", "expected 3 fields"],
+        ),
+        (
+            "utf8.csv",
+            b"a,b,label\n1,2,1\n\xff\xfe,1,1\n",
+            &["utf8.csv:3", "UTF-8"],
+        ),
+        (
+            "nan.csv",
+            b"a,b,label\n1,nan,1\n",
+            &["nan.csv:2", "column `b`", "not finite"],
+        ),
         ("nolabel.csv", b"a,b,c\n1,2,1\n", &["nolabel.csv", "label"]),
     ];
     for (name, bytes, needles) in cases {
@@ -342,8 +493,19 @@ fn malformed_data_files_name_file_and_line() {
     std::fs::write(&svm, "1 1:1\n-1 4000000000:1\n").unwrap();
     usage(
         dpglm(&[
-            "train", "--data", p(&svm), "--algorithm", "objpert", "--loss", "logistic",
-            "--epsilon", "1", "--delta", "1e-5", "--seed", "1",
+            "train",
+            "--data",
+            p(&svm),
+            "--algorithm",
+            "objpert",
+            "--loss",
+            "logistic",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "1",
         ]),
         &["big.libsvm:2", "4000000000", "memory budget"],
     );

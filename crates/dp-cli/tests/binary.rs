@@ -103,6 +103,9 @@ fn a_non_utf8_argument_exits_2_without_a_panic() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(o.stdout.is_empty());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("argument 3") && err.contains("not valid UTF-8"), "{err}");
+    assert!(
+        err.contains("argument 3") && err.contains("not valid UTF-8"),
+        "{err}"
+    );
     no_panic("non-UTF-8 --model", &o);
 }
