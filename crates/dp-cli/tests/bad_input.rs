@@ -1,71 +1,88 @@
-//! `dpglm train` / `dpglm evaluate` on malformed input (issue 9, "Bad input"), in-process
-//! through [`dp_cli::run`]: every case exits 2 with a message naming the flag, file, line or
-//! field (never a panic, a `null` metric or an overwritten input), and a seeded run says it is
-//! not a private release.
+//! `dpglm train` / `dpglm evaluate` on malformed input (issue 9, "Bad input"), run as the real
+//! binary: every case exits 2 with a message naming the flag, file, line or field (never a
+//! panic, a `null` metric or an overwritten input), and a seeded run says it is not a private
+//! release.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 
+/// Runs the `dpglm` binary: (exit code, stdout, stderr), after checking no panic was printed.
 fn dpglm(args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec!["dpglm".to_string()];
-    argv.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = dp_cli::run(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
+    let o = Command::new(env!("CARGO_BIN_EXE_dpglm"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    );
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    (o.status.code().unwrap(), out, err)
 }
 
-/// A fresh directory under the system temp dir.
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpglm-bad-input-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpglm-bad-input-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
-/// A separable logistic CSV with labels ±1.
+/// `n` rows `a, b, label` with label = sign(a + b) ∈ {−1, +1} on a fixed grid.
 fn csv(n: usize) -> String {
-    let mut s = String::from("a,b,label\n");
-    for i in 0..n {
-        let a = ((i * 37) % 101) as f64 / 50.0 - 1.0;
-        let b = ((i * 53) % 97) as f64 / 48.0 - 1.0;
-        let y = if 2.0 * a - b > 0.0 { 1 } else { -1 };
-        s.push_str(&format!("{a},{b},{y}\n"));
-    }
-    s
+    let rows = (0..n).map(|i| {
+        let (a, b) = ((i % 17) as f64 / 8.0 - 1.0, (i % 23) as f64 / 11.0 - 1.0);
+        format!("{a},{b},{}\n", if a + b >= 0.0 { 1 } else { -1 })
+    });
+    std::iter::once("a,b,label\n".to_owned())
+        .chain(rows)
+        .collect()
+}
+
+/// A fresh directory holding `train.csv` with `n` rows of [`csv`].
+fn with_training_data(name: &str, n: usize) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let data = dir.join("train.csv");
+    std::fs::write(&data, csv(n)).unwrap();
+    (dir, data)
 }
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// `train` with objective perturbation on `data`, plus `extra` flags (which may replace the
-/// default `--epsilon 1 --delta 1e-5`).
+/// `dpglm train --data DATA --label label` (no label for LIBSVM) plus `extra`, with defaults `--algorithm objpert
+/// --loss logistic --epsilon 1 --delta 1e-5` for whichever of these `extra` does not give.
 fn train(data: &Path, extra: &[&str]) -> (i32, String, String) {
-    let mut args = vec![
-        "train",
-        "--data",
-        p(data),
-        "--label",
-        "label",
-        "--algorithm",
-        "objpert",
-        "--loss",
-        "logistic",
-    ];
-    for (flag, default) in [("--epsilon", "1"), ("--delta", "1e-5")] {
+    let mut args = vec!["train", "--data", p(data)];
+    if data.extension().is_none_or(|e| e != "libsvm") {
+        args.extend(["--label", "label"]);
+    }
+    for (flag, default) in [
+        ("--algorithm", "objpert"),
+        ("--loss", "logistic"),
+        ("--epsilon", "1"),
+        ("--delta", "1e-5"),
+    ] {
         if !extra.contains(&flag) {
             args.extend([flag, default]);
         }
     }
     args.extend_from_slice(extra);
     dpglm(&args)
+}
+
+/// `dpglm evaluate --model MODEL --data DATA --label label` plus `extra`.
+fn evaluate(model: &str, data: &str, extra: &[&str]) -> (i32, String, String) {
+    let args = [
+        "evaluate", "--model", model, "--data", data, "--label", "label",
+    ];
+    dpglm(&[&args[..], extra].concat())
 }
 
 /// Exit 2, nothing on stdout, and every `needle` in the message.
@@ -80,7 +97,7 @@ fn usage(r: (i32, String, String), needles: &[&str]) {
 
 #[test]
 fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
-    let dir = tempdir("out");
+    let dir = scratch("out");
     let data = dir.join("train.csv");
     let text = csv(200);
     std::fs::write(&data, &text).unwrap();
@@ -123,9 +140,7 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
 
 #[test]
 fn seeded_runs_are_marked_not_a_private_release() {
-    let dir = tempdir("seed");
-    let data = dir.join("train.csv");
-    std::fs::write(&data, csv(200)).unwrap();
+    let (dir, data) = with_training_data("seed", 200);
     let model = dir.join("m.json");
     let (code, out, err) = train(&data, &["--seed", "42", "--json", "--out", p(&model)]);
     assert_eq!(code, 0, "{err}");
@@ -160,9 +175,7 @@ fn seeded_runs_are_marked_not_a_private_release() {
 
 #[test]
 fn metrics_are_finite_or_refused_never_null() {
-    let dir = tempdir("metrics");
-    let data = dir.join("train.csv");
-    std::fs::write(&data, csv(200)).unwrap();
+    let (dir, data) = with_training_data("metrics", 200);
     let model = dir.join("m.json");
     let (code, _, err) = train(
         &data,
@@ -172,21 +185,9 @@ fn metrics_are_finite_or_refused_never_null() {
     // Features near f64::MAX: ⟨w, x⟩ overflows (before: NaN/∞ metrics printed as null).
     let huge = dir.join("huge.csv");
     std::fs::write(&huge, "a,b,label\n1,1,1\n1e308,-1e308,-1\n").unwrap();
-    for json in [true, false] {
-        let mut args = vec![
-            "evaluate",
-            "--model",
-            p(&model),
-            "--data",
-            p(&huge),
-            "--label",
-            "label",
-        ];
-        if json {
-            args.push("--json");
-        }
+    for extra in [&["--json"][..], &[]] {
         usage(
-            dpglm(&args),
+            evaluate(p(&model), p(&huge), extra),
             &["huge.csv", "row 1", "too large for a finite score"],
         );
     }
@@ -206,16 +207,7 @@ fn metrics_are_finite_or_refused_never_null() {
         &["huge.csv", "row 1"],
     );
     // A good evaluation prints only finite numbers.
-    let (code, out, err) = dpglm(&[
-        "evaluate",
-        "--model",
-        p(&model),
-        "--data",
-        p(&data),
-        "--label",
-        "label",
-        "--json",
-    ]);
+    let (code, out, err) = evaluate(p(&model), p(&data), &["--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["loss"].as_f64().unwrap().is_finite());
@@ -226,9 +218,7 @@ fn metrics_are_finite_or_refused_never_null() {
 
 #[test]
 fn labels_outside_the_loss_domain_are_refused_in_every_file() {
-    let dir = tempdir("labels");
-    let data = dir.join("train.csv");
-    std::fs::write(&data, csv(200)).unwrap();
+    let (dir, data) = with_training_data("labels", 200);
     let zero_one = dir.join("01.csv");
     std::fs::write(&zero_one, "a,b,label\n1,2,1\n3,4,0\n").unwrap();
     usage(
@@ -242,15 +232,7 @@ fn labels_outside_the_loss_domain_are_refused_in_every_file() {
     let model = dir.join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     usage(
-        dpglm(&[
-            "evaluate",
-            "--model",
-            p(&model),
-            "--data",
-            p(&zero_one),
-            "--label",
-            "label",
-        ]),
+        evaluate(p(&model), p(&zero_one), &[]),
         &["01.csv", "label 0"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -258,66 +240,40 @@ fn labels_outside_the_loss_domain_are_refused_in_every_file() {
 
 #[test]
 fn tampered_model_files_are_refused_naming_the_field() {
-    let dir = tempdir("model");
-    let data = dir.join("train.csv");
-    std::fs::write(&data, csv(200)).unwrap();
+    let (dir, data) = with_training_data("model", 200);
     let model = dir.join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     let good: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-    let evaluate = |v: &Value| {
+    let tampered = |v: &Value| {
         let path = dir.join("bad.json");
         std::fs::write(&path, v.to_string()).unwrap();
-        dpglm(&[
-            "evaluate",
-            "--model",
-            p(&path),
-            "--data",
-            p(&data),
-            "--label",
-            "label",
-        ])
+        evaluate(p(&path), p(&data), &[])
     };
     let mut v = good.clone();
     v["format"] = "other-model/1".into();
-    usage(evaluate(&v), &["bad.json", "`format`"]);
+    usage(tampered(&v), &["bad.json", "`format`"]);
     // No coefficients with a bias column: before, "model expects 18446744073709551615".
     let mut v = good.clone();
     v["coefficients"] = Value::Array(vec![]);
-    let (code, out, err) = evaluate(&v);
+    let (code, out, err) = tampered(&v);
     usage((code, out, err.clone()), &["bad.json", "`coefficients`"]);
     assert!(!err.contains("18446744073709551615"), "{err}");
     let mut v = good.clone();
     v["intercept"] = Value::Null;
-    usage(evaluate(&v), &["`intercept`"]);
+    usage(tampered(&v), &["`intercept`"]);
     let mut v = good.clone();
     v["privacy"]["epsilon"] = "small".into();
-    usage(evaluate(&v), &["`privacy.epsilon`"]);
+    usage(tampered(&v), &["`privacy.epsilon`"]);
     // The data's width against the model's.
     let wide = dir.join("wide.csv");
     std::fs::write(&wide, "a,b,c,label\n1,2,3,1\n").unwrap();
     usage(
-        dpglm(&[
-            "evaluate",
-            "--model",
-            p(&model),
-            "--data",
-            p(&wide),
-            "--label",
-            "label",
-        ]),
+        evaluate(p(&model), p(&wide), &[]),
         &["wide.csv", "3 features", "expects 2"],
     );
     if Path::new("/dev/zero").exists() {
         usage(
-            dpglm(&[
-                "evaluate",
-                "--model",
-                "/dev/zero",
-                "--data",
-                p(&data),
-                "--label",
-                "label",
-            ]),
+            evaluate("/dev/zero", p(&data), &[]),
             &["/dev/zero", "not a regular file"],
         );
     }
@@ -326,9 +282,7 @@ fn tampered_model_files_are_refused_naming_the_field() {
 
 #[test]
 fn malformed_flag_values_name_the_flag() {
-    let dir = tempdir("flags");
-    let data = dir.join("train.csv");
-    std::fs::write(&data, csv(100)).unwrap();
+    let (dir, data) = with_training_data("flags", 100);
     let cases: &[(&[&str], &str)] = &[
         (&["--epsilon", "nan"], "--epsilon"),
         (&["--epsilon", "inf"], "--epsilon"),
@@ -359,107 +313,41 @@ fn malformed_flag_values_name_the_flag() {
         train(&data, &["--bias", "1e300"]),
         &["--lambda was not given and its default"],
     );
-    let dp_gd = |extra: &[&str]| {
-        let mut args = vec![
-            "train",
-            "--data",
-            p(&data),
-            "--label",
-            "label",
-            "--algorithm",
-            "dp-gd",
-            "--loss",
-            "logistic",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--seed",
-            "1",
-        ];
-        args.extend_from_slice(extra);
-        dpglm(&args)
-    };
-    usage(dp_gd(&["--steps", "0"]), &["invalid value for --steps: 0"]);
-    usage(
-        dp_gd(&["--learning-rate", "inf"]),
-        &["invalid value for --learning-rate"],
-    );
-    usage(
-        dp_gd(&["--learning-rate", "-1"]),
-        &["invalid value for --learning-rate"],
-    );
-    usage(dp_gd(&["--lambda", "-1"]), &["invalid value for --lambda"]);
-    let jl = |k: &str| {
-        dpglm(&[
-            "train",
-            "--data",
-            p(&data),
-            "--label",
-            "label",
-            "--algorithm",
-            "jl-noisy-gd",
-            "--loss",
-            "logistic",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--seed",
-            "1",
-            "--k",
-            k,
-        ])
-    };
-    usage(jl("0"), &["invalid value for --k: 0"]);
-    usage(
-        jl("100000000"),
-        &["invalid value for --k: 100000000", "dimension 3"],
-    );
-    let sgd = |extra: &[&str]| {
-        let mut args = vec![
-            "train",
-            "--data",
-            p(&data),
-            "--label",
-            "label",
-            "--algorithm",
-            "dp-sgd",
-            "--loss",
-            "logistic",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--seed",
-            "1",
-        ];
-        args.extend_from_slice(extra);
-        dpglm(&args)
-    };
-    usage(sgd(&["--epochs", "0"]), &["invalid value for --epochs: 0"]);
-    usage(
-        sgd(&["--batch-size", "0"]),
-        &["invalid value for --batch-size: 0"],
-    );
-    usage(
-        sgd(&["--learning-rates", "0.1,nan", "--tune", "honest"]),
-        &["--learning-rates"],
-    );
-    usage(
-        sgd(&["--tune-trials", "3"]),
-        &["--tune-trials", "need --tune"],
-    );
-    usage(
-        sgd(&["--tune", "unaccounted", "--tune-trials", "3"]),
-        &["--tune-trials applies to --tune honest only"],
-    );
+    for (extra, needle) in [
+        ("dp-gd --steps 0", "invalid value for --steps: 0"),
+        (
+            "dp-gd --learning-rate inf",
+            "invalid value for --learning-rate: inf",
+        ),
+        (
+            "dp-gd --learning-rate -1",
+            "invalid value for --learning-rate: -1",
+        ),
+        ("dp-gd --lambda -1", "invalid value for --lambda: -1"),
+        ("jl-noisy-gd --k 0", "invalid value for --k: 0"),
+        ("jl-noisy-gd --k 100000000", "data's dimension 3"),
+        ("dp-sgd --epochs 0", "invalid value for --epochs: 0"),
+        ("dp-sgd --batch-size 0", "invalid value for --batch-size: 0"),
+        (
+            "dp-sgd --tune honest --learning-rates 0.1,nan",
+            "invalid value for --learning-rates: NaN",
+        ),
+        ("dp-sgd --tune-trials 3", "--tune-trials need --tune"),
+        (
+            "dp-sgd --tune unaccounted --tune-trials 3",
+            "--tune-trials applies to --tune honest only",
+        ),
+    ] {
+        let mut args = vec!["--seed", "1", "--algorithm"];
+        args.extend(extra.split(' '));
+        usage(train(&data, &args), &[needle]);
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn malformed_data_files_name_file_and_line() {
-    let dir = tempdir("files");
+    let dir = scratch("files");
     let cases: &[(&str, &[u8], &[&str])] = &[
         ("empty.csv", b"", &["empty.csv", "no data rows"]),
         (
@@ -492,21 +380,7 @@ fn malformed_data_files_name_file_and_line() {
     let svm = dir.join("big.libsvm");
     std::fs::write(&svm, "1 1:1\n-1 4000000000:1\n").unwrap();
     usage(
-        dpglm(&[
-            "train",
-            "--data",
-            p(&svm),
-            "--algorithm",
-            "objpert",
-            "--loss",
-            "logistic",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--seed",
-            "1",
-        ]),
+        train(&svm, &["--seed", "1"]),
         &["big.libsvm:2", "4000000000", "memory budget"],
     );
     if Path::new("/dev/zero").exists() {
