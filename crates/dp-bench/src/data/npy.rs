@@ -80,7 +80,7 @@ struct Header {
 /// [`Error::Npy`] for a bad magic string, an unsupported version, a malformed header dict, an
 /// unsupported dtype (big-endian, structured, other types), `fortran_order: True`, data shorter
 /// or longer than the shape says, a shape whose values exceed
-/// [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) or (for an uncompressed file) differ
+/// [`MEMORY_BUDGET_BYTES`] or (for an uncompressed file) differ
 /// from the file's real size — both checked before anything is allocated — or an `<i8` value
 /// beyond 2⁵³; [`Error::Io`] when the file cannot be read or is not a regular file.
 pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
