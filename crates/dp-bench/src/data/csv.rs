@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2};
 
-use super::source::{Lines, Source, parse_error, parse_finite, within_budget};
+use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind};
 use crate::error::{Error, Result};
 
@@ -55,6 +55,7 @@ pub(crate) fn read_csv_impl(path: &Path, label: Option<&str>) -> Result<LoadedDa
 
 fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedData> {
     let path = &lines.path().to_owned();
+    let budget = lines.budget();
 
     // Header: the first non-blank line.
     let (header_line, header) = loop {
@@ -114,7 +115,7 @@ fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedDat
                 },
             ));
         }
-        if !within_budget(x.len() + y.len() + width) {
+        if x.len() + y.len() + width > budget {
             return Err(parse_error(
                 path,
                 n,
@@ -218,6 +219,28 @@ mod tests {
         );
         assert_eq!(split(""), [""]);
         assert_eq!(split(r#""""#), [""]);
+    }
+
+    #[test]
+    fn values_beyond_the_budget_are_refused_at_their_line() {
+        let text = b"a,b,y\n1,2,3\n\n4,5,6\n7,8,9\n";
+        let lines = |budget| {
+            Lines::new(
+                Source::from_bytes(text, Path::new("b.csv"))
+                    .unwrap()
+                    .with_budget(budget),
+            )
+        };
+        // 9 values fit in 9, and not in 8: the third row (line 5) is refused.
+        assert_eq!(read_csv_lines(lines(9), Some("y")).unwrap().x.nrows(), 3);
+        match read_csv_lines(lines(8), Some("y")) {
+            Err(Error::Parse {
+                line: 5,
+                kind: ParseErrorKind::OverMemoryBudget { values: 6 },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2};
 
-use super::source::{Lines, MEMORY_BUDGET_BYTES, Source, parse_error, parse_finite, within_budget};
+use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind};
 use crate::error::{Error, Result};
 
@@ -24,7 +24,8 @@ use crate::error::{Error, Result};
 /// `qid:` tokens), [`ParseErrorKind::NotANumber`], [`ParseErrorKind::NonFinite`],
 /// [`ParseErrorKind::ZeroIndex`], [`ParseErrorKind::NonIncreasingIndex`],
 /// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::IndexTooLarge`] (an index whose
-/// dense column could not fit in [`MEMORY_BUDGET_BYTES`]), [`ParseErrorKind::InvalidUtf8`],
+/// dense column could not fit in [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES)),
+/// [`ParseErrorKind::InvalidUtf8`],
 /// [`ParseErrorKind::LineTooLong`], [`ParseErrorKind::OverMemoryBudget`];
 /// [`Error::EmptyData`] for a file without samples; [`Error::DataMismatch`] when the dense
 /// `n × d` matrix would not fit in the memory budget (checked before it is allocated; the
@@ -55,8 +56,8 @@ const ENTRY_BYTES: usize = std::mem::size_of::<(usize, usize, f64)>();
 
 fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
     let path = &lines.path().to_owned();
-    // The widest dense row the budget allows.
-    let max_d = MEMORY_BUDGET_BYTES / 8;
+    // The budget in values; also the widest dense row it allows.
+    let budget = lines.budget();
     let mut labels: Vec<f64> = Vec::new();
     // Non-zero entries as (row, 0-based column, value).
     let mut entries: Vec<(usize, usize, f64)> = Vec::new();
@@ -114,12 +115,12 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
                     ParseErrorKind::IndexOutOfRange { index, d },
                 ));
             }
-            if index > max_d {
+            if index > budget {
                 return Err(parse_error(
                     path,
                     line,
                     field(),
-                    ParseErrorKind::IndexTooLarge { index, max: max_d },
+                    ParseErrorKind::IndexTooLarge { index, max: budget },
                 ));
             }
             let value =
@@ -131,7 +132,7 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
             }
             if value != 0.0 {
                 // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
-                if !within_budget((entries.len() + 1) * (ENTRY_BYTES / 8) + labels.len()) {
+                if (entries.len() + 1) * (ENTRY_BYTES / 8) + labels.len() > budget {
                     return Err(parse_error(
                         path,
                         line,
@@ -154,7 +155,7 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
     if !n
         .checked_mul(d)
         .and_then(|len| len.checked_add(n))
-        .is_some_and(within_budget)
+        .is_some_and(|values| values <= budget)
     {
         let widest = if let Some(d) = n_features {
             format!("{d} features asked for")
@@ -165,7 +166,8 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
             path: path.into(),
             reason: format!(
                 "{n} rows × {d} features ({widest}) as a dense matrix exceed the memory budget \
-                 of {MEMORY_BUDGET_BYTES} bytes"
+                 of {budget} values ({} bytes)",
+                budget * 8
             ),
         });
     }
@@ -178,4 +180,45 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
         y: Array1::from_vec(labels),
         feature_names: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, budget: usize) -> Result<LoadedData> {
+        let source = Source::from_bytes(text.as_bytes(), Path::new("b.libsvm"))?;
+        read_libsvm_lines(Lines::new(source.with_budget(budget)), None)
+    }
+
+    #[test]
+    fn the_budget_bounds_indices_entries_and_the_dense_matrix() {
+        // An index beyond the budget is refused at its line, before any allocation.
+        match read("1 1:1\n-1 11:1\n", 10) {
+            Err(Error::Parse {
+                line: 2,
+                kind: ParseErrorKind::IndexTooLarge { index: 11, max: 10 },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        // 2 rows × 4 columns + 2 labels = 10 values fit in 10, not in 9.
+        assert_eq!(read("1 1:1\n-1 4:1\n", 10).unwrap().x.shape(), [2, 4]);
+        match read("1 1:1\n-1 4:1\n", 9) {
+            Err(Error::DataMismatch { reason, .. }) => {
+                assert!(reason.contains("2 rows × 4 features"), "{reason}");
+                assert!(reason.contains("4 at line 2"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Sparse entries count 3 values each while reading: the 3rd entry needs 3·3 + 2 > 10.
+        match read("1 1:1 2:1\n-1 1:1 2:1\n", 10) {
+            Err(Error::Parse {
+                line: 2,
+                kind: ParseErrorKind::OverMemoryBudget { .. },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
 }

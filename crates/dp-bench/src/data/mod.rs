@@ -117,9 +117,8 @@ pub enum ParseErrorKind {
     /// A LIBSVM feature index so large that a dense matrix with that many columns could not
     /// fit in [`MEMORY_BUDGET_BYTES`], even for one row.
     #[error(
-        "feature index {index} is too large: a dense matrix with {index} columns needs more \
-         than the memory budget of {} bytes (at most {max} features)",
-        MEMORY_BUDGET_BYTES
+        "feature index {index} is too large: a dense row holds at most {max} features within \
+         the memory budget"
     )]
     IndexTooLarge {
         /// This index.
@@ -128,10 +127,7 @@ pub enum ParseErrorKind {
         max: usize,
     },
     /// The values read so far exceed [`MEMORY_BUDGET_BYTES`].
-    #[error(
-        "the file holds more than {values} values, over the memory budget of {} bytes",
-        MEMORY_BUDGET_BYTES
-    )]
+    #[error("the file holds more than {values} values, over the memory budget")]
     OverMemoryBudget {
         /// How many values had been read when the budget ran out.
         values: usize,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{Array1, Array2, ArrayD, Axis, Ix2, IxDyn};
 
 use super::LoadedData;
-use super::source::{MEMORY_BUDGET_BYTES, Source, within_budget};
+use super::source::Source;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -80,7 +80,7 @@ struct Header {
 /// [`Error::Npy`] for a bad magic string, an unsupported version, a malformed header dict, an
 /// unsupported dtype (big-endian, structured, other types), `fortran_order: True`, data shorter
 /// or longer than the shape says, a shape whose values exceed
-/// [`MEMORY_BUDGET_BYTES`] or (for an uncompressed file) differ
+/// [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) or (for an uncompressed file) differ
 /// from the file's real size — both checked before anything is allocated — or an `<i8` value
 /// beyond 2⁵³; [`Error::Io`] when the file cannot be read or is not a regular file.
 pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
@@ -101,6 +101,7 @@ fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
         mut reader,
         path,
         len: file_len,
+        budget,
     } = source;
     let path = path.as_path();
     let npy_err = |reason: String| Error::Npy {
@@ -172,12 +173,13 @@ fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
         .shape
         .iter()
         .try_fold(1usize, |acc, &dim| acc.checked_mul(dim.max(1)))
-        .is_some_and(within_budget);
+        .is_some_and(|values| values <= budget);
     if !bounded {
         return Err(npy_err(format!(
-            "the shape {:?} claims more values than fit in the memory budget of \
-             {MEMORY_BUDGET_BYTES} bytes",
-            header.shape
+            "the shape {:?} claims more values than fit in the memory budget of {budget} \
+             values ({} bytes)",
+            header.shape,
+            budget * 8
         )));
     }
     // No overflow: bounded by the product just checked.
@@ -596,6 +598,32 @@ mod tests {
         let h = parse_header("{'shape': (), 'descr': \"<f4\", 'fortran_order': False}").unwrap();
         assert!(h.shape.is_empty());
         assert_eq!(h.descr, "<f4");
+    }
+
+    #[test]
+    fn the_budget_bounds_the_claimed_shape() {
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let dict = b"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3)}\n";
+        bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(dict);
+        bytes.extend((0..6).flat_map(|v| f64::from(v).to_le_bytes()));
+        let read = |budget| {
+            read_npy_source(
+                Source::from_bytes(&bytes, Path::new("b.npy"))
+                    .unwrap()
+                    .with_budget(budget),
+            )
+        };
+        assert_eq!(read(6).unwrap().shape(), [2, 3]);
+        match read(5) {
+            Err(Error::Npy { reason, .. }) => {
+                assert!(
+                    reason.contains("[2, 3]") && reason.contains("budget of 5"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

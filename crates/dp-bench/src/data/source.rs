@@ -22,11 +22,6 @@ pub const MEMORY_BUDGET_BYTES: usize = 4 << 30;
 /// binary file read as text) is refused instead of being buffered whole.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// Whether `values` `f64`s (8 bytes each) fit in [`MEMORY_BUDGET_BYTES`].
-pub(crate) fn within_budget(values: usize) -> bool {
-    values <= MEMORY_BUDGET_BYTES / 8
-}
-
 /// A data source opened for reading: the (decompressed) content and how to name it in errors.
 pub(crate) struct Source<'a> {
     /// The content, decompressed when it starts with the gzip magic bytes.
@@ -36,6 +31,9 @@ pub(crate) struct Source<'a> {
     /// The content's exact length in bytes when it is known before reading (a plain regular
     /// file or a byte slice; `None` for gzip, whose decompressed size is not).
     pub(crate) len: Option<u64>,
+    /// The most `f64` values a reader may hold for this source: [`MEMORY_BUDGET_BYTES`] / 8
+    /// (smaller in tests).
+    pub(crate) budget: usize,
 }
 
 impl Source<'static> {
@@ -66,22 +64,32 @@ impl<'a> Source<'a> {
 
     fn new<R: BufRead + 'a>(mut reader: R, path: &Path, raw_len: u64) -> Result<Self> {
         let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-        Ok(if head.starts_with(&[0x1f, 0x8b]) {
-            Self {
-                reader: Box::new(BufReader::with_capacity(
+        let (reader, len): (Box<dyn BufRead + 'a>, _) = if head.starts_with(&[0x1f, 0x8b]) {
+            (
+                Box::new(BufReader::with_capacity(
                     BUFFER,
                     MultiGzDecoder::new(reader),
                 )),
-                path: path.to_owned(),
-                len: None,
-            }
+                None,
+            )
         } else {
-            Self {
-                reader: Box::new(reader),
-                path: path.to_owned(),
-                len: Some(raw_len),
-            }
+            (Box::new(reader), Some(raw_len))
+        };
+        Ok(Self {
+            reader,
+            path: path.to_owned(),
+            len,
+            budget: MEMORY_BUDGET_BYTES / 8,
         })
+    }
+
+    /// The same source with a budget of `values` (to test the budget checks cheaply).
+    #[cfg(test)]
+    pub(crate) fn with_budget(self, values: usize) -> Self {
+        Self {
+            budget: values,
+            ..self
+        }
     }
 }
 
@@ -118,6 +126,11 @@ impl<'a> Lines<'a> {
     /// The source's name (its path).
     pub(crate) fn path(&self) -> &Path {
         &self.source.path
+    }
+
+    /// The most `f64` values a reader may hold for this source ([`Source::budget`]).
+    pub(crate) fn budget(&self) -> usize {
+        self.source.budget
     }
 
     /// The next line and its 1-based number, or `None` at the end of the file.
