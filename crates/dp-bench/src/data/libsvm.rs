@@ -152,10 +152,10 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
     let n = labels.len();
     let d = n_features.unwrap_or(max_index);
     // Checked before the allocation: n·d values (plus the labels) within the budget.
-    if !n
+    if n
         .checked_mul(d)
         .and_then(|len| len.checked_add(n))
-        .is_some_and(|values| values <= budget)
+        .is_none_or(|values| values > budget)
     {
         let widest = if let Some(d) = n_features {
             format!("{d} features asked for")
