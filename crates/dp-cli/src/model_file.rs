@@ -72,6 +72,8 @@ pub(crate) struct ModelFile {
     pub loss: Loss,
     /// Columns of the raw data (before preprocessing).
     pub n_features_in: usize,
+    /// The columns' names when the training data had them (CSV), to match scoring data by name.
+    pub feature_names: Option<Vec<String>>,
     /// The preprocessing applied before the linear map.
     pub preprocessing: Preprocessing,
     /// `n_features_in` (+1 with a bias) finite coefficients.
@@ -135,6 +137,7 @@ impl ModelFile {
             "loss": self.loss.name(),
             "huber_h": huber_h,
             "n_features_in": self.n_features_in,
+            "feature_names": self.feature_names,
             "preprocessing": { "unit_norm_rows": self.preprocessing.unit_norm, "bias": bias },
             "coefficients": coefficients,
             "intercept": finite("intercept", self.intercept)?,
@@ -164,12 +167,13 @@ impl ModelFile {
                 format!("`{format}` is not `{FORMAT}` (another program's file or version)"),
             ));
         }
-        const KNOWN: [&str; 9] = [
+        const KNOWN: [&str; 10] = [
             "format",
             "algorithm",
             "loss",
             "huber_h",
             "n_features_in",
+            "feature_names",
             "preprocessing",
             "coefficients",
             "intercept",
@@ -205,6 +209,11 @@ impl ModelFile {
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| n > 0)
             .ok_or_else(|| ModelError::new("n_features_in", "not a positive integer"))?;
+        // Optional: absent in files written before names were recorded.
+        let feature_names = match map.get("feature_names") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(parse_names(v, n_features_in)?),
+        };
         let prep = field(map, "preprocessing")?
             .as_object()
             .ok_or_else(|| ModelError::new("preprocessing", "not an object"))?;
@@ -278,6 +287,7 @@ impl ModelFile {
             algorithm,
             loss,
             n_features_in,
+            feature_names,
             preprocessing,
             coefficients,
             intercept,
@@ -311,6 +321,31 @@ impl ModelFile {
             .map_err(|e| fail(format!("cannot read: {e}")))?;
         Self::parse(&text).map_err(|e| fail(e.to_string()))
     }
+}
+
+/// `n` distinct column names.
+fn parse_names(v: &Value, n: usize) -> Result<Vec<String>, ModelError> {
+    let names = v
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+        })
+        .ok_or_else(|| ModelError::new("feature_names", "not an array of strings"))?;
+    if names.len() != n {
+        return Err(ModelError::new(
+            "feature_names",
+            format!("{} names for n_features_in = {n}", names.len()),
+        ));
+    }
+    if let Some(i) = (1..n).find(|&i| names[..i].contains(&names[i])) {
+        return Err(ModelError::new(
+            "feature_names",
+            format!("`{}` appears twice", names[i]),
+        ));
+    }
+    Ok(names)
 }
 
 fn parse_noise_source(v: &Value) -> Result<NoiseSource, ModelError> {
@@ -456,6 +491,7 @@ mod tests {
             algorithm: AlgorithmArg::Objpert,
             loss: Loss::Logistic,
             n_features_in: 2,
+            feature_names: Some(vec!["a".into(), "b".into()]),
             preprocessing: Preprocessing {
                 unit_norm: true,
                 bias: Some(1.0),
@@ -519,6 +555,7 @@ mod tests {
                 bias: None,
             },
             coefficients: vec![1.0, 2.0],
+            feature_names: None,
             ..valid()
         };
         assert_eq!(ModelFile::parse(&text(&huber)).unwrap(), huber);
@@ -562,12 +599,15 @@ mod tests {
 
     #[test]
     fn every_number_is_validated() {
-        let cases: [(&str, Value, &str); 6] = [
+        let cases: [(&str, Value, &str); 9] = [
             ("intercept", json!("0"), "intercept"),
             ("coefficients", json!([1, null, 2]), "coefficients[1]"),
             ("huber_h", json!(1.0), "huber_h"),
             ("loss", json!("hinge"), "loss"),
             ("algorithm", json!("sgd"), "algorithm"),
+            ("feature_names", json!(["a"]), "feature_names"),
+            ("feature_names", json!(["a", "a"]), "feature_names"),
+            ("feature_names", json!(["a", 2]), "feature_names"),
             (
                 "preprocessing",
                 json!({"unit_norm_rows": 1, "bias": null}),

@@ -249,6 +249,55 @@ fn read(
     read_dataset_with_width(path, format, label, width).map_err(data_error)
 }
 
+/// Reads data to score with a model fitted on `width` features named `names` (CSV): columns are
+/// matched by name (so a reordered CSV is scored correctly), and a column missing or unknown to
+/// the model, or a different number of features, is an input error naming the file and
+/// `against` (what the width comes from).
+fn scoring_data(
+    path: &Path,
+    format: Option<Format>,
+    label: Option<&str>,
+    names: Option<&[String]>,
+    width: usize,
+    against: &str,
+) -> Result<LoadedData, CliError> {
+    let mut data = read(path, format, label, Some(width))?;
+    if let (Some(want), Some(have)) = (names, &data.feature_names) {
+        let missing: Vec<&str> = want
+            .iter()
+            .filter(|w| !have.contains(w))
+            .map(String::as_str)
+            .collect();
+        let extra: Vec<&str> = have
+            .iter()
+            .filter(|h| !want.contains(h))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() || !extra.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{}: its columns do not match {against}: missing [{}], not in it [{}]",
+                path.display(),
+                missing.join(", "),
+                extra.join(", ")
+            )));
+        }
+        let order: Vec<usize> = want
+            .iter()
+            .filter_map(|w| have.iter().position(|h| h == w))
+            .collect();
+        data.x = data.x.select(ndarray::Axis(1), &order);
+        data.feature_names = Some(want.to_vec());
+    }
+    if data.x.ncols() != width {
+        return Err(CliError::Usage(format!(
+            "{}: {} features, but {against} has {width}",
+            path.display(),
+            data.x.ncols(),
+        )));
+    }
+    Ok(data)
+}
+
 /// Mean loss, and accuracy (classification) or MSE (regression); all finite.
 struct Scores {
     loss: f64,
@@ -647,15 +696,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     // Read before fitting, so a bad test file fails fast.
     let test = match &a.test {
         Some(p) => {
-            let t = read(p, format, a.label.as_deref(), Some(train.x.ncols()))?;
-            if t.x.ncols() != train.x.ncols() {
-                return Err(CliError::Usage(format!(
-                    "{}: {} features, but the training data has {}",
-                    p.display(),
-                    t.x.ncols(),
-                    train.x.ncols()
-                )));
-            }
+            let t = scoring_data(
+                p,
+                format,
+                a.label.as_deref(),
+                train.feature_names.as_deref(),
+                train.x.ncols(),
+                "the training data",
+            )?;
             Some((
                 p,
                 Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
@@ -688,6 +736,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             algorithm: a.algorithm,
             loss,
             n_features_in: train.x.ncols(),
+            feature_names: train.feature_names.clone(),
             preprocessing: prep,
             coefficients: coef.to_vec(),
             intercept: model.intercept(),
@@ -747,21 +796,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let model = ModelFile::read(&a.model)?;
-    let data = read(
+    let data = scoring_data(
         &a.data,
         a.format_arg.map(Format::from),
         a.label.as_deref(),
-        Some(model.n_features_in),
+        model.feature_names.as_deref(),
+        model.n_features_in,
+        &format!("the model {}", a.model.display()),
     )?;
-    if data.x.ncols() != model.n_features_in {
-        return Err(CliError::Usage(format!(
-            "{}: {} features, but the model {} expects {}",
-            a.data.display(),
-            data.x.ncols(),
-            a.model.display(),
-            model.n_features_in
-        )));
-    }
     let n = data.n_samples();
     let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
         .map_err(|e| data_glm_error(&a.data, e))?;

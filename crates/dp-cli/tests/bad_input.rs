@@ -239,6 +239,40 @@ fn labels_outside_the_loss_domain_are_refused_in_every_file() {
 }
 
 #[test]
+fn scoring_data_is_matched_to_the_model_by_column_name() {
+    let (dir, data) = with_training_data("columns", 200);
+    let model = dir.join("m.json");
+    assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
+    // The same rows with the columns reordered score exactly the same (before: silently
+    // scored column b as a).
+    let text = std::fs::read_to_string(&data).unwrap();
+    let swapped: String = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{},{},{}\n", f[2], f[1], f[0])
+        })
+        .collect();
+    let reordered = dir.join("reordered.csv");
+    std::fs::write(&reordered, swapped).unwrap();
+    let (code, same, err) = evaluate(p(&model), p(&reordered), &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(same, evaluate(p(&model), p(&data), &["--json"]).1);
+    // A renamed column is named as missing, and the unknown one too.
+    let renamed = dir.join("renamed.csv");
+    std::fs::write(&renamed, text.replacen("a,b,label", "a,c,label", 1)).unwrap();
+    usage(
+        evaluate(p(&model), p(&renamed), &[]),
+        &["renamed.csv", "missing [b]", "not in it [c]"],
+    );
+    usage(
+        train(&data, &["--seed", "1", "--test", p(&renamed)]),
+        &["renamed.csv", "the training data", "missing [b]"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn tampered_model_files_are_refused_naming_the_field() {
     let (dir, data) = with_training_data("model", 200);
     let model = dir.join("m.json");
@@ -264,12 +298,21 @@ fn tampered_model_files_are_refused_naming_the_field() {
     let mut v = good.clone();
     v["privacy"]["epsilon"] = "small".into();
     usage(tampered(&v), &["`privacy.epsilon`"]);
-    // The data's width against the model's.
+    // The data's width against the model's, by name and (for a model without names) by
+    // count.
     let wide = dir.join("wide.csv");
     std::fs::write(&wide, "a,b,c,label\n1,2,3,1\n").unwrap();
     usage(
         evaluate(p(&model), p(&wide), &[]),
-        &["wide.csv", "3 features", "expects 2"],
+        &["wide.csv", "not in it [c]"],
+    );
+    let mut v = good.clone();
+    v["feature_names"] = Value::Null;
+    let unnamed = dir.join("unnamed.json");
+    std::fs::write(&unnamed, v.to_string()).unwrap();
+    usage(
+        evaluate(p(&unnamed), p(&wide), &[]),
+        &["wide.csv", "3 features", "unnamed.json has 2"],
     );
     if Path::new("/dev/zero").exists() {
         usage(
