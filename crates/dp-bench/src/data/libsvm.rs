@@ -152,8 +152,7 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
     let n = labels.len();
     let d = n_features.unwrap_or(max_index);
     // Checked before the allocation: n·d values (plus the labels) within the budget.
-    if n
-        .checked_mul(d)
+    if n.checked_mul(d)
         .and_then(|len| len.checked_add(n))
         .is_none_or(|values| values > budget)
     {
