@@ -90,3 +90,24 @@ fn good_input_exits_0_with_one_json_object() {
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(!out.trim().is_empty() && serde_json::from_str::<Value>(&out).is_err());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_exits_2_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let o = Command::new(env!("CARGO_BIN_EXE_dpglm"))
+        .args(["evaluate", "--model"])
+        .arg(std::ffi::OsStr::from_bytes(b"m\xff.json"))
+        .args(["--data", "x.csv"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("argument 3") && err.contains("not valid UTF-8"),
+        "{err}"
+    );
+    no_panic("non-UTF-8 --model", &o);
+}
