@@ -146,7 +146,19 @@ pub(crate) fn report(
             budget.neighbouring
         )));
     }
-    let epsilon = ledger.epsilon(budget.accountant, budget.delta)?;
+    let accountant = ledger.accountant(budget.accountant)?;
+    let epsilon = accountant.epsilon(budget.delta)?;
+    // How the accountant computed it (the PLD grid, the RDP order and dropped orders): public
+    // facts about the mechanisms, not about the data.
+    let how: Vec<String> = accountant.notes().iter().map(ToString::to_string).collect();
+    let mut notes = notes;
+    if !how.is_empty() {
+        notes.push(format!(
+            "{} accountant: {}",
+            accountant.name(),
+            how.join(", ")
+        ));
+    }
     if epsilon > budget.epsilon * (1.0 + 1e-9) {
         return Err(Error::Privacy(format!(
             "the released mechanisms cost epsilon = {epsilon} > target {}",
