@@ -6,6 +6,8 @@
 //! times is the Gaussian with ratio `√T/σ`; one Poisson-subsampled Gaussian step is the
 //! worse of its two dominating pairs.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
