@@ -67,5 +67,8 @@ pub use objpert::{kifer_epsilon, kifer_parameters, objpert_delta, objpert_epsilo
 pub use pld::{PldAccountant, PldConfig};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon, default_orders, objpert_rdp};
 pub use selection::{Repetitions, tuned};
-pub use shuffle::{shuffle_delta, shuffle_epsilon};
+pub use shuffle::{
+    ShuffleBound, ShuffleMethod, shuffle_delta, shuffle_delta_numerical, shuffle_epsilon,
+    shuffle_epsilon_numerical,
+};
 pub use zcdp::{ZcdpAccountant, zcdp_delta, zcdp_epsilon};
