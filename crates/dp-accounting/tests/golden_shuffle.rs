@@ -87,6 +87,17 @@ fn shuffle_numerical_is_below_the_closed_form_up_to_n_1e8() {
 }
 
 #[test]
+fn shuffle_numerical_small_eps0_and_large_n() {
+    // e^{−ε0} close to 1: 1 − e^{−ε0} must be computed as −expm1(−ε0).
+    let b = shuffle_epsilon_numerical(0.01, 0.0, 1_000_000, 1e-6).unwrap();
+    let closed = shuffle_epsilon(0.01, 1_000_000, 1e-6).unwrap();
+    assert_eq!(b.method, ShuffleMethod::Numerical);
+    assert!(b.epsilon > 0.0 && b.epsilon < closed, "{b:?} vs {closed}");
+    let d = shuffle_delta_numerical(0.01, 0.0, 1_000_000, b.epsilon).unwrap();
+    assert!(d <= 1e-6 * (1.0 + 1e-3) && d > 0.5e-6, "{d}");
+}
+
+#[test]
 fn shuffle_numerical_edges_and_errors() {
     // n = 1: nothing to hide among; δ(ε) = (e^ε0 − e^ε)/(e^ε0 + 1), so ε sits just below ε0.
     let b = shuffle_epsilon_numerical(1.0, 0.0, 1, 1e-6).unwrap();

@@ -89,8 +89,9 @@ fn bd0(x: f64, mu: f64) -> f64 {
 
 /// `ln Pr[Bin(m, p) = k]` by the saddle-point form of Loader (2000, *Fast and accurate
 /// computation of binomial probabilities*): relative error ~1e-14 even for `m` ~ 1e9, where
-/// `ln Γ` differences lose digits. `ln_p = ln p`, `ln_1mp = ln(1 − p)`.
-fn ln_binom_pmf(k: u64, m: u64, p: f64, ln_p: f64, ln_1mp: f64) -> f64 {
+/// `ln Γ` differences lose digits. `p1 = 1 − p`, `ln_p = ln p`, `ln_1mp = ln(1 − p)`, each
+/// passed in computed accurately (for `p = e^{−ε0}` near 1, `1 − p` must not be `1.0 − p`).
+fn ln_binom_pmf(k: u64, m: u64, [p, p1]: [f64; 2], ln_p: f64, ln_1mp: f64) -> f64 {
     if k > m {
         return f64::NEG_INFINITY;
     }
@@ -102,7 +103,7 @@ fn ln_binom_pmf(k: u64, m: u64, p: f64, ln_p: f64, ln_1mp: f64) -> f64 {
         return mf * ln_p;
     }
     let rest = mf - kf;
-    stirlerr(mf) - stirlerr(kf) - stirlerr(rest) - bd0(kf, mf * p) - bd0(rest, mf * (1.0 - p))
+    stirlerr(mf) - stirlerr(kf) - stirlerr(rest) - bd0(kf, mf * p) - bd0(rest, mf * p1)
         + 0.5 * (mf / (std::f64::consts::TAU * kf * rest)).ln()
 }
 
@@ -137,7 +138,8 @@ impl Outer {
     fn new(eps0: f64, n: u64, ln_cut: f64) -> Self {
         let m = n - 1;
         let p = (-eps0).exp();
-        let (ln_p, ln_1mp) = (-eps0, (-p).ln_1p());
+        let p1 = -(-eps0).exp_m1();
+        let (ln_p, ln_1mp) = (-eps0, p1.ln());
         let mean = m as f64 * p;
         // Largest k ≤ mean whose lower tail bound is ≤ e^{ln_cut} (by bisection: the bound
         // increases with k up to the mean).
@@ -181,7 +183,7 @@ impl Outer {
             let end = (start + width - 1).min(hi);
             let mut ln_mass = f64::NEG_INFINITY;
             for c in start..=end {
-                ln_mass = log_add(ln_mass, ln_binom_pmf(c, m, p, ln_p, ln_1mp));
+                ln_mass = log_add(ln_mass, ln_binom_pmf(c, m, [p, p1], ln_p, ln_1mp));
             }
             buckets.push((start, ln_mass));
             start = end + 1;
@@ -212,10 +214,10 @@ fn ln_delta_c(c: u64, eps0: f64, eps: f64, ln_norm: f64) -> f64 {
     let ln_half = -std::f64::consts::LN_2;
     // Scaled: b = B(a)/B(a0) (or B(c) when a0 = c + 1), b_prev = B(a − 1) on the same scale.
     let (ln_b0, mut b_prev, mut b) = if a0 > c {
-        (ln_binom_pmf(c, c, 0.5, ln_half, ln_half), 1.0, 0.0)
+        (ln_binom_pmf(c, c, [0.5, 0.5], ln_half, ln_half), 1.0, 0.0)
     } else {
         let prev = a0 as f64 / (cf - a0 as f64 + 1.0);
-        (ln_binom_pmf(a0, c, 0.5, ln_half, ln_half), prev, 1.0)
+        (ln_binom_pmf(a0, c, [0.5, 0.5], ln_half, ln_half), prev, 1.0)
     };
     let (mut sum, mut mag, mut steps, mut rest) = (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
     let mut a = a0;
@@ -366,7 +368,7 @@ mod tests {
                 - crate::special::ln_gamma((m - k) as f64 + 1.0)
                 + k as f64 * f64::ln(p)
                 + (m - k) as f64 * (1.0 - p).ln();
-            let got = ln_binom_pmf(k, m, p, p.ln(), (1.0 - p).ln());
+            let got = ln_binom_pmf(k, m, [p, 1.0 - p], p.ln(), (1.0 - p).ln());
             assert!(
                 (got - direct).abs() < 1e-11,
                 "{k} {m} {p}: {got} vs {direct}"
