@@ -19,7 +19,7 @@
 
 use dp_accounting::audit::{TestCounts, epsilon_lower_bound};
 use dp_accounting::{AccountantKind, Ledger};
-use dp_glm::{Dataset, GlmObjective, Loss, Scale};
+use dp_glm::{Dataset, GlmObjective, LinearModel, Loss, Scale};
 use dp_optim::{BatchSchedule, DpSgd, L2Regulariser, Length, StepSize, Unconstrained, seeded_rng};
 use ndarray::{Array1, Array2};
 
@@ -139,30 +139,23 @@ fn dpsgd_audit_never_exceeds_the_claimed_epsilon() {
     }
 }
 
-#[test]
-fn objective_perturbation_audit_never_exceeds_the_claimed_epsilon() {
-    use dp_glm::ObjectivePerturbation;
-    let mut learner = ObjectivePerturbation::new(Loss::Logistic).budget(2.0, DELTA);
-    learner.lambda = Some(1.0);
-    // The canary (10, 0) is scaled to the row bound X = 1 by the learner itself.
-    let fit =
-        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
-    let claimed = learner
-        .fit(&neighbour(9, true), &mut seeded_rng(0))
-        .expect("fits")
-        .privacy()
-        .epsilon;
-    let found = audit(add_remove(), fit, 2_000, 10_000);
-    eprintln!("ObjPert lambda = 1: claimed {claimed}, audit {found}");
-    assert!(found <= claimed, "audit {found} > claimed {claimed}");
-    assert!(
-        found > 0.15 * claimed,
-        "audit {found} has no power (claimed {claimed})"
+/// Audits a learner's release on `(D, D')` with `select`/`measure` runs per side: the claim
+/// is the ε its privacy report states for a fit on `D'`; the audit must not exceed it and
+/// must find at least `power` of it.
+fn audit_learner(
+    name: &str,
+    (d, d_prime): (Dataset, Dataset),
+    fit: impl Fn(&Dataset, u64) -> LinearModel,
+    (select, measure): (u64, u64),
+    power: f64,
+) {
+    let claimed = fit(&d_prime, 0).privacy().epsilon;
+    let found = audit(
+        (d, d_prime),
+        |data, s| fit(data, s).coef()[0],
+        select,
+        measure,
     );
-}
-
-/// Checks an audit result against the claim: never above it, and at least `power` of it.
-fn check(name: &str, claimed: f64, found: f64, power: f64) {
     eprintln!("{name}: claimed {claimed}, audit {found}");
     assert!(
         found <= claimed,
@@ -175,6 +168,22 @@ fn check(name: &str, claimed: f64, found: f64, power: f64) {
 }
 
 #[test]
+fn objective_perturbation_audit_never_exceeds_the_claimed_epsilon() {
+    use dp_glm::ObjectivePerturbation;
+    let mut learner = ObjectivePerturbation::new(Loss::Logistic).budget(2.0, DELTA);
+    learner.lambda = Some(1.0);
+    // The canary (10, 0) is scaled to the row bound X = 1 by the learner itself.
+    let fit = |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits");
+    audit_learner(
+        "ObjPert lambda = 1",
+        add_remove(),
+        fit,
+        (2_000, 10_000),
+        0.15,
+    );
+}
+
+#[test]
 fn amp_audit_never_exceeds_the_claimed_epsilon() {
     use dp_glm::Amp;
     // The RDP accountant (paper 001's own analysis) prices the claim: the default PLD
@@ -183,19 +192,8 @@ fn amp_audit_never_exceeds_the_claimed_epsilon() {
     learner.objpert.lambda = Some(1.0);
     learner.objpert.budget.accountant = AccountantKind::Rdp;
     // The canary (10, 0) is scaled to the row bound X = 1 by the learner itself.
-    let fit =
-        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
-    let claimed = learner
-        .fit(&neighbour(9, true), &mut seeded_rng(0))
-        .expect("fits")
-        .privacy()
-        .epsilon;
-    check(
-        "AMP lambda = 1",
-        claimed,
-        audit(add_remove(), fit, 2_000, 10_000),
-        0.15,
-    );
+    let fit = |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits");
+    audit_learner("AMP lambda = 1", add_remove(), fit, (2_000, 10_000), 0.15);
 }
 
 #[test]
@@ -212,16 +210,9 @@ fn output_perturbation_audit_never_exceeds_the_claimed_epsilon() {
     let mut learner = OutputPerturbation::new(Loss::Logistic).budget(8.0, DELTA);
     learner.y_bound = 0.1;
     learner.lambda = 0.1;
-    let fit =
-        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
-    let (d, d_prime) = replace_one(1.0, 9);
-    let claimed = learner
-        .fit(&d_prime, &mut seeded_rng(0))
-        .expect("fits")
-        .privacy()
-        .epsilon;
-    let found = audit((d, d_prime), fit, 2_000, 10_000);
-    check("output perturbation", claimed, found, 0.05);
+    let fit = |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits");
+    let pair = replace_one(1.0, 9);
+    audit_learner("output perturbation", pair, fit, (2_000, 10_000), 0.05);
 }
 
 #[test]
@@ -229,22 +220,15 @@ fn dpgd_audit_never_exceeds_the_claimed_epsilon() {
     use dp_glm::DpGd;
     // Replace-one; the canary (10, 0)'s logistic gradient has norm 10·σ(∓10θ₁) ≥ 1 while
     // |θ₁| ≤ 0.2, which the small step keeps, so it is clipped to exactly the clip norm 1 and
-    // flips sign with the label: each step sees the full sensitivity 2.
-    // ε = 4 (noise multiplier ≈ 1 per step): at ε = 2 the per-run signal is too weak for
-    // 10⁴ runs to resolve more than ~12% of the claim.
+    // flips sign with the label: each step sees the full sensitivity 2. ε = 4 (noise
+    // multiplier ≈ 1 per step): at ε = 2 the per-run signal is too weak for 10⁴ runs to
+    // resolve more than ~12% of the claim.
     let mut learner = DpGd::new(Loss::Logistic).budget(4.0, DELTA);
     learner.steps = 3;
     learner.learning_rate = 0.1;
-    let fit =
-        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
-    let (d, d_prime) = replace_one(10.0, 9);
-    let claimed = learner
-        .fit(&d_prime, &mut seeded_rng(0))
-        .expect("fits")
-        .privacy()
-        .epsilon;
-    let found = audit((d, d_prime), fit, 2_000, 10_000);
-    check("DP-GD T = 3", claimed, found, 0.15);
+    let fit = |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits");
+    let pair = replace_one(10.0, 9);
+    audit_learner("DP-GD T = 3", pair, fit, (2_000, 10_000), 0.15);
 }
 
 #[test]
@@ -259,14 +243,7 @@ fn dpssgd_audit_never_exceeds_the_claimed_epsilon() {
     // ε = 8 (per-step noise multiplier ≈ 0.7): at ε = 4 the signal is too weak for 10⁴ runs.
     let mut learner = DpSsgd::new().budget(8.0, DELTA);
     learner.learning_rate = 0.002;
-    let fit =
-        |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits").coef()[0];
-    let (d, d_prime) = replace_one(10.0, 1);
-    let claimed = learner
-        .fit(&d_prime, &mut seeded_rng(0))
-        .expect("fits")
-        .privacy()
-        .epsilon;
-    let found = audit((d, d_prime), fit, 2_000, 10_000);
-    check("DP-SSGD n = 2", claimed, found, 0.08);
+    let fit = |data: &Dataset, s: u64| learner.fit(data, &mut seeded_rng(s)).expect("fits");
+    let pair = replace_one(10.0, 1);
+    audit_learner("DP-SSGD n = 2", pair, fit, (2_000, 10_000), 0.08);
 }

@@ -253,6 +253,8 @@ mod tests {
     #[test]
     fn calibration_meets_the_target_tightly() {
         let (alpha, p) = calibrate_shuffled(100_000, 1.0, 1e-6).unwrap();
+        eprintln!("n = 1e5, (1, 1e-6): alpha {alpha}, {p:?}");
+        assert_eq!(p.method, ShuffleMethod::Numerical);
         assert!(p.epsilon <= 1.0 && p.epsilon > 0.999, "{p:?}");
         assert!(p.delta <= 1e-6);
         let q = shuffled_gaussian(alpha * 0.999, 100_000, 1.0, 1e-6).unwrap();
@@ -273,7 +275,7 @@ mod tests {
         assert!(r.delta <= 1e-5);
         assert_eq!(r.ledger.entries()[0].count, 5000);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
-        assert!(r.notes[0].contains("shuffling"));
+        assert!(r.notes[0].contains("shuffling") && r.notes[0].contains("numerical bound"));
         assert!(r.noise.iter().any(|(k, _)| k == "eps0"));
     }
 
