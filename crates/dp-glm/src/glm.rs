@@ -11,7 +11,7 @@
 
 use std::sync::{Mutex, TryLockError};
 
-use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective};
+use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective, numeric};
 use ndarray::linalg::general_mat_vec_mul;
 use ndarray::{ArrayView1, ArrayViewMut1};
 
@@ -186,9 +186,14 @@ impl<'a> GlmObjective<'a> {
     fn row_dot(&self, i: usize, theta: ArrayView1<'_, f64>) -> f64 {
         let x = self.data.x();
         let row = x.row(i);
-        match (row.as_slice(), theta.as_slice()) {
+        let z = match (row.as_slice(), theta.as_slice()) {
             (Some(r), Some(t)) => dot(r, t),
             _ => row.dot(&theta),
+        };
+        if z.is_finite() {
+            z
+        } else {
+            numeric::dot(row, theta)
         }
     }
 
@@ -240,8 +245,28 @@ impl<'a> GlmObjective<'a> {
 
     /// Writes `z = Xθ` into `z`.
     fn margins(&self, theta: ArrayView1<'_, f64>, z: &mut [f64]) {
-        let mut z = ArrayViewMut1::from(z);
-        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut z);
+        let mut zv = ArrayViewMut1::from(&mut *z);
+        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut zv);
+        self.rescue_margins(theta, z, |k| k);
+    }
+
+    /// Recomputes every non-finite margin `z_k` (of row `row(k)`) with the scaled dot product
+    /// of [`dp_optim::numeric::dot`]: a partial sum that overflowed (`±∞`, or `∞ − ∞ = NaN`)
+    /// becomes the exact margin, `±∞` only when that is beyond `f64::MAX`. Every loss takes
+    /// an infinite margin (finite derivative, or one the clip bounds), so one extreme row
+    /// cannot turn a run's gradients into NaN. One comparison per row when nothing overflowed.
+    fn rescue_margins(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        z: &mut [f64],
+        row: impl Fn(usize) -> usize,
+    ) {
+        let x = self.data.x();
+        for (k, zk) in z.iter_mut().enumerate() {
+            if !zk.is_finite() {
+                *zk = numeric::dot(x.row(row(k)), theta);
+            }
+        }
     }
 
     /// `(λ/2)‖θ‖²`.
@@ -334,6 +359,21 @@ pub(crate) fn clip_coefficient(d: f64, norm: f64, clip: f64) -> f64 {
     if a <= cap { d } else { cap.copysign(d) }
 }
 
+/// The clipped coefficient `c` of the squared loss's per-example gradient
+/// `x(⟨x, w⟩ − y)`: `clip_ζ(x(⟨x, w⟩ − y)) = c·x` with `|c|·‖x‖ ≤ clip`, where `norm = ‖x‖`.
+/// The margin is the scaled [`numeric::dot`], so a huge row or label gives a residual of
+/// `±∞` at worst (never NaN), which the clip turns into `±clip/‖x‖`: `c` is finite for every
+/// finite row, label and `w`.
+pub(crate) fn residual_coefficient(
+    x: ArrayView1<'_, f64>,
+    w: ArrayView1<'_, f64>,
+    y: f64,
+    norm: f64,
+    clip: f64,
+) -> f64 {
+    clip_coefficient(numeric::dot(x, w) - y, norm, clip)
+}
+
 impl Objective for GlmObjective<'_> {
     fn dim(&self) -> usize {
         self.n_features()
@@ -375,6 +415,7 @@ impl Objective for GlmObjective<'_> {
             let (idx, coef) = (&mut idx[..len], &mut coef[..len]);
             idx.iter_mut().zip(start..).for_each(|(k, i)| *k = i);
             self.row_dots(idx, theta, coef);
+            self.rescue_margins(theta, coef, |k| start + k);
             match &self.losses {
                 ExampleLosses::Plain(l) => {
                     for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
@@ -415,7 +456,7 @@ impl FiniteSum for GlmObjective<'_> {
         grad.fill(0.0);
         for &i in batch {
             let row = x.row(i);
-            let c = self.scale * self.deriv(i, row.dot(&theta));
+            let c = self.scale * self.deriv(i, numeric::dot(row, theta));
             grad.scaled_add(c, &row);
         }
     }
@@ -477,6 +518,7 @@ impl ClippedSum for GlmObjective<'_> {
                 for block in batch.chunks(BLOCK) {
                     let coef = &mut coef[..block.len()];
                     self.row_dots(block, theta, coef);
+                    self.rescue_margins(theta, coef, |k| block[k]);
                     self.clip_in_place(coef, clip, |k| block[k]);
                     self.add_scaled_rows(block, coef, out.view_mut());
                 }

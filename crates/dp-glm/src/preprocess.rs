@@ -17,9 +17,10 @@
 //! [`Step`], [`FittedStep`], [`Pipeline`] and [`FittedPipeline`] are plain enums and vectors of
 //! numbers, so that they can be serialised.
 
+use dp_optim::numeric::{project_to_ball, scale_to_norm};
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 
-use crate::data::{Dataset, check_finite, l2_norm};
+use crate::data::{Dataset, check_finite};
 use crate::error::{Error, Result, ensure};
 
 /// Scales every row to unit L2 norm (zero rows stay zero).
@@ -37,11 +38,11 @@ impl RowNormalizer {
     }
 
     fn apply(&self, mut x: Array2<f64>) -> Array2<f64> {
-        for mut row in x.rows_mut() {
-            let norm = l2_norm(row.view());
-            if norm > 0.0 && norm.is_finite() {
-                row /= norm;
-            }
+        for row in x.rows_mut() {
+            // Scaled by the largest entry first: rows whose norm overflows (entries near
+            // f64::MAX) or whose squares underflow (entries near 1e-162 and below) get unit
+            // norm too, with their direction.
+            scale_to_norm(row, 1.0);
         }
         x
     }
@@ -230,13 +231,10 @@ impl BallProjector {
     }
 
     fn apply(&self, mut x: Array2<f64>) -> Array2<f64> {
-        for mut row in x.rows_mut() {
-            let norm = l2_norm(row.view());
-            if norm > self.radius {
-                // Divide then multiply: r/norm may underflow for huge rows.
-                row /= norm;
-                row *= self.radius;
-            }
+        for row in x.rows_mut() {
+            // Scaled by the largest entry first, so that rows whose norm overflows keep
+            // their direction (dividing by an infinite norm would zero them).
+            project_to_ball(row, self.radius);
         }
         x
     }
@@ -507,6 +505,7 @@ fn check_cols(x: ArrayView2<'_, f64>, d: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::l2_norm;
     use ndarray::{Array1, array};
 
     #[test]

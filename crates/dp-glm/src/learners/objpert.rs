@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use dp_accounting::{
     AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
-    gaussian_sigma,
+    gaussian_delta, gaussian_epsilon, gaussian_sigma,
 };
 use dp_optim::{FiniteSum, GlmSum, Lbfgs, Noise, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
@@ -102,9 +102,14 @@ impl ObjectivePerturbation {
     /// rule's feasible end otherwise, so its ε is `≤` the target.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let b = self.bounds()?;
-        calibrate_objpert(&self.budget, &b, self.lambda, self.sigma_factor, |p| {
-            Ok(Mechanism::objective_perturbation(p))
-        })
+        calibrate_objpert(
+            &self.budget,
+            &b,
+            self.lambda,
+            self.sigma_factor,
+            |p| Ok(Mechanism::objective_perturbation(p)),
+            |_| None,
+        )
     }
 
     /// Fits the model.
@@ -235,16 +240,27 @@ pub(crate) fn objpert_noise(sigma: f64, lambda: f64, b: &ObjPertBounds) -> Vec<(
 }
 
 /// `(σ, λ)` for the mechanism `make` builds from ObjPert parameters: the smallest `σ` at the
-/// given `λ`, or paper 001's rule (see [`ObjectivePerturbation`]).
-pub(crate) fn calibrate_objpert<F>(
+/// given `λ`, or paper 001's rule (see [`ObjectivePerturbation`]). `gaussian_part(λ)` is the
+/// `(std, sensitivity)` of a Gaussian component of the mechanism that does not depend on `σ`
+/// (AMP's output noise), or `None`.
+///
+/// # Privacy
+/// Only feasible points are returned (as before). The Gaussian component is a necessary
+/// condition only: when it alone is not (ε, δ)-DP at the target (its exact profile, Balle &
+/// Wang 2018, Thm 8), the composed mechanism is not either, since releasing both outputs is
+/// at least as revealing as releasing one; such a `λ` is rejected without asking the
+/// accountant, whose grid for it could need terabytes.
+pub(crate) fn calibrate_objpert<F, G>(
     budget: &Budget,
     b: &ObjPertBounds,
     lambda: Option<f64>,
     factor: f64,
     make: F,
+    gaussian_part: G,
 ) -> Result<(f64, f64)>
 where
     F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
+    G: Fn(f64) -> Option<(f64, f64)>,
 {
     let target = budget.target()?;
     budget.require_relation(
@@ -252,6 +268,14 @@ where
         "objective perturbation (paper 001)",
     )?;
     let sigma_at = |lambda: f64| -> Result<f64> {
+        if let Some((std, sensitivity)) = gaussian_part(lambda) {
+            if gaussian_delta(std, sensitivity, target.epsilon())? > target.delta() {
+                return Err(Error::Privacy(format!(
+                    "at lambda = {lambda} the output noise alone (std {std}, sensitivity \
+                     {sensitivity}) misses the target: no sigma can meet it"
+                )));
+            }
+        }
         let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
             make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
         })?;
@@ -281,6 +305,16 @@ where
     let ceiling = factor * reference;
     // ε(σ, λ) − target: feasible when ≤ 0, non-increasing in σ and in λ.
     let excess = |sigma: f64, lambda: f64| -> Result<f64> {
+        // A component that alone misses the target makes the composition miss it too
+        // (dropping an output is post-processing): say so from its closed form, without
+        // asking the accountant about a mechanism whose ε may be huge (AMP with a large τ
+        // would need a PLD grid of terabytes).
+        if let Some((std, sensitivity)) = gaussian_part(lambda) {
+            if gaussian_delta(std, sensitivity, target.epsilon())? > target.delta() {
+                let eps = gaussian_epsilon(std, sensitivity, target.delta());
+                return Ok(eps.map_or(f64::MAX, |e| (e - target.epsilon()).max(f64::MIN_POSITIVE)));
+            }
+        }
         let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
         let eps = epsilon_of(
             budget.accountant,
