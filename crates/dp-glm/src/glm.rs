@@ -61,6 +61,8 @@ pub struct GlmObjective<'a> {
     losses: ExampleLosses,
     lambda: f64,
     scale: f64,
+    /// Values relative to `θ = 0` (see [`GlmObjective::relative_to_zero`]).
+    relative: bool,
     scratch: Mutex<Vec<f64>>,
 }
 
@@ -116,8 +118,32 @@ impl<'a> GlmObjective<'a> {
             losses,
             lambda,
             scale,
+            relative: false,
             scratch: Mutex::new(vec![0.0; n]),
         })
+    }
+
+    /// The same objective minus the constant `s·Σ_i φ_i(0)`: [`Objective::value`] and
+    /// [`Objective::value_grad`] return `J(θ) − J(0)`, with the same gradient and
+    /// minimiser, and each example's change `φ_i(z) − φ_i(0)` computed without overflow when
+    /// both values are huge (labels near `f64::MAX`), so that a solver's line search sees
+    /// finite values whatever one label holds.
+    #[must_use]
+    pub(crate) fn relative_to_zero(mut self) -> Self {
+        self.relative = true;
+        self
+    }
+
+    /// `φ_i(z)`, or `φ_i(z) − φ_i(0)` for an objective relative to zero.
+    #[inline]
+    fn plain_value(&self, l: &Loss, z: f64, y: f64, v: f64) -> f64 {
+        if self.relative { l.change(z, y) } else { v }
+    }
+
+    /// As [`GlmObjective::plain_value`] for a clipped example loss.
+    #[inline]
+    fn clipped_value(&self, g: &ClippedExampleLoss, z: f64, v: f64) -> f64 {
+        if self.relative { g.change(z) } else { v }
     }
 
     /// The data.
@@ -384,10 +410,16 @@ impl Objective for GlmObjective<'_> {
         let sum = self.with_scratch(|z| {
             self.margins(theta, z);
             match &self.losses {
-                ExampleLosses::Plain(l) => z.iter().zip(y).map(|(&zi, &yi)| l.value(zi, yi)).sum(),
-                ExampleLosses::Clipped(_, rows) => {
-                    z.iter().zip(rows).map(|(&zi, g)| g.value(zi)).sum::<f64>()
-                }
+                ExampleLosses::Plain(l) => z
+                    .iter()
+                    .zip(y)
+                    .map(|(&zi, &yi)| self.plain_value(l, zi, yi, l.value(zi, yi)))
+                    .sum(),
+                ExampleLosses::Clipped(_, rows) => z
+                    .iter()
+                    .zip(rows)
+                    .map(|(&zi, g)| self.clipped_value(g, zi, g.value(zi)))
+                    .sum::<f64>(),
             }
         });
         self.scale * sum + self.ridge(theta)
@@ -420,14 +452,14 @@ impl Objective for GlmObjective<'_> {
                 ExampleLosses::Plain(l) => {
                     for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
                         let (v, d) = l.value_deriv(*c, yi);
-                        sum += v;
+                        sum += self.plain_value(l, *c, yi, v);
                         *c = scale * d;
                     }
                 }
                 ExampleLosses::Clipped(_, rows) => {
                     for (c, g) in coef.iter_mut().zip(&rows[start..]) {
                         let (v, d) = g.value_deriv(*c);
-                        sum += v;
+                        sum += self.clipped_value(g, *c, v);
                         *c = scale * d;
                     }
                 }
