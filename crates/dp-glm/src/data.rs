@@ -88,7 +88,8 @@ impl Dataset {
     }
 
     /// `‖x_i‖` for every row (computed once, without overflow or underflow in the squares; a
-    /// row whose true norm exceeds `f64::MAX` has norm `+∞`).
+    /// row whose true norm exceeds `f64::MAX` has norm `+∞`, and a clip at `C` gives it the
+    /// ratio `C/∞ = 0`: its clipped gradient is 0, still within the clip).
     pub fn row_norms(&self) -> ArrayView1<'_, f64> {
         self.row_norms.view()
     }

@@ -524,7 +524,10 @@ impl ClippedSum for GlmObjective<'_> {
     }
 
     /// `Σ_{i ∈ batch} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`. A NaN or negative `clip` is treated as 0
-    /// (every term zero); `clip = ∞` disables clipping.
+    /// (every term zero); `clip = ∞` disables clipping. Finite for every finite dataset and
+    /// `θ`: a margin that overflows is recomputed scaled (`±∞` at worst, where every loss's
+    /// derivative is finite or clipped), each term has norm `≤ C`, and a row whose norm
+    /// exceeds `f64::MAX` contributes 0 (see [`Dataset::row_norms`]).
     fn clipped_sum(
         &self,
         theta: ArrayView1<'_, f64>,

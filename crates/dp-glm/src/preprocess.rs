@@ -183,8 +183,14 @@ impl FittedMinMax {
         for (j, mut col) in x.columns_mut().into_iter().enumerate() {
             let (a, b) = (self.min[j], self.max[j]);
             if b > a {
-                let k = width / (b - a);
-                col.mapv_inplace(|v| self.lo + k * (v - a));
+                // In halves: b − a and v − a overflow for features near ±f64::MAX (and
+                // 0·∞ = NaN would follow); a test value far outside [a, b] saturates at
+                // ±f64::MAX instead of becoming infinite.
+                let span = 0.5 * b - 0.5 * a;
+                col.mapv_inplace(|v| {
+                    let t = (0.5 * v - 0.5 * a) / span;
+                    (self.lo + width * t).clamp(-f64::MAX, f64::MAX)
+                });
             } else {
                 col.fill(mid);
             }
@@ -526,6 +532,18 @@ mod tests {
         ));
         assert!(MinMaxScaler::new(1.0, 1.0).is_err());
         assert!(FittedMinMax::from_bounds(vec![0.0], vec![-1.0], 0.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn min_max_of_extreme_features_is_finite() {
+        let x = array![[-1.7e308, 1.0], [1.7e308, 1.5], [0.0, 1.25]];
+        let f = MinMaxScaler::new(-0.5, 0.5).unwrap().fit(x.view()).unwrap();
+        let t = f.transform(x.view()).unwrap();
+        assert_eq!(t.column(0), array![-0.5, 0.5, 0.0]);
+        assert_eq!(t.column(1), array![-0.5, 0.5, 0.0]);
+        // A test value far outside a narrow training range: 2·1.7e308 overflows, saturates.
+        let t = f.transform(array![[0.0, 1.7e308]].view()).unwrap();
+        assert_eq!(t[[0, 1]], f64::MAX);
     }
 
     #[test]
