@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use dp_accounting::AccountantKind;
-use dp_glm::learners::MEMORY_BUDGET_BYTES;
+use dp_glm::learners::{MAX_STEPS, MEMORY_BUDGET_BYTES};
 use dp_glm::preprocess::{Pipeline, RowNormalizer};
 use dp_glm::selection::{
     ConfidenceBoosting, HonestTuning, MAX_CANDIDATES, MAX_MEAN_TRIALS, PrivateGridSearch,
@@ -449,6 +449,19 @@ fn parameters_that_would_exhaust_memory_or_time_are_refused_up_front() {
             ..
         })
     ));
+    // Step counts: 1e9 DP-GD steps, or epochs implying 1e9·n/40 DP-SGD steps.
+    let mut gd = DpGd::new(Loss::Logistic);
+    gd.steps = 1_000_000_000;
+    assert_eq!(
+        resource_limit(gd.fit(&clean, &mut rng(1)).unwrap_err()),
+        ("steps", 1e9)
+    );
+    let sgd = DpSgd::new(Loss::Logistic)
+        .batch_size(40)
+        .epochs(1_000_000_000);
+    let (name, needed) = resource_limit(sgd.fit(&clean, &mut rng(1)).unwrap_err());
+    assert_eq!(name, "epochs");
+    assert!(needed > MAX_STEPS, "{needed}");
     // Grid search: radii 2^1..2^K, K capped.
     let mut g = PrivateGridSearch::new(NoisyProjectedGd::new(Loss::Logistic), 1.0, 1e-5);
     g.candidates = MAX_CANDIDATES + 1;

@@ -216,6 +216,30 @@ pub(crate) fn check_memory(name: &'static str, value: f64, count: f64) -> Result
     }
 }
 
+/// The most optimiser steps a learner runs (10⁸): every step reads the data (or a batch)
+/// once, so more is days of work — refused up front with [`Error::ResourceLimit`] instead of
+/// a run that looks hung. Applies to `steps` (DP-GD, non-convex DP-GD, noisy projected GD,
+/// the JL method) and to the steps `epochs` implies for DP-SGD.
+pub const MAX_STEPS: f64 = 1e8;
+
+/// Checks that the hyper-parameter `name` = `value` asks for at most [`MAX_STEPS`] steps.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] naming the hyper-parameter and the steps it asks for.
+pub(crate) fn check_steps(name: &'static str, value: f64, steps: f64) -> Result<()> {
+    if steps <= MAX_STEPS {
+        Ok(())
+    } else {
+        Err(Error::ResourceLimit {
+            name,
+            value,
+            needed: steps,
+            limit: MAX_STEPS,
+            unit: "steps",
+        })
+    }
+}
+
 /// Checks a hyper-parameter is finite and positive.
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
