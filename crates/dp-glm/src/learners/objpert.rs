@@ -278,14 +278,18 @@ where
         Neighbouring::AddRemove,
         "objective perturbation (paper 001)",
     )?;
+    // The Gaussian component's ratio sensitivity/std at λ, when it alone misses the target.
+    let missed = |lambda: f64| {
+        gaussian_part(lambda)
+            .map(|(std, sensitivity)| sensitivity / std)
+            .filter(|&s| gaussian_misses(s, target.epsilon(), target.delta()))
+    };
     let sigma_at = |lambda: f64| -> Result<f64> {
-        if let Some((std, sensitivity)) = gaussian_part(lambda) {
-            if gaussian_misses(sensitivity / std, target.epsilon(), target.delta()) {
-                return Err(Error::Privacy(format!(
-                    "at lambda = {lambda} the output noise alone (std {std}, sensitivity \
-                     {sensitivity}) misses the target: no sigma can meet it"
-                )));
-            }
+        if let Some(s) = missed(lambda) {
+            return Err(Error::Privacy(format!(
+                "at lambda = {lambda} the output noise alone (sensitivity/std = {s}) misses \
+                 the target: no sigma can meet it"
+            )));
         }
         let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
             make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
@@ -320,11 +324,8 @@ where
         // (dropping an output is post-processing): say so from a closed form, without asking
         // the accountant about a mechanism whose ε may be huge (AMP with a large τ would need
         // a PLD grid of terabytes). The value returned is only a guide for the search.
-        if let Some((std, sensitivity)) = gaussian_part(lambda) {
-            if gaussian_misses(sensitivity / std, target.epsilon(), target.delta()) {
-                let s = sensitivity / std;
-                return Ok((0.125 * s * s - target.epsilon()).max(f64::MIN_POSITIVE));
-            }
+        if let Some(s) = missed(lambda) {
+            return Ok((0.125 * s * s - target.epsilon()).max(f64::MIN_POSITIVE));
         }
         let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
         let eps = epsilon_of(
