@@ -20,6 +20,8 @@
 //!   into buffers. Generators are passed in explicitly: [`secure_rng`] (a CSPRNG seeded by the
 //!   operating system) for real releases, [`seeded_rng`] (Xoshiro256++) for reproducible
 //!   experiments only.
+//! * **Numerics.** [`numeric`]: norms, dot products and ball projections of data rows
+//!   without overflow or underflow, so that no single record can make a run fail.
 //! * **Observation.** An [`Observer`] (e.g. [`Trace`]) sees every iteration's summary and the
 //!   gradient the step used, and may stop the run.
 //!
@@ -69,6 +71,7 @@ mod lbfgs;
 mod linesearch;
 mod noise;
 mod noisy;
+pub mod numeric;
 mod objective;
 mod rng;
 mod sag;

@@ -97,9 +97,15 @@ impl Amp {
 
     fn calibrate_with(&self, b: &ObjPertBounds, tau: f64, sigma_out: f64) -> Result<(f64, f64)> {
         let o = &self.objpert;
-        calibrate_objpert(&o.budget, b, o.lambda, o.sigma_factor, |p| {
-            Mechanism::amp(p, tau, sigma_out)
-        })
+        calibrate_objpert(
+            &o.budget,
+            b,
+            o.lambda,
+            o.sigma_factor,
+            |p| Mechanism::amp(p, tau, sigma_out),
+            // The output noise: a Gaussian of sensitivity 2τ/λ (paper 001, Thm 4.1).
+            |lambda| Some((sigma_out, 2.0 * tau / lambda)),
+        )
     }
 
     /// Fits the model.

@@ -6,7 +6,7 @@ use dp_optim::{Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, 
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
@@ -64,7 +64,8 @@ impl DpGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the Gaussian under the relation, or a non-finite result.
+    /// that cannot analyse the Gaussian under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`] for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
@@ -85,6 +86,7 @@ impl DpGd {
         if let Some(r) = self.radius {
             positive("radius", r)?;
         }
+        check_steps("steps", self.steps as f64, self.steps as f64)?;
         data.check_labels(&self.loss)?;
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).

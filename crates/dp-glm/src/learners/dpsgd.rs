@@ -9,7 +9,7 @@ use dp_optim::{
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -149,7 +149,8 @@ impl DpSgd {
     /// Invalid hyper-parameters or budget (batch larger than the data, `q ∉ (0, 1]`, a
     /// non-finite or non-positive clip or step size, zero epochs, an invalid update rule),
     /// labels outside the loss's domain, an accountant that cannot analyse the mechanism, or a
-    /// non-finite result.
+    /// non-finite result; [`Error::ResourceLimit`](crate::Error::ResourceLimit) if the epochs
+    /// ask for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let plan = self.plan(data)?;
         let (noise, name, value) = match self.noise {
@@ -206,6 +207,12 @@ impl DpSgd {
         data.check_labels(&self.loss)?;
         let n = data.n_samples();
         let q = self.rate(n)?;
+        // ⌈epochs/q⌉ steps, checked before the optimiser computes it as an integer.
+        check_steps(
+            "epochs",
+            self.epochs as f64,
+            (self.epochs as f64 / q).ceil(),
+        )?;
         // The step count does not depend on the noise: plan it with a placeholder.
         let steps = dp_optim::DpSgd::new(
             BatchSchedule::Poisson { q },

@@ -12,6 +12,7 @@ use rand_distr::{Distribution, StandardNormal};
 use super::{Budget, positive};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::glm::residual_coefficient;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::report::PrivacyReport;
@@ -191,10 +192,8 @@ impl DpSsgd {
         let mut avg = Array1::<f64>::zeros(d);
         for (t, &i) in order.iter().enumerate() {
             let xi = x.row(i);
-            let r = xi.dot(&w) - y[i];
-            let g_norm = r.abs() * norms[i];
-            let scale = if g_norm > zeta { zeta / g_norm } else { 1.0 };
-            let c = eta * scale * r;
+            // Clipped before anything can overflow: |c|·‖x_i‖ ≤ η·ζ for every finite row.
+            let c = eta * residual_coefficient(xi, w.view(), y[i], norms[i], zeta);
             for (wj, &xj) in w.iter_mut().zip(xi) {
                 *wj -= c * xj + eta * std * normal(rng);
             }

@@ -201,6 +201,57 @@ pub(crate) fn self_bounding_gradient(
     Ok(x * ((2.0 * h).sqrt() * y + h * b * x))
 }
 
+/// The memory a learner may allocate for buffers whose size derives from a hyper-parameter
+/// (4 GiB): a JL matrix and the projected data (`k`), the iterates non-convex DP-GD keeps
+/// (`steps`). A larger request is refused with [`Error::ResourceLimit`] before anything is
+/// allocated, instead of aborting the process on a failed allocation.
+pub const MEMORY_BUDGET_BYTES: f64 = 4.0 * 1024.0 * 1024.0 * 1024.0;
+
+/// Checks that `count` values of `f64` (a buffer sized by the hyper-parameter `name` =
+/// `value`) fit in [`MEMORY_BUDGET_BYTES`]; `count` is a float so that the product of sizes
+/// that computes it cannot wrap.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] naming the hyper-parameter and the bytes needed.
+pub(crate) fn check_memory(name: &'static str, value: f64, count: f64) -> Result<()> {
+    let needed = count * std::mem::size_of::<f64>() as f64;
+    if needed <= MEMORY_BUDGET_BYTES {
+        Ok(())
+    } else {
+        Err(Error::ResourceLimit {
+            name,
+            value,
+            needed,
+            limit: MEMORY_BUDGET_BYTES,
+            unit: "bytes",
+        })
+    }
+}
+
+/// The most optimiser steps a learner runs (10⁸): every step reads the data (or a batch)
+/// once, so more is days of work — refused up front with [`Error::ResourceLimit`] instead of
+/// a run that looks hung. Applies to `steps` (DP-GD, non-convex DP-GD, noisy projected GD,
+/// the JL method) and to the steps `epochs` implies for DP-SGD.
+pub const MAX_STEPS: f64 = 1e8;
+
+/// Checks that the hyper-parameter `name` = `value` asks for at most [`MAX_STEPS`] steps.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] naming the hyper-parameter and the steps it asks for.
+pub(crate) fn check_steps(name: &'static str, value: f64, steps: f64) -> Result<()> {
+    if steps <= MAX_STEPS {
+        Ok(())
+    } else {
+        Err(Error::ResourceLimit {
+            name,
+            value,
+            needed: steps,
+            limit: MAX_STEPS,
+            unit: "steps",
+        })
+    }
+}
+
 /// Checks a hyper-parameter is finite and positive.
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {

@@ -6,7 +6,7 @@ use dp_optim::{ClippedSum, L2Regulariser, Noise, NoisyGd, StepSize, Unconstraine
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_memory, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -67,7 +67,10 @@ impl NonConvexDpGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the mechanisms under the relation, or a non-finite result.
+    /// that cannot analyse the mechanisms under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) if the `steps + 1` iterates kept
+    /// for the selection exceed [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES), or more
+    /// than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
@@ -80,6 +83,13 @@ impl NonConvexDpGd {
         )?;
         self.budget.target()?;
         data.check_labels(&self.loss)?;
+        check_steps("steps", self.steps as f64, self.steps as f64)?;
+        // Every iterate is kept for the selection: (steps + 1)·d values.
+        check_memory(
+            "steps",
+            self.steps as f64,
+            (self.steps as f64 + 1.0) * data.n_features() as f64,
+        )?;
         let rel = self.budget.neighbouring;
         let half = Budget {
             epsilon: self.budget.epsilon / 2.0,

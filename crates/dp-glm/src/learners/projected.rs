@@ -6,7 +6,7 @@ use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report, self_bounding_gradient};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report, self_bounding_gradient};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -84,7 +84,9 @@ impl NoisyProjectedGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the Gaussian under the relation, or a non-finite result.
+    /// that cannot analyse the Gaussian under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) for more than
+    /// [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = self.gradient_bound()?;
         self.loss.validate()?;
@@ -92,6 +94,7 @@ impl NoisyProjectedGd {
         let d = data.n_features() as f64;
         let steps = self.steps.unwrap_or(n);
         ensure(steps >= 1, "steps", steps as f64, "must be >= 1")?;
+        check_steps("steps", steps as f64, steps as f64)?;
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }

@@ -1,6 +1,7 @@
 //! Sufficient-statistics perturbation for linear regression: AdaSSP (Wang 2018, UAI, Alg. 2).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_optim::numeric::project_to_ball;
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -103,10 +104,10 @@ impl Ssp {
         // Clipped data.
         let d = data.n_features();
         let mut x = data.x().to_owned();
-        for (mut row, &norm) in x.axis_iter_mut(Axis(0)).zip(data.row_norms()) {
-            if norm > bx {
-                row *= bx / norm;
-            }
+        for row in x.axis_iter_mut(Axis(0)) {
+            // Scaled by the largest entry first: a row whose norm overflows keeps its
+            // direction (bx/∞ would zero it).
+            project_to_ball(row, bx);
         }
         let y = data.y().mapv(|v| v.clamp(-by, by));
         let gram = x.t().dot(&x);

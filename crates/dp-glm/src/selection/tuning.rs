@@ -70,6 +70,12 @@ fn correct(theta: &Array1<f64>, validation: &Dataset) -> f64 {
         .count() as f64
 }
 
+/// The largest mean number of trials [`HonestTuning`] runs (10⁴): each trial is a full
+/// DP-SGD run, so a larger mean is refused up front with [`Error::ResourceLimit`] rather than
+/// left to run for days. (The law of `K` itself is not truncated: that would change the
+/// Papernot–Steinke analysis.)
+pub const MAX_MEAN_TRIALS: f64 = 1e4;
+
 /// Honest hyper-parameter tuning of DP-SGD (Papernot & Steinke 2022; paper 001 §5): draw the
 /// number of trials `K` from `trials`, run DP-SGD `K` times with a learning rate drawn
 /// uniformly from `learning_rates`, each run scored by its noisy validation accuracy, and
@@ -172,6 +178,40 @@ impl HonestTuning {
         Ok(hi)
     }
 
+    /// Checks the trials' law: a valid law whose mean is at most [`MAX_MEAN_TRIALS`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] for an invalid law, [`Error::ResourceLimit`] for a
+    /// mean above the cap.
+    fn check_trials(&self) -> Result<()> {
+        if let Repetitions::Poisson { mean } = self.trials {
+            ensure(
+                mean > 0.0 && mean.is_finite(),
+                "mean_trials",
+                mean,
+                "must be finite and > 0",
+            )?;
+        }
+        let mean = self.trials.mean()?;
+        if mean > MAX_MEAN_TRIALS {
+            let value = match self.trials {
+                Repetitions::Poisson { mean } => mean,
+                Repetitions::TruncatedNegativeBinomial { gamma, .. } => gamma,
+            };
+            return Err(Error::ResourceLimit {
+                name: match self.trials {
+                    Repetitions::Poisson { .. } => "mean_trials",
+                    Repetitions::TruncatedNegativeBinomial { .. } => "gamma",
+                },
+                value,
+                needed: mean,
+                limit: MAX_MEAN_TRIALS,
+                unit: "trials on average",
+            });
+        }
+        Ok(())
+    }
+
     /// Draws `K` from the trials' law.
     fn draw_trials<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<u64> {
         match self.trials {
@@ -194,9 +234,12 @@ impl HonestTuning {
     ///
     /// # Errors
     /// Invalid settings (no learning rates, a non-Gaussian or replace-one base, bad split or
-    /// score noise), calibration failure, the trials' errors.
+    /// score noise, an invalid law of `K`), calibration failure, the trials' errors;
+    /// [`Error::ResourceLimit`] if the mean number of trials exceeds [`MAX_MEAN_TRIALS`]
+    /// (checked before anything runs).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         check_rates(&self.learning_rates)?;
+        self.check_trials()?;
         if let Some(s) = self.score_noise {
             ensure(
                 s > 0.0 && s.is_finite(),
