@@ -17,7 +17,10 @@
 //!   about privacy budgets: the caller (a learner in `dp-glm`) prices the ledger with an
 //!   accountant.
 //! * **Noise and randomness.** [`Noise`] samples Gaussian, Laplace and Gamma-ball vectors
-//!   into buffers. Generators are passed in explicitly: [`secure_rng`] (a CSPRNG seeded by the
+//!   into buffers; Gaussian and Laplace releases are placed on an exact power-of-two grid with
+//!   discrete Gaussian / discrete Laplace noise ([`discrete`]), so that the privacy of the
+//!   values actually computed in `f64` holds (the noise module's docs give the argument, and
+//!   the private solvers state the rounding's extra sensitivity in their ledgers). Generators are passed in explicitly: [`secure_rng`] (a CSPRNG seeded by the
 //!   operating system) for real releases, [`seeded_rng`] (Xoshiro256++) for reproducible
 //!   experiments only.
 //! * **Observation.** An [`Observer`] (e.g. [`Trace`]) sees every iteration's summary and the
@@ -81,7 +84,7 @@ pub use error::{Error, Result};
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};
-pub use noise::Noise;
+pub use noise::{GRID_BITS, GridRelease, Noise, discrete, grid_multiplier};
 pub use noisy::{
     BatchSchedule, DpSgd, L2Regulariser, Length, NOISY_GRADIENT_LABEL, NoRegulariser,
     NoiseDistribution, NoisyGd, Regulariser, UpdateRule,
