@@ -84,7 +84,9 @@ pub use error::{Error, Result};
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};
-pub use noise::{GRID_BITS, GridRelease, Noise, discrete, grid_multiplier};
+pub use noise::{
+    GRID_BITS, GridRelease, Noise, discrete, grid_multiplier, grid_noise_multiplier, laplace_for,
+};
 pub use noisy::{
     BatchSchedule, DpSgd, L2Regulariser, Length, NOISY_GRADIENT_LABEL, NoRegulariser,
     NoiseDistribution, NoisyGd, Regulariser, UpdateRule,

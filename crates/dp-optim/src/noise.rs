@@ -368,6 +368,80 @@ pub fn grid_multiplier(
     Ok((grid, z))
 }
 
+/// A grid-safe Laplace release calibrated so that a query of L1 sensitivity `sensitivity` in
+/// dimension `dim` is `ε`-DP **including** the rounding: returns the release, its scale `b`
+/// and the ε it achieves, `(sensitivity + slack(dim))/b ≤ epsilon`.
+///
+/// The scale is found by a fixed point: start from `b = sensitivity/ε`, then set
+/// `b = (sensitivity + slack)/ε` with the slack of the grid of the previous (larger-or-equal)
+/// scale until the grid no longer grows; the grid is monotone in `b`, so the final slack is at
+/// most the one used.
+///
+/// # Privacy
+/// The discrete Laplace mechanism on the grid (noise module docs, § Privacy): pure
+/// `(sensitivity + slack)/b`-DP. For report-noisy-max over scores of sensitivity `Δ` pass
+/// `sensitivity = 2Δ` and `dim = 2` (each of the two scores the argument compares moves by
+/// `Δ + γ`; Dwork & Roth, "The algorithmic foundations of differential privacy", Claim 3.9,
+/// whose proof holds for integer-valued noise with a fixed tie-breaking order).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a sensitivity or ε that is not finite and positive, a
+/// scale outside the grid's range, or no fixed point within 64 rounds.
+pub fn laplace_for(sensitivity: f64, epsilon: f64, dim: usize) -> Result<(GridRelease, f64, f64)> {
+    let sensitivity = positive("sensitivity", sensitivity)?;
+    let epsilon = positive("epsilon", epsilon)?;
+    let mut slack = 0.0;
+    for _ in 0..64 {
+        let scale = positive("scale", (sensitivity + slack) / epsilon)?;
+        let grid = Noise::Laplace { scale }.on_grid(None)?;
+        let used = grid.slack(dim);
+        if used <= slack {
+            let achieved = (sensitivity + used) / scale;
+            return Ok((grid, scale, achieved));
+        }
+        // Aim at the slack of twice this scale, so that the next grid is not coarser.
+        slack = Noise::Laplace { scale: 2.0 * scale }
+            .on_grid(None)?
+            .slack(dim);
+    }
+    Err(Error::InvalidParameter {
+        name: "sensitivity",
+        value: sensitivity,
+        reason: "no grid-safe Laplace scale found (rounding slack exceeds the sensitivity)",
+    })
+}
+
+/// The noise multiplier of [`grid_multiplier`] alone, with the accounting crate's error type:
+/// what a calibration closure (`Fn(σ) -> dp_accounting::Result<Mechanism>`) needs so that the
+/// calibrated mechanism is the one the solver records.
+///
+/// # Privacy
+/// As [`grid_multiplier`].
+///
+/// # Errors
+/// As [`grid_multiplier`], as [`dp_accounting::Error::InvalidParameter`].
+pub fn grid_noise_multiplier(
+    noise_multiplier: f64,
+    clip: f64,
+    n: usize,
+    dim: usize,
+) -> dp_accounting::Result<f64> {
+    grid_multiplier(noise_multiplier, clip, n, dim)
+        .map(|(_, z)| z)
+        .map_err(|e| match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => dp_accounting::Error::InvalidParameter {
+                name,
+                value,
+                reason,
+            },
+            other => dp_accounting::Error::Numerical(other.to_string()),
+        })
+}
+
 /// One `N(0, 1)` draw.
 pub(crate) fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     StandardNormal.sample(rng)
