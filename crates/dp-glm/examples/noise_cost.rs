@@ -16,7 +16,7 @@ use std::time::Instant;
 use dp_glm::{Amp, Dataset, DpSgd, LinearModel, Loss};
 use dp_optim::{Noise, secure_rng, seeded_rng};
 use ndarray::{Array1, Array2};
-use rand::Rng;
+use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
 
 const N: usize = 45_000;
