@@ -9,7 +9,10 @@
 //!   estimated as the measured time minus (draws per fit) × (new − old cost per coordinate).
 //!
 //! Run: `cargo run --release -p dp-glm --example noise_cost`. Timings only; nothing is
-//! asserted.
+//! asserted. Measured once on the 2-core development machine (shared with other jobs):
+//! 2.8 ns → 278 ns per coordinate (seeded), 5.2 ns → 344 ns (CSPRNG); DP-SGD (879 steps ×
+//! 104 = 91,416 draws) 1.66 s against an estimated 1.63 s with the old sampler (+2%); AMP
+//! 0.228 s, unchanged (104 draws).
 
 use std::time::Instant;
 
