@@ -41,22 +41,27 @@
 //!   shifted Gaussian sum over `ℤ^d` is at most the centred one, `Z`). This is exactly the
 //!   Rényi curve of the continuous Gaussian mechanism `Mechanism::gaussian(σ, Δ + slack)`
 //!   (grid units cancel), so that ledger entry is a valid bound **for accountants that price
-//!   a Gaussian entry through its Rényi curve** (RDP, zCDP). The same sub-Gaussian moment
-//!   bound `E[e^{⟨λ,X⟩}] ≤ e^{σ_g²‖λ‖²/2}` (CKS, Cor. 9 of the arXiv version) makes each term of
-//!   the binomial expansion of the Poisson-subsampled Rényi divergence `D_α(mix ‖ N_ℤ)` at
-//!   integer `α` at most the continuous one. The PLD accountant evaluates the *continuous*
-//!   Gaussian's privacy-loss distribution; CKS (Thm. 7, one dimension) give the discrete
-//!   Gaussian's exact profile, which they show numerically to match the continuous one, but no
-//!   theorem in hand bounds the multivariate discrete profile by the continuous one: under the
-//!   PLD accountant the Gaussian entry is the continuous idealisation (see the crate README's
-//!   open items).
+//!   a Gaussian entry through its Rényi curve** (RDP, zCDP), for every order.
+//! * **Subsampled.** The sub-Gaussian moment bound `E[e^{⟨λ,X⟩}] ≤ e^{σ_g²‖λ‖²/2}` of the
+//!   discrete Gaussian (CKS §2; the theorem number was not re-checked — the paper is not in the
+//!   project's sources) makes each term of the binomial expansion of
+//!   `D_α((1−q)N_ℤ + qN_ℤ(μ) ‖ N_ℤ)` at **integer** `α` at most the continuous one. The other
+//!   direction and fractional orders are not covered by this argument.
+//! * **PLD / exact accountants.** They evaluate the *continuous* Gaussian's privacy-loss
+//!   distribution. CKS (Thm. 7) give the one-dimensional discrete Gaussian's exact profile and
+//!   show numerically that it matches the continuous one; at `σ_g ≥ 2^24` the lattice sums
+//!   differ from the integrals only at the kink of the hockey-stick integrand, but no theorem
+//!   in hand bounds the multivariate discrete profile by the continuous one: **under these
+//!   accountants the Gaussian entry is the continuous idealisation of what is sampled.**
 //! * **Discrete Laplace** with integer scale `t ≥ s/γ` (the scale in grid units rounded up):
 //!   `p(k)/p(k + m) ≤ e^{|m|/t}` for every integer `m`, so an integer shift of L1 norm
 //!   `‖μ‖₁` is `(‖μ‖₁/t)`-DP, at most `(Δ₁ + slack)/s` — pure DP as for `Lap(s)` with
-//!   sensitivity `Δ₁ + slack` (CKS §1.3, the discrete Laplace / geometric mechanism of Ghosh,
-//!   Roughgarden & Sundararajan 2009).
-//! * The discrete Gaussian's variance is `p = ⌈σ_g²⌉` grid units² (≥ the requested one, by a
-//!   relative `2^-48` at most): more noise than stated, never less.
+//!   sensitivity `Δ₁ + slack` (the geometric mechanism of Ghosh, Roughgarden & Sundararajan,
+//!   "Universally utility-maximizing privacy mechanisms", 2009; sampled by CKS Alg. 2). The
+//!   ledger entries built from it are pure-DP ones, valid for every accountant.
+//! * The discrete Gaussian's variance is `p = ⌈σ_g²⌉` grid units² (on the default grid
+//!   `σ_g² ≥ 2^48`, so at most a relative `2^-48` above the requested one; on a grid coarsened
+//!   for a value bound it can be much more): more noise than stated, never less.
 
 pub mod discrete;
 

@@ -114,7 +114,8 @@ fn grid_release_closes_the_low_bits() {
     let m = losses.len() as f64;
     let mean = losses.iter().sum::<f64>() / m;
     let eta = shift * shift / (2.0 * s2);
-    // Var of the loss is 2η for a Gaussian; the discrete one's is at most that (CKS, Cor. 9).
+    // Var of the loss is 2η for a Gaussian; the discrete one's is at most that (its variance
+    // is at most σ_g², CKS §2).
     let se = (2.0 * eta / m).sqrt();
     assert!((mean - eta).abs() <= 5.5 * se, "mean loss {mean} vs {eta}");
     // The ledger's η with the slack is at least the realised one.
