@@ -2,7 +2,10 @@
 //! with Gaussian noise, optional projection, averaged or last iterate.
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained};
+use dp_optim::{
+    Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained,
+    grid_noise_multiplier,
+};
 use ndarray::Array1;
 use rand::Rng;
 
@@ -90,7 +93,12 @@ impl DpGd {
         data.check_labels(&self.loss)?;
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
-        let sigma = calibrate(&self.budget, steps, |s| Mechanism::gaussian(s, 1.0))?;
+        // Calibrated on the multiplier the grid-safe release is private as (dp_optim's noise
+        // docs): the rounding's slack is in the ledger NoisyGd records.
+        let (n, d) = (data.n_samples(), data.n_features());
+        let sigma = calibrate(&self.budget, steps, |s| {
+            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, d)?, 1.0)
+        })?;
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let gd = NoisyGd::new(
             StepSize::Constant(eta),

@@ -4,7 +4,7 @@
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, StepSize, Unconstrained,
-    UpdateRule,
+    UpdateRule, grid_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -155,8 +155,13 @@ impl DpSgd {
         let plan = self.plan(data)?;
         let (noise, name, value) = match self.noise {
             SgdNoise::Gaussian => {
+                // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
+                let (n, d) = (data.n_samples(), data.n_features());
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
-                    Mechanism::subsampled_gaussian(s, plan.q)
+                    Mechanism::subsampled_gaussian(
+                        grid_noise_multiplier(s, plan.clip, n, d)?,
+                        plan.q,
+                    )
                 })?;
                 (
                     NoiseDistribution::Gaussian {

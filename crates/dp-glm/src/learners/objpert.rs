@@ -8,9 +8,10 @@ use dp_accounting::{
     AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
     gaussian_sigma,
 };
-use dp_optim::{FiniteSum, GlmSum, Lbfgs, Noise, Objective, Sag};
+use dp_optim::{FiniteSum, GlmSum, Lbfgs, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
 
 use super::{Budget, positive, report};
 use crate::clipping::ClippedLoss;
@@ -498,8 +499,20 @@ impl<'a> Perturbed<'a> {
             None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
         }
         .relative_to_zero();
+        // `b` stays continuous-law floating-point noise, deliberately not a grid release:
+        // ObjPert's proof (a change of variables `b ↔ θ*` through the density of `b`) needs a
+        // density; with grid-valued `b` the neighbour's `b' = b + ∇ℓ(θ*; x) − ∇ℓ(θ*; x')` is off
+        // the grid, so the exact minimiser would be impossible under the neighbour (ε = ∞).
+        // `b` is never released: what leaves the library is the solver's approximate
+        // minimiser — for AMP with grid-safe output noise on top (dp_optim's noise docs), whose
+        // analysis needs only `‖∇J‖ ≤ τ`, so the released low-order bits carry no data. Plain
+        // ObjPert releases the solver's output itself; its low-order bits are not covered by
+        // any grid argument (use AMP when that matters).
         let mut linear = Array1::zeros(data.n_features());
-        Noise::Gaussian { std: sigma }.sample_into(rng, linear.view_mut())?;
+        linear.mapv_inplace(|_| {
+            let z: f64 = StandardNormal.sample(rng);
+            sigma * z
+        });
         Ok(Self { glm, linear })
     }
 

@@ -2,7 +2,7 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize};
+use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize, grid_noise_multiplier};
 use ndarray::Array1;
 use rand::Rng;
 
@@ -99,7 +99,11 @@ impl NoisyProjectedGd {
             positive("learning_rate", eta)?;
         }
         data.check_labels(&self.loss)?;
-        let sigma = calibrate(&self.budget, steps as u64, |s| Mechanism::gaussian(s, 1.0))?;
+        // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
+        let dim = data.n_features();
+        let sigma = calibrate(&self.budget, steps as u64, |s| {
+            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, dim)?, 1.0)
+        })?;
         let nf = n as f64;
         let eta = match self.learning_rate {
             Some(eta) => eta,
@@ -157,9 +161,13 @@ mod tests {
         // G = X(√(2H)Y + HBX) = √0.5 + 1.25 for the logistic loss, B = 5.
         let g = 0.5f64.sqrt() + 1.25;
         assert!((r.noise[1].1 - g).abs() < 1e-12);
+        // The per-step sensitivity includes the grid release's rounding slack.
+        let (n, d) = (data.n_samples(), data.n_features());
+        let (grid, _) = dp_optim::grid_multiplier(r.noise[0].1, g, n, d).unwrap();
+        assert!(grid.slack(d) > 0.0 && grid.slack(d) < 1e-3 * g);
         assert_eq!(
             e[0].mechanism,
-            Mechanism::gaussian(r.noise[0].1 * g, g).unwrap()
+            Mechanism::gaussian(r.noise[0].1 * g, g + grid.slack(d)).unwrap()
         );
         assert!(m.coef().dot(&m.coef()).sqrt() <= 5.0 + 1e-9);
         let acc = accuracy(&m, &data);
