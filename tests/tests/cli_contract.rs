@@ -91,6 +91,8 @@ fn account(args: &str) -> Map<String, Value> {
         "steps",
         "neighbouring",
         "epsilon_lower",
+        "fallback",
+        "notes",
         "seconds",
     ]
     .into_iter()
@@ -255,12 +257,17 @@ fn account_json_for_every_mechanism() {
         assert!(same(num(&m, "delta"), 1e-5), "{flags}");
         let e = num(&m, "epsilon");
         assert!(e > 0.0 && e < 100.0, "{flags}: epsilon {e}");
-        // The PLD reports its optimistic estimate; the others have none.
+        // The lower estimate is computed only on request (`--lower`), by the PLD only.
+        assert!(m["epsilon_lower"].is_null(), "{flags}: {m:?}");
+        let lower = account(&format!("{flags} --delta 1e-5 --lower"));
         assert_eq!(
-            m["epsilon_lower"].is_number(),
+            lower["epsilon_lower"].is_number(),
             acc == "pld",
-            "{flags}: {m:?}"
+            "{flags}: {lower:?}"
         );
+        if acc == "pld" {
+            assert!(num(&lower, "epsilon_lower") <= e, "{flags}: {lower:?}");
+        }
     }
 }
 
@@ -623,8 +630,12 @@ fn negative_query_values_name_the_flag() {
 
 #[test]
 fn unanswerable_questions_fail_without_output() {
-    // δ below the PLD's resolution: an error, not a number.
-    let o = dpglm("account --mechanism gaussian --sigma 1 --accountant pld --delta 1e-30 --json");
+    // δ below the PLD grid's resolution: an error, not a number (a Gaussian alone would be
+    // answered in closed form, so the question is about a subsampled one).
+    let o = dpglm(
+        "account --mechanism subsampled-gaussian --sigma 1 --q 0.01 --steps 10 --accountant pld \
+         --delta 1e-30 --json",
+    );
     assert_ne!(o.code, 0, "{}", o.stdout);
     assert!(o.stdout.is_empty(), "{}", o.stdout);
     assert!(o.stderr.contains("delta"), "{}", o.stderr);

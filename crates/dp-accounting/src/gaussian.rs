@@ -50,14 +50,15 @@ pub fn gaussian_delta(sigma: f64, sensitivity: f64, epsilon: f64) -> Result<f64>
 ///
 /// # Privacy
 /// Inverts the exact profile of Balle & Wang 2018, Thm 8 (MATH §2) by bisection; the returned
-/// ε is the upper end of the final bracket, so `gaussian_delta(ε) ≤ delta` always holds.
+/// ε is the upper end of the final bracket, so `gaussian_delta(ε) ≤ delta` always holds, and
+/// is then rounded up by a relative 5e-13 for the evaluation's own rounding error.
 ///
 /// # Errors
 /// Invalid parameters (δ ∉ (0, 1), σ or sensitivity not positive) or ε beyond 1e6.
 pub fn gaussian_epsilon(sigma: f64, sensitivity: f64, delta: f64) -> Result<f64> {
     let s = positive("sensitivity", sensitivity)? / positive("sigma", sigma)?;
     open_unit("delta", delta)?;
-    epsilon_for_ratio(s, delta)
+    Ok(round_up_eps(epsilon_for_ratio(s, delta)?))
 }
 
 /// ε(δ) for ratio `s = Δ/σ`.
