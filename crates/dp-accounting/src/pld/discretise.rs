@@ -57,8 +57,10 @@ pub(crate) fn trimmed_range(p: &Profile) -> (f64, f64) {
 /// The grid index range `[lo, hi]` covering the profile's trimmed range.
 fn index_range(p: &Profile, h: f64) -> (i64, i64) {
     let (lo, hi) = trimmed_range(p);
+    // Saturating: a range the accountant would refuse anyway never overflows here (the grid
+    // width is chosen beforehand so that `hi − lo` stays within `max_grid`).
     let lo = (lo / h).floor() as i64;
-    let hi = ((hi / h).ceil() as i64).max(lo + 1);
+    let hi = ((hi / h).ceil() as i64).max(lo.saturating_add(1));
     (lo, hi)
 }
 
@@ -68,7 +70,12 @@ fn index_range(p: &Profile, h: f64) -> (i64, i64) {
 /// A profile value that is not a number (never turned into a mass of 0).
 pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
     let (lo, hi) = index_range(p, h);
-    let n = (hi - lo + 1) as usize;
+    let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
+    if n > 1 << 27 {
+        return Err(Error::OutOfRange(format!(
+            "discretising {p:?} at width {h:e} needs {n} grid points"
+        )));
+    }
     let d: Vec<f64> = (0..n)
         .map(|i| p.delta((lo + i as i64) as f64 * h))
         .collect();
@@ -105,7 +112,7 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
 /// Optimistic grid PLD of one profile: losses rounded down to the grid.
 pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
     let (lo, hi) = index_range(p, h);
-    let n = (hi - lo + 1) as usize;
+    let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
     let tails: Vec<f64> = (0..=n)
         .map(|i| p.tail((lo + i as i64) as f64 * h))
         .collect();
