@@ -57,6 +57,119 @@ pub trait Accountant {
         let _ = delta;
         Ok(None)
     }
+
+    /// Notes on how the last answer was computed (the PLD grid and its error estimate, the
+    /// RDP order), as name/value pairs for reports. Empty by default.
+    fn notes(&self) -> Vec<Note> {
+        Vec::new()
+    }
+}
+
+/// One note on how an accountant computed an answer (see [`Accountant::notes`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    /// What the value is (`discretisation`, `epsilon_error_estimate`, `order`, …).
+    pub name: &'static str,
+    /// The value.
+    pub value: NoteValue,
+}
+
+/// The value of a [`Note`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoteValue {
+    /// A number.
+    Number(f64),
+    /// A list of numbers (e.g. dropped RDP orders).
+    Numbers(Vec<f64>),
+    /// A yes/no fact.
+    Flag(bool),
+}
+
+/// A question for an accountant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Query {
+    /// ε at this δ.
+    Epsilon {
+        /// The δ.
+        delta: f64,
+    },
+    /// δ at this ε.
+    Delta {
+        /// The ε.
+        epsilon: f64,
+    },
+}
+
+/// An answer of [`answer_with_fallback`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The ε or δ asked for (an upper bound).
+    pub value: f64,
+    /// The accountant that answered.
+    pub accountant: AccountantKind,
+    /// The accountants tried before it, with the reason each could not answer.
+    pub skipped: Vec<(AccountantKind, crate::Error)>,
+    /// The answering accountant's [`Accountant::notes`].
+    pub notes: Vec<Note>,
+}
+
+/// The accountants tried, in order, when the user names none: the PLD accountant, then the
+/// exact closed forms, then Rényi DP (the only one that handles sampling without replacement).
+pub const DEFAULT_CHAIN: [AccountantKind; 3] = [
+    AccountantKind::Pld,
+    AccountantKind::Exact,
+    AccountantKind::Rdp,
+];
+
+/// Composes `parts` in the first accountant of `chain` that can analyse them and answers
+/// `query`; an accountant that cannot (unsupported mechanism, δ below its resolution, grid
+/// limits, a failed self-check) is skipped and the next one tried. The answer names the
+/// accountant that gave it and why the earlier ones were skipped.
+///
+/// # Privacy
+/// The value is the answering accountant's upper bound (see each accountant); skipping never
+/// replaces a bound by a guess, and an error is returned when none can answer.
+///
+/// # Errors
+/// Invalid parameters (from the first accountant: bad input is not a reason to fall back),
+/// or the last accountant's error when none can answer.
+pub fn answer_with_fallback(
+    chain: &[AccountantKind],
+    rel: Neighbouring,
+    pld: PldConfig,
+    parts: &[(Mechanism, u64)],
+    query: Query,
+) -> Result<Answer> {
+    let mut skipped = Vec::new();
+    for &kind in chain {
+        let mut acc = kind.build_with(rel, pld);
+        let got = parts
+            .iter()
+            .try_for_each(|(m, c)| acc.compose(m, *c))
+            .and_then(|()| match query {
+                Query::Epsilon { delta } => acc.epsilon(delta),
+                Query::Delta { epsilon } => acc.delta(epsilon),
+            });
+        match got {
+            Ok(value) => {
+                return Ok(Answer {
+                    value,
+                    accountant: kind,
+                    skipped,
+                    notes: acc.notes(),
+                });
+            }
+            Err(e @ crate::Error::InvalidParameter { .. }) => return Err(e),
+            Err(e) => skipped.push((kind, e)),
+        }
+    }
+    Err(skipped
+        .pop()
+        .map(|(_, e)| e)
+        .unwrap_or_else(|| crate::Error::Unsupported {
+            accountant: "none",
+            what: "an empty list of accountants".into(),
+        }))
 }
 
 /// Which accountant to use.
@@ -75,8 +188,14 @@ pub enum AccountantKind {
 impl AccountantKind {
     /// A fresh, empty accountant of this kind with default settings.
     pub fn build(self, rel: Neighbouring) -> Box<dyn Accountant> {
+        self.build_with(rel, PldConfig::default())
+    }
+
+    /// As [`AccountantKind::build`], with the PLD accountant's settings (ignored by the other
+    /// kinds).
+    pub fn build_with(self, rel: Neighbouring, pld: PldConfig) -> Box<dyn Accountant> {
         match self {
-            AccountantKind::Pld => Box::new(PldAccountant::new(PldConfig::default(), rel)),
+            AccountantKind::Pld => Box::new(PldAccountant::new(pld, rel)),
             AccountantKind::Rdp => Box::new(RdpAccountant::new(rel)),
             AccountantKind::Zcdp => Box::new(ZcdpAccountant::new(rel)),
             AccountantKind::Exact => Box::new(ExactAccountant::new(rel)),

@@ -33,6 +33,23 @@ pub enum Error {
     /// A numerical procedure failed (overflow, non-convergence).
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// An answer failed a check that every valid upper bound passes (finite, in range, at
+    /// least the exact value of one of the composed mechanisms): the accountant could not
+    /// vouch for it, so no number is returned.
+    #[error(
+        "the {accountant} accountant's answer {reported} failed its self-check \"{check}\" \
+         (bound {bound}); use another accountant"
+    )]
+    SelfCheck {
+        /// Accountant name.
+        accountant: &'static str,
+        /// The fact that failed.
+        check: &'static str,
+        /// The value the accountant computed.
+        reported: f64,
+        /// The bound it violated.
+        bound: f64,
+    },
     /// No parameter in the searched range meets the target.
     #[error("calibration failed: {0}")]
     Calibration(String),

@@ -1,10 +1,13 @@
 //! Closed forms where they are tight: compositions of Gaussian mechanisms, and a single
 //! release of a mechanism with a known exact profile (objective perturbation, Laplace, pure
-//! DP).
+//! DP, one Poisson-subsampled Gaussian step).
 
 use crate::accountant::Accountant;
+use crate::checks::Facts;
 use crate::error::{Error, Result, non_negative, open_unit};
-use crate::gaussian::{EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up};
+use crate::gaussian::{
+    EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up, round_up_eps,
+};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, profiles};
@@ -15,13 +18,18 @@ use crate::search::epsilon_for_delta;
 /// # Privacy
 /// `T` Gaussian mechanisms with ratios `s_i = Δ_i/σ_i` compose exactly into one Gaussian
 /// with `s = √(Σ s_i²)` (Dong, Roth & Su 2019, μ-GDP; MATH §2), whose profile is Balle & Wang
-/// 2018's. A single objective-perturbation release uses paper 001's Thm 3.1 profile. Anything
-/// else is refused ([`Error::Unsupported`]).
+/// 2018's. A single objective-perturbation release uses the Thm 3.1 profile of Redberg, Koskela
+/// & Wang (*Improving the privacy and practicality of objective perturbation*); one Laplace,
+/// pure-DP or Poisson-subsampled Gaussian release its exact dominating pair (both directions
+/// under add/remove, the worse reported). Anything else is refused ([`Error::Unsupported`]).
+/// ε is inverted by bisection and then rounded up by a relative 5e-13, δ rounded up likewise;
+/// both are checked against the single-step closed forms before they are returned.
 #[derive(Debug, Clone)]
 pub struct ExactAccountant {
     rel: Neighbouring,
     gaussian_s2: f64,
-    single: Option<Profile>,
+    single: Option<(Profile, Profile)>,
+    facts: Facts,
 }
 
 impl ExactAccountant {
@@ -31,6 +39,7 @@ impl ExactAccountant {
             rel,
             gaussian_s2: 0.0,
             single: None,
+            facts: Facts::default(),
         }
     }
 
@@ -56,45 +65,58 @@ impl Accountant for ExactAccountant {
         if count == 0 {
             return Ok(());
         }
-        let (p, _) = profiles(mechanism, self.rel)?;
-        match (p, &mechanism.kind) {
+        let pair = profiles(mechanism, self.rel)?;
+        let single_kind = matches!(
+            mechanism.kind,
+            Kind::ObjPert(_)
+                | Kind::Laplace { .. }
+                | Kind::PureDp { .. }
+                | Kind::SubsampledGaussian { .. }
+        );
+        match pair {
             (Profile::Gaussian { s }, _) if self.single.is_none() => {
                 self.gaussian_s2 += count as f64 * s * s;
-                Ok(())
             }
-            (_, Kind::ObjPert(_) | Kind::Laplace { .. } | Kind::PureDp { .. })
-                if count == 1 && self.single.is_none() && self.gaussian_s2 == 0.0 =>
-            {
-                self.single = Some(p);
-                Ok(())
+            _ if single_kind && count == 1 && self.single.is_none() && self.gaussian_s2 == 0.0 => {
+                self.single = Some(pair);
             }
-            _ => Err(Self::unsupported(format!(
-                "{count} x {} composed with what it already holds (exact covers Gaussian \
-                 compositions and one objective perturbation, Laplace or pure-DP release)",
-                mechanism.name()
-            ))),
+            _ => {
+                return Err(Self::unsupported(format!(
+                    "{count} x {} composed with what it already holds (exact covers Gaussian \
+                     compositions and one objective perturbation, Laplace, pure-DP or \
+                     Poisson-subsampled Gaussian release)",
+                    mechanism.name()
+                )));
+            }
         }
+        self.facts.record(mechanism, count, self.rel);
+        Ok(())
     }
 
     /// # Privacy
     /// See [`ExactAccountant`].
     fn epsilon(&self, delta: f64) -> Result<f64> {
         open_unit("delta", delta)?;
-        match self.single {
-            Some(p) => epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e))),
-            None if self.gaussian_s2 > 0.0 => epsilon_for_ratio(self.gaussian_s2.sqrt(), delta),
-            None => Ok(0.0),
-        }
+        let eps = match self.single {
+            Some((r, a)) => {
+                let e = |p: Profile| epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e)));
+                e(r)?.max(e(a)?)
+            }
+            None if self.gaussian_s2 > 0.0 => epsilon_for_ratio(self.gaussian_s2.sqrt(), delta)?,
+            None => 0.0,
+        };
+        self.facts.check_epsilon("exact", delta, round_up_eps(eps))
     }
 
     /// # Privacy
     /// See [`ExactAccountant`].
     fn delta(&self, epsilon: f64) -> Result<f64> {
         non_negative("epsilon", epsilon)?;
-        Ok(round_up(match self.single {
-            Some(p) => p.delta(epsilon),
+        let d = round_up(match self.single {
+            Some((r, a)) => r.delta(epsilon).max(a.delta(epsilon)),
             None if self.gaussian_s2 > 0.0 => delta_for_ratio(self.gaussian_s2.sqrt(), epsilon),
             None => 0.0,
-        }))
+        });
+        self.facts.check_delta("exact", epsilon, d)
     }
 }

@@ -37,6 +37,7 @@
 mod accountant;
 pub mod audit;
 mod calibrate;
+mod checks;
 mod error;
 mod exact;
 mod gaussian;
@@ -53,7 +54,9 @@ mod shuffle;
 mod special;
 mod zcdp;
 
-pub use accountant::{Accountant, AccountantKind};
+pub use accountant::{
+    Accountant, AccountantKind, Answer, DEFAULT_CHAIN, Note, NoteValue, Query, answer_with_fallback,
+};
 pub use calibrate::{
     Calibration, Target, calibrate_noise, calibrate_sampling_rate, calibrate_steps, epsilon_of,
 };
@@ -64,8 +67,10 @@ pub use ledger::{Ledger, LedgerEntry};
 pub use mechanism::{Mechanism, ObjPertParams, Sampling};
 pub use neighbouring::Neighbouring;
 pub use objpert::{kifer_epsilon, kifer_parameters, objpert_delta, objpert_epsilon};
-pub use pld::{PldAccountant, PldConfig};
-pub use rdp::{Conversion, RdpAccountant, RdpEpsilon, default_orders, objpert_rdp};
+pub use pld::{PldAccountant, PldConfig, PldDiagnostics};
+pub use rdp::{
+    Conversion, DroppedOrder, RdpAccountant, RdpDelta, RdpEpsilon, default_orders, objpert_rdp,
+};
 pub use selection::{Repetitions, tuned};
 pub use shuffle::{shuffle_delta, shuffle_epsilon};
 pub use zcdp::{ZcdpAccountant, zcdp_delta, zcdp_epsilon};

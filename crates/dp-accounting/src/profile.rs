@@ -50,21 +50,17 @@ impl Profile {
             }
             Profile::PoissonRemove { z, q } => {
                 // ω > ε ⇔ o > t, t = z² log((e^ε − 1 + q)/q) + 1/2.
-                let a = eps.exp_m1() + q;
-                if a <= 0.0 {
+                let Some(t) = remove_threshold(z, q, eps) else {
                     return -eps.exp_m1();
-                }
-                let t = z * z * (a / q).ln() + 0.5;
+                };
                 // δ = qΦ̄((t−1)/z) − (e^ε − 1 + q)Φ̄(t/z), and (e^ε−1+q)/q = φ((t−1)/z)/φ(t/z).
                 q * tail_gap((t - 1.0) / z, t / z)
             }
             Profile::PoissonAdd { z, q } => {
                 // ω > ε ⇔ o < t, t = z² log((e^{−ε} − 1 + q)/q) + 1/2; none when ε ≥ −log(1−q).
-                let a = (-eps).exp_m1() + q;
-                if a <= 0.0 {
+                let Some(t) = remove_threshold(z, q, -eps) else {
                     return 0.0;
-                }
-                let t = z * z * (a / q).ln() + 0.5;
+                };
                 let w = -(eps + (-q).ln_1p()).exp_m1(); // 1 − e^ε(1 − q)
                 let lo = -t / z;
                 w * tail_gap(lo, lo + 1.0 / z)
@@ -105,19 +101,15 @@ impl Profile {
                 }
             }
             Profile::PoissonRemove { z, q } => {
-                let a = eps.exp_m1() + q;
-                if a <= 0.0 {
+                let Some(t) = remove_threshold(z, q, eps) else {
                     return 1.0;
-                }
-                let t = z * z * (a / q).ln() + 0.5;
+                };
                 (1.0 - q) * sf(t / z) + q * sf((t - 1.0) / z)
             }
             Profile::PoissonAdd { z, q } => {
-                let a = (-eps).exp_m1() + q;
-                if a <= 0.0 {
+                let Some(t) = remove_threshold(z, q, -eps) else {
                     return 0.0;
-                }
-                let t = z * z * (a / q).ln() + 0.5;
+                };
                 sf(-t / z)
             }
             Profile::ObjPert { c, s } => {
@@ -152,6 +144,26 @@ impl Profile {
             }
         }
     }
+}
+
+/// The output threshold `t = z²·ln((e^x − 1 + q)/q) + 1/2` of the Poisson-subsampled Gaussian
+/// (the remove direction's loss exceeds `x` exactly when the output exceeds `t`; the add
+/// direction uses `x = −ε`), or `None` when `e^x − 1 + q ≤ 0` (no output has that loss).
+///
+/// `ln(e^x − 1 + q)` is evaluated in log space, `x + ln(1 − (1 − q)e^{−x})` for `x > 700`, so it
+/// stays finite for every finite `x` (the direct form, kept below 700 where it is the more
+/// accurate one, overflows above `x ≈ 709`).
+fn remove_threshold(z: f64, q: f64, x: f64) -> Option<f64> {
+    let log_num = if x > 700.0 {
+        x + (-(1.0 - q) * (-x).exp()).ln_1p()
+    } else {
+        let a = x.exp_m1() + q;
+        if a <= 0.0 {
+            return None;
+        }
+        a.ln()
+    };
+    Some(z * z * (log_num - q.ln()) + 0.5)
 }
 
 /// The dominating pairs of `m` under `rel`, as `(remove, add)` profiles (equal for symmetric

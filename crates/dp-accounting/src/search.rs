@@ -43,16 +43,23 @@ where
 
 /// The smallest `ε ≥ 0` (to relative precision `rel_tol`, rounded up) with
 /// `delta_of(ε) ≤ delta`, for a non-increasing `delta_of`. Errors when no ε up to `eps_max`
-/// suffices.
+/// suffices, or when `delta_of` returns NaN (a NaN must not pass for "meets δ" or its
+/// opposite). At most `log2(eps_max) + 401` evaluations.
 pub(crate) fn epsilon_for_delta<F>(
     delta: f64,
     eps_max: f64,
     rel_tol: f64,
-    mut delta_of: F,
+    mut unchecked: F,
 ) -> Result<f64>
 where
     F: FnMut(f64) -> Result<f64>,
 {
+    let mut delta_of = |e: f64| match unchecked(e)? {
+        d if d.is_nan() => Err(Error::Numerical(format!(
+            "delta at epsilon = {e} is not a number"
+        ))),
+        d => Ok(d),
+    };
     if delta_of(0.0)? <= delta {
         return Ok(0.0);
     }
@@ -79,5 +86,12 @@ mod tests {
         let e = epsilon_for_delta(0.1, 1e3, 1e-12, |e| Ok((-e).exp())).unwrap();
         assert!((-e).exp() <= 0.1 && (e - 10f64.ln()).abs() < 1e-10);
         assert!(epsilon_for_delta(0.0, 100.0, 1e-9, |e| Ok((-e).exp())).is_err());
+        // A NaN anywhere is an error, never an ε.
+        let nan = epsilon_for_delta(0.1, 1e3, 1e-9, |_| Ok(f64::NAN));
+        assert!(matches!(nan, Err(Error::Numerical(_))), "{nan:?}");
+        let late = epsilon_for_delta(0.1, 1e3, 1e-9, |e| {
+            Ok(if e < 1.5 { f64::NAN } else { (-e).exp() })
+        });
+        assert!(matches!(late, Err(Error::Numerical(_))), "{late:?}");
     }
 }

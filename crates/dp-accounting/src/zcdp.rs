@@ -14,7 +14,7 @@ use crate::rdp::{Conversion, minimise_over_order};
 /// Each conversion is an upper bound (MATH §3); the minimum is returned, rounded up.
 ///
 /// # Errors
-/// ρ negative or not finite, δ ∉ (0, 1).
+/// ρ negative or not finite, δ ∉ (0, 1); [`Error::OutOfRange`] when ε overflows.
 pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
     ensure(
         rho.is_finite() && rho >= 0.0,
@@ -33,7 +33,14 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
             best = best.min(e);
         }
     }
-    Ok(crate::gaussian::round_up_eps(best))
+    let eps = crate::gaussian::round_up_eps(best);
+    if eps.is_finite() {
+        Ok(eps)
+    } else {
+        Err(Error::OutOfRange(format!(
+            "epsilon of {rho}-zCDP at delta = {delta:e} overflows"
+        )))
+    }
 }
 
 /// δ(ε) of ρ-zCDP, the best of the conversions of [`zcdp_epsilon`].
@@ -138,12 +145,44 @@ impl Accountant for ZcdpAccountant {
     /// # Privacy
     /// See [`zcdp_epsilon`].
     fn epsilon(&self, delta: f64) -> Result<f64> {
+        if self.rho.is_infinite() {
+            open_unit("delta", delta)?;
+            return Err(Error::OutOfRange(
+                "the composed rho overflows: epsilon is unbounded".into(),
+            ));
+        }
         zcdp_epsilon(self.rho, delta)
     }
 
     /// # Privacy
     /// See [`zcdp_delta`].
     fn delta(&self, epsilon: f64) -> Result<f64> {
+        if self.rho.is_infinite() {
+            // No finite ρ bounds the composition: only the trivial δ = 1.
+            non_negative("epsilon", epsilon)?;
+            return Ok(1.0);
+        }
         zcdp_delta(self.rho, epsilon)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflowing_rho_is_an_error_not_infinity() {
+        let mut acc = ZcdpAccountant::new(Neighbouring::AddRemove);
+        acc.compose(&Mechanism::gaussian(1e-300, 1.0).unwrap(), 1)
+            .unwrap();
+        assert!(matches!(acc.epsilon(1e-5), Err(Error::OutOfRange(_))));
+        assert_eq!(acc.delta(3.0).unwrap(), 1.0);
+        assert!(matches!(
+            zcdp_epsilon(f64::MAX, 1e-5),
+            Err(Error::OutOfRange(_))
+        ));
+        // Large but representable: finite.
+        let e = zcdp_epsilon(1e300, 1e-5).unwrap();
+        assert!(e.is_finite() && e >= 1e300);
     }
 }

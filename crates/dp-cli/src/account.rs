@@ -3,7 +3,10 @@
 use std::io::Write;
 use std::time::Instant;
 
-use dp_accounting::{Accountant, AccountantKind, Error, Neighbouring, Target, calibrate_noise};
+use dp_accounting::{
+    Accountant, AccountantKind, DEFAULT_CHAIN, Error, Neighbouring, NoteValue, PldConfig, Query,
+    Target, answer_with_fallback, calibrate_noise,
+};
 use serde_json::json;
 
 use crate::CliError;
@@ -41,38 +44,101 @@ fn accountant_for(
     })))
 }
 
+/// The PLD settings from the flags (validated by the accountant itself).
+fn pld_config(a: &AccountArgs) -> PldConfig {
+    let mut c = PldConfig::default();
+    c.epsilon_error = Some(a.epsilon_error);
+    if let Some(g) = a.max_grid {
+        c.max_grid = g;
+    }
+    c
+}
+
+/// A note's value as JSON.
+fn note_json(v: &NoteValue) -> serde_json::Value {
+    match v {
+        NoteValue::Number(x) => json!(x),
+        NoteValue::Numbers(xs) => json!(xs),
+        NoteValue::Flag(b) => json!(b),
+    }
+}
+
+/// `--steps 0` composes nothing: refused rather than reported as ε = 0.
+fn check_steps(steps: u64) -> Result<(), CliError> {
+    if steps == 0 {
+        return Err(CliError::Usage(
+            "invalid value for --steps: 0 (must be >= 1)".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `dpglm account`.
 pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     a.mechanism.check_flags(false)?;
+    check_steps(a.steps)?;
+    if !(a.epsilon_error > 0.0 && a.epsilon_error < 1.0) {
+        return Err(CliError::Usage(format!(
+            "invalid value for --epsilon-error: {} (must be in (0, 1))",
+            crate::mechanism_args::show(a.epsilon_error)
+        )));
+    }
     let mech = a.mechanism.build(None)?;
     let rel = a
         .neighbouring
         .map(Neighbouring::from)
         .unwrap_or_else(|| a.mechanism.natural_relation());
-    let acc = accountant_for(a.accountant.map(AccountantKind::from), rel, &mech, a.steps)?;
-    let (epsilon, delta, lower) = match (a.delta, a.epsilon) {
-        (Some(d), None) => {
-            let e = acc.epsilon(d).map_err(map_error)?;
-            (e, d, acc.epsilon_optimistic(d).map_err(map_error)?)
-        }
-        (None, Some(e)) => (e, acc.delta(e).map_err(map_error)?, None),
+    let chain: Vec<AccountantKind> = match a.accountant {
+        Some(k) => vec![AccountantKind::from(k)],
+        None => DEFAULT_CHAIN.to_vec(),
+    };
+    let query = match (a.delta, a.epsilon) {
+        (Some(delta), None) => Query::Epsilon { delta },
+        (None, Some(epsilon)) => Query::Delta { epsilon },
         _ => {
             return Err(CliError::Usage(
                 "give exactly one of --delta and --epsilon".into(),
             ));
         }
     };
+    let config = pld_config(a);
+    let parts = [(mech.clone(), a.steps)];
+    let ans = answer_with_fallback(&chain, rel, config, &parts, query).map_err(map_error)?;
+    let (epsilon, delta) = match query {
+        Query::Epsilon { delta } => (ans.value, delta),
+        Query::Delta { epsilon } => (epsilon, ans.value),
+    };
+    let lower = match (query, a.lower) {
+        (Query::Epsilon { delta }, true) => {
+            let mut acc = ans.accountant.build_with(rel, config);
+            acc.compose(&mech, a.steps).map_err(map_error)?;
+            acc.epsilon_optimistic(delta).map_err(map_error)?
+        }
+        _ => None,
+    };
     let seconds = start.elapsed().as_secs_f64();
     if a.json {
+        let fallback: Vec<_> = ans
+            .skipped
+            .iter()
+            .map(|(k, e)| json!({"accountant": k.as_str(), "reason": e.to_string()}))
+            .collect();
+        let notes: serde_json::Map<String, serde_json::Value> = ans
+            .notes
+            .iter()
+            .map(|n| (n.name.to_string(), note_json(&n.value)))
+            .collect();
         let v = json!({
             "epsilon": epsilon,
             "delta": delta,
-            "accountant": acc.name(),
+            "accountant": ans.accountant.as_str(),
             "mechanism": a.mechanism.name(),
             "steps": a.steps,
             "neighbouring": rel.as_str(),
             "epsilon_lower": lower,
+            "fallback": fallback,
+            "notes": notes,
             "seconds": seconds,
         });
         writeln!(out, "{v}").map_err(io)?;
@@ -80,14 +146,19 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
         writeln!(
             out,
             "{} x {mech} under {rel}, {} accountant:",
-            a.steps,
-            acc.name()
+            a.steps, ans.accountant
         )
         .map_err(io)?;
+        for (k, e) in &ans.skipped {
+            writeln!(out, "  ({k} accountant could not answer: {e})").map_err(io)?;
+        }
         if a.delta.is_some() {
             writeln!(out, "  epsilon = {epsilon:.6} at delta = {delta:e}").map_err(io)?;
         } else {
             writeln!(out, "  delta = {delta:e} at epsilon = {epsilon}").map_err(io)?;
+        }
+        for n in &ans.notes {
+            writeln!(out, "  {}: {}", n.name, note_json(&n.value)).map_err(io)?;
         }
         if let Some(l) = lower {
             writeln!(out, "  optimistic estimate: epsilon >= {l:.6}").map_err(io)?;
@@ -99,6 +170,7 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
 /// `dpglm calibrate`.
 pub(crate) fn calibrate(c: &CalibrateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     c.mechanism.check_flags(true)?;
+    check_steps(c.steps)?;
     let target = Target::new(c.target_epsilon, c.delta).map_err(|e| match e {
         Error::InvalidParameter {
             name: "epsilon",

@@ -286,13 +286,24 @@ pub(crate) struct AccountArgs {
     /// Report δ at this ε.
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Accountant (default: pld, or rdp where pld does not apply).
+    /// Accountant (default: pld, then exact, then rdp — the first that can answer is used and
+    /// named in the output, with the reasons the others could not).
     #[arg(long, value_enum)]
     pub accountant: Option<AccountantArg>,
     /// Neighbouring relation (default: the mechanism's own — replace-one for sampling
     /// without replacement, add-remove otherwise).
     #[arg(long, value_enum)]
     pub neighbouring: Option<NeighbouringArg>,
+    /// PLD: target relative error of ε against the limit of ever finer grids; the grid is
+    /// refined until the estimate is below it (or the grid limit is reached).
+    #[arg(long, default_value_t = 1e-3)]
+    pub epsilon_error: f64,
+    /// PLD: most grid points of one mechanism or of the composition (default 4194304).
+    #[arg(long)]
+    pub max_grid: Option<usize>,
+    /// Also compute the PLD accountant's optimistic (lower) estimate `epsilon_lower`.
+    #[arg(long)]
+    pub lower: bool,
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,

@@ -9,6 +9,7 @@
 mod account;
 mod cli;
 mod mechanism_args;
+mod model_file;
 mod train;
 
 use std::io::Write;

@@ -5,18 +5,21 @@ use std::path::Path;
 use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
-use dp_bench::data::{Format, LoadedData, read_dataset};
+use dp_bench::data::{Format, LoadedData, read_dataset_with_width};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
-    NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
+    NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
 };
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, TrainArgs};
 use crate::mechanism_args::show;
+use crate::model_file::{
+    ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
+};
 
 fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
@@ -27,184 +30,385 @@ fn data_error(e: dp_bench::Error) -> CliError {
     CliError::Usage(e.to_string())
 }
 
-/// Learner errors: invalid hyper-parameters and labels are usage errors, the rest failures.
-fn glm_error(e: dp_glm::Error) -> CliError {
+/// The command-line flag a learner's hyper-parameter name comes from, when it comes from one
+/// (learners also check quantities they derive, e.g. a sampling rate, which no flag names).
+fn flag_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "epsilon" | "target_epsilon" => "--epsilon",
+        "delta" | "target_delta" => "--delta",
+        "clip" => "--clip",
+        "lambda" => "--lambda",
+        "learning_rate" => "--learning-rate",
+        "radius" | "domain" => "--radius",
+        "x_bound" | "bound_x" | "radius_x" => "--x-bound",
+        "y_bound" | "bound_y" => "--y-bound",
+        "sigma_out" => "--sigma-out",
+        "tau" => "--tau",
+        "steps" => "--steps",
+        "epochs" => "--epochs",
+        "batch_size" => "--batch-size",
+        "k" => "--k",
+        "h" => "--huber-h",
+        "bias" => "--bias",
+        "tune" => "--tune",
+        "mean_trials" | "tune_trials" => "--tune-trials",
+        "candidates" => "--learning-rates",
+        _ => return None,
+    })
+}
+
+/// A parameter the learner rejected: naming the flag it came from — as the flag's default
+/// when the user did not give it (`given` says which flags were given) — or, for a derived
+/// quantity no flag names, saying so.
+fn parameter_error(name: &str, value: f64, reason: &str, given: &dyn Fn(&str) -> bool) -> CliError {
+    match flag_of(name) {
+        Some(flag) if given(flag) => CliError::Usage(format!(
+            "invalid value for {flag}: {} ({reason})",
+            show(value)
+        )),
+        Some(flag) => CliError::Usage(format!(
+            "{flag} was not given and its default, derived from the other flags and the data, \
+             is invalid: {} ({reason}); give {flag} explicitly or change the flags it depends on",
+            show(value)
+        )),
+        None => CliError::Usage(format!(
+            "the flags and data lead to an invalid derived parameter `{name}` = {} ({reason})",
+            show(value)
+        )),
+    }
+}
+
+/// Learner errors: invalid hyper-parameters are usage errors naming their flag (see
+/// [`parameter_error`]), data errors name `data`, the rest are failures.
+fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> CliError {
     match e {
         dp_glm::Error::InvalidHyperParameter {
             name,
             value,
             reason,
-        } => CliError::Usage(format!(
-            "invalid value for --{}: {} ({reason})",
-            name.replace('_', "-"),
-            show(value)
-        )),
+        } => parameter_error(name, value, reason, given),
         dp_glm::Error::Accounting(dp_accounting::Error::InvalidParameter {
             name,
             value,
             reason,
-        }) => CliError::Usage(format!(
-            "invalid value for --{name}: {} ({reason})",
-            show(value)
-        )),
+        }) => parameter_error(name, value, reason, given),
         e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
             CliError::Usage(format!("invalid value for --neighbouring: {e}"))
         }
         e @ (dp_glm::Error::LabelOutOfDomain { .. }
-        | dp_glm::Error::NonFinite { .. }
         | dp_glm::Error::EmptyData { .. }
-        | dp_glm::Error::ShapeMismatch { .. }) => CliError::Usage(e.to_string()),
+        | dp_glm::Error::ShapeMismatch { .. }) => {
+            CliError::Usage(format!("{}: {e}", data.display()))
+        }
+        e @ dp_glm::Error::NonFinite {
+            array: "x" | "y", ..
+        } => CliError::Usage(format!("{}: {e}", data.display())),
         other => CliError::Failure(other.to_string()),
     }
 }
 
-/// The per-row preprocessing a model applies before its linear map: optional unit-norm rows,
-/// then an optional bias feature. Both act on one row at a time (no data-dependent
-/// parameters), so they cost no privacy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Preprocessing {
-    unit_norm: bool,
-    bias: Option<f64>,
+/// [`glm_error`] for an error about the data file `path` (every flag counts as given).
+fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
+    glm_error(e, path, &|_| true)
 }
 
-impl Preprocessing {
-    fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
-        let extra = usize::from(self.bias.is_some());
-        let mut out = Array2::zeros((x.nrows(), x.ncols() + extra));
-        for (i, row) in x.axis_iter(Axis(0)).enumerate() {
-            let norm = row.dot(&row).sqrt();
-            let scale = if self.unit_norm && norm > 0.0 {
-                1.0 / norm
-            } else {
-                1.0
-            };
-            for (j, v) in row.iter().enumerate() {
-                out[[i, j]] = v * scale;
-            }
-            if let Some(b) = self.bias {
-                out[[i, x.ncols()]] = b;
-            }
+/// Whether a flag with an algorithm-dependent default was given on the command line (flags
+/// with a fixed default, such as `--epsilon` or `--bias`, always count as given).
+fn given(a: &TrainArgs, flag: &str) -> bool {
+    match flag {
+        "--clip" => a.clip.is_some(),
+        "--lambda" => a.lambda.is_some(),
+        "--learning-rate" => a.learning_rate.is_some(),
+        "--radius" => a.radius.is_some(),
+        "--x-bound" => a.x_bound.is_some(),
+        "--y-bound" => a.y_bound.is_some(),
+        "--sigma-out" => a.sigma_out.is_some(),
+        "--tau" => a.tau.is_some(),
+        "--steps" => a.steps.is_some(),
+        "--epochs" => a.epochs.is_some(),
+        "--batch-size" => a.batch_size.is_some(),
+        "--k" => a.k.is_some(),
+        "--tune-trials" => a.tune_trials.is_some(),
+        "--learning-rates" => a.learning_rates.is_some(),
+        _ => true,
+    }
+}
+
+/// A learner's error in `dpglm train`, naming the flag or the data file.
+fn fit_error(a: &TrainArgs, e: dp_glm::Error) -> CliError {
+    glm_error(e, &a.data, &|flag| given(a, flag))
+}
+
+/// Checks every numeric flag before anything is read or fitted: floats finite (a NaN or ∞
+/// would otherwise reach the learner or the report), ε > 0, δ ∈ [0, 1), counts ≥ 1. Ranges
+/// that depend on the algorithm are the learner's to check (and name, via [`fit_error`]).
+fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
+    let bad = |flag: &str, v: f64, why: &str| {
+        Err(CliError::Usage(format!(
+            "invalid value for {flag}: {} ({why})",
+            show(v)
+        )))
+    };
+    let floats = [
+        ("--epsilon", Some(a.epsilon)),
+        ("--delta", Some(a.delta)),
+        ("--huber-h", Some(a.huber_h)),
+        ("--bias", Some(a.bias)),
+        ("--clip", a.clip),
+        ("--learning-rate", a.learning_rate),
+        ("--lambda", a.lambda),
+        ("--radius", a.radius),
+        ("--x-bound", a.x_bound),
+        ("--y-bound", a.y_bound),
+        ("--tau", a.tau),
+        ("--sigma-out", a.sigma_out),
+        ("--tune-trials", a.tune_trials),
+    ];
+    let rates = a
+        .learning_rates
+        .iter()
+        .flatten()
+        .map(|&r| ("--learning-rates", Some(r)));
+    for (flag, v) in floats.into_iter().chain(rates) {
+        if let Some(v) = v
+            && !v.is_finite()
+        {
+            return bad(flag, v, "must be a finite number");
         }
-        out
     }
-
-    fn to_json(self) -> Value {
-        json!({ "unit_norm_rows": self.unit_norm, "bias": self.bias })
+    if a.epsilon <= 0.0 {
+        return bad("--epsilon", a.epsilon, "must be > 0");
     }
-
-    fn from_json(v: &Value, path: &Path) -> Result<Self, CliError> {
-        let unit_norm = v["unit_norm_rows"]
-            .as_bool()
-            .ok_or_else(|| bad_model(path, "preprocessing.unit_norm_rows"))?;
-        let bias = match &v["bias"] {
-            Value::Null => None,
-            b => Some(
-                b.as_f64()
-                    .ok_or_else(|| bad_model(path, "preprocessing.bias"))?,
-            ),
-        };
-        Ok(Self { unit_norm, bias })
+    if !(0.0..1.0).contains(&a.delta) {
+        return bad("--delta", a.delta, "must be in [0, 1)");
     }
+    let counts = [
+        ("--steps", a.steps),
+        ("--epochs", a.epochs),
+        ("--batch-size", a.batch_size),
+        ("--k", a.k),
+    ];
+    for (flag, v) in counts {
+        if v == Some(0) {
+            return bad(flag, 0.0, "must be >= 1");
+        }
+    }
+    Ok(())
 }
 
-fn bad_model(path: &Path, field: &str) -> CliError {
-    CliError::Usage(format!(
-        "{}: not a dpglm model file (field `{field}` missing or invalid)",
-        path.display()
-    ))
+/// Refuses an `--out` that is the same file as an input (`--data`, `--test`): the training
+/// data is never overwritten. Paths are compared after resolving links, `.` and `..`.
+fn check_out(a: &TrainArgs) -> Result<(), CliError> {
+    let Some(out) = &a.out else {
+        return Ok(());
+    };
+    let Some(target) = resolved(out) else {
+        return Err(CliError::Usage(format!(
+            "invalid value for --out: {}: its directory does not exist",
+            out.display()
+        )));
+    };
+    let target = Some(target);
+    let inputs = [("--data", Some(&a.data)), ("--test", a.test.as_ref())];
+    for (flag, input) in inputs {
+        if let Some(input) = input
+            && input.canonicalize().ok() == target
+        {
+            return Err(CliError::Usage(format!(
+                "invalid value for --out: {} is the same file as {flag} {}; refusing to \
+                 overwrite input data",
+                out.display(),
+                input.display()
+            )));
+        }
+    }
+    if out.is_dir() {
+        return Err(CliError::Usage(format!(
+            "invalid value for --out: {} is a directory",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
-fn loss_of(arg: LossArg, huber_h: f64) -> Result<Loss, CliError> {
-    match arg {
+fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
+    match a.loss {
         LossArg::Logistic => Ok(Loss::Logistic),
         LossArg::Squared => Ok(Loss::Squared),
-        LossArg::Huber => Loss::huber(huber_h).map_err(glm_error),
+        LossArg::Huber => Loss::huber(a.huber_h).map_err(|e| fit_error(a, e)),
     }
 }
 
-fn read(path: &Path, format: Option<Format>, label: Option<&str>) -> Result<LoadedData, CliError> {
-    read_dataset(path, format, label).map_err(data_error)
+/// Reads a data file; `width` is the number of features a model expects (for scoring data).
+fn read(
+    path: &Path,
+    format: Option<Format>,
+    label: Option<&str>,
+    width: Option<usize>,
+) -> Result<LoadedData, CliError> {
+    read_dataset_with_width(path, format, label, width).map_err(data_error)
 }
 
-/// Mean loss, and accuracy (classification) or MSE (regression).
+/// Reads data to score with a model fitted on `width` features named `names` (CSV): columns are
+/// matched by name (so a reordered CSV is scored correctly), and a column missing or unknown to
+/// the model, or a different number of features, is an input error naming the file and
+/// `against` (what the width comes from).
+fn scoring_data(
+    path: &Path,
+    format: Option<Format>,
+    label: Option<&str>,
+    names: Option<&[String]>,
+    width: usize,
+    against: &str,
+) -> Result<LoadedData, CliError> {
+    let mut data = read(path, format, label, Some(width))?;
+    if let (Some(want), Some(have)) = (names, &data.feature_names) {
+        let missing: Vec<&str> = want
+            .iter()
+            .filter(|w| !have.contains(w))
+            .map(String::as_str)
+            .collect();
+        let extra: Vec<&str> = have
+            .iter()
+            .filter(|h| !want.contains(h))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() || !extra.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{}: its columns do not match {against}: missing [{}], not in it [{}]",
+                path.display(),
+                missing.join(", "),
+                extra.join(", ")
+            )));
+        }
+        let order: Vec<usize> = want
+            .iter()
+            .filter_map(|w| have.iter().position(|h| h == w))
+            .collect();
+        data.x = data.x.select(ndarray::Axis(1), &order);
+        data.feature_names = Some(want.to_vec());
+    }
+    if data.x.ncols() != width {
+        return Err(CliError::Usage(format!(
+            "{}: {} features, but {against} has {width}",
+            path.display(),
+            data.x.ncols(),
+        )));
+    }
+    Ok(data)
+}
+
+/// Mean loss, and accuracy (classification) or MSE (regression); all finite.
 struct Scores {
     loss: f64,
     accuracy: Option<f64>,
     mse: Option<f64>,
 }
 
+/// Scores the model on `data` (read from `path`), after checking its labels are in the loss's
+/// domain.
+///
+/// # Errors
+/// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
+/// logistic loss, which would silently count every 0 as an error), or a decision value or loss
+/// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
 fn score(
-    model_coef: &Array1<f64>,
+    coef: &Array1<f64>,
     intercept: f64,
     loss: Loss,
-    x: ArrayView2<'_, f64>,
-    y: &Array1<f64>,
-) -> Scores {
-    let z = x.dot(model_coef) + intercept;
-    let n = y.len().max(1) as f64;
-    let mean_loss = z
+    data: &Dataset,
+    path: &Path,
+) -> Result<Scores, CliError> {
+    data.check_labels(&loss)
+        .map_err(|e| data_glm_error(path, e))?;
+    let z = data.x().dot(coef) + intercept;
+    let losses: Vec<f64> = z
         .iter()
-        .zip(y)
+        .zip(data.y())
         .map(|(&zi, &yi)| loss.value(zi, yi))
-        .sum::<f64>()
-        / n;
-    match loss.label_domain() {
+        .collect();
+    if let Some(row) = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite()) {
+        return Err(CliError::Usage(format!(
+            "{}: row {} (0-based): the model's decision value is {} and its loss {}: the \
+             features or coefficients are too large for a finite score",
+            path.display(),
+            row,
+            show(z[row]),
+            show(losses[row])
+        )));
+    }
+    let n = data.n_samples() as f64;
+    let mean = |v: &mut dyn Iterator<Item = f64>| v.sum::<f64>() / n;
+    let mean_loss = mean(&mut losses.iter().copied());
+    let (accuracy, mse) = match loss.label_domain() {
         dp_glm::LabelDomain::Signs => {
             let right = z
                 .iter()
-                .zip(y)
+                .zip(data.y())
                 .filter(|(zi, yi)| (if **zi >= 0.0 { 1.0 } else { -1.0 }) == **yi)
                 .count();
-            Scores {
-                loss: mean_loss,
-                accuracy: Some(right as f64 / n),
-                mse: None,
-            }
+            (Some(right as f64 / n), None)
         }
         dp_glm::LabelDomain::Real => {
-            let mse = z
-                .iter()
-                .zip(y)
-                .map(|(zi, yi)| (zi - yi) * (zi - yi))
-                .sum::<f64>()
-                / n;
-            Scores {
-                loss: mean_loss,
-                accuracy: None,
-                mse: Some(mse),
-            }
+            let mut sq = z.iter().zip(data.y()).map(|(zi, yi)| (zi - yi) * (zi - yi));
+            (None, Some(mean(&mut sq)))
+        }
+    };
+    // Finite terms can still sum past f64::MAX.
+    for (what, v) in [("mean loss", Some(mean_loss)), ("mse", mse)] {
+        if let Some(v) = v
+            && !v.is_finite()
+        {
+            return Err(CliError::Usage(format!(
+                "{}: the {what} overflows ({v}): the features or coefficients are too large \
+                 for a finite score",
+                path.display()
+            )));
         }
     }
+    Ok(Scores {
+        loss: mean_loss,
+        accuracy,
+        mse,
+    })
 }
 
-fn report_json(r: &PrivacyReport) -> Value {
-    let ledger: Vec<Value> = r
-        .ledger
-        .entries()
-        .iter()
-        .map(|e| {
-            let params: serde_json::Map<String, Value> = e
-                .mechanism
-                .parameters()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), json!(v)))
-                .collect();
-            json!({ "mechanism": e.mechanism.name(), "parameters": params, "count": e.count, "label": e.label })
-        })
-        .collect();
-    let noise: serde_json::Map<String, Value> =
-        r.noise.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-    json!({
-        "target_epsilon": r.target.0,
-        "target_delta": r.target.1,
-        "epsilon": r.epsilon,
-        "delta": r.delta,
+/// The privacy report as JSON; every number checked finite.
+fn report_json(r: &PrivacyReport) -> Result<Value, CliError> {
+    let mut ledger = Vec::new();
+    for e in r.ledger.entries() {
+        let mut params = serde_json::Map::new();
+        for (k, v) in e.mechanism.parameters() {
+            let what = format!("ledger parameter {k} of {}", e.mechanism.name());
+            params.insert(k.to_string(), finite(&what, v)?);
+        }
+        ledger.push(json!({
+            "mechanism": e.mechanism.name(),
+            "parameters": params,
+            "count": e.count,
+            "label": e.label,
+        }));
+    }
+    let mut noise = serde_json::Map::new();
+    for (k, v) in &r.noise {
+        noise.insert(k.clone(), finite(&format!("noise parameter {k}"), *v)?);
+    }
+    Ok(json!({
+        "target_epsilon": finite("target epsilon", r.target.0)?,
+        "target_delta": finite("target delta", r.target.1)?,
+        "epsilon": finite("epsilon spent", r.epsilon)?,
+        "delta": finite("delta spent", r.delta)?,
         "accountant": r.accountant.as_str(),
         "neighbouring": r.neighbouring.as_str(),
         "noise": noise,
         "ledger": ledger,
         "notes": r.notes,
-    })
+    }))
+}
+
+/// An optional metric as JSON (`null` only where it does not apply).
+fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
+    v.map_or(Ok(Value::Null), |v| finite(what, v))
 }
 
 /// Applies the budget flags to a learner's default budget.
@@ -322,7 +526,7 @@ fn fit_model(
             set(&mut l.batch_size, a.batch_size);
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
-            tuned_sgd(a, l, data, rng)
+            return tuned_sgd(a, l, data, rng);
         }
         A::NoisyGd | A::JlNoisyGd => {
             unused(a, &sgd_flags)?;
@@ -417,7 +621,7 @@ fn fit_model(
             l.fit(data, rng)
         }
     };
-    fitted.map_err(glm_error)
+    fitted.map_err(|e| fit_error(a, e))
 }
 
 /// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
@@ -426,17 +630,16 @@ fn tuned_sgd(
     l: DpSgd,
     data: &Dataset,
     rng: &mut dyn rand::Rng,
-) -> dp_glm::Result<LinearModel> {
+) -> Result<LinearModel, CliError> {
     use crate::cli::TuneArg;
+    let fail = |e| fit_error(a, e);
     let Some(tune) = a.tune else {
         if a.learning_rates.is_some() || a.tune_trials.is_some() {
-            return Err(dp_glm::Error::InvalidHyperParameter {
-                name: "tune",
-                value: f64::NAN,
-                reason: "--learning-rates and --tune-trials need --tune honest|unaccounted",
-            });
+            return Err(CliError::Usage(
+                "--learning-rates and --tune-trials need --tune honest|unaccounted".into(),
+            ));
         }
-        return l.fit(data, rng);
+        return l.fit(data, rng).map_err(fail);
     };
     let rates = a
         .learning_rates
@@ -445,17 +648,19 @@ fn tuned_sgd(
     match tune {
         TuneArg::Honest => {
             let mean = a.tune_trials.unwrap_or(rates.len() as f64);
-            HonestTuning::new(l, rates, mean).fit(data, rng)
+            HonestTuning::new(l, rates, mean)
+                .fit(data, rng)
+                .map_err(fail)
         }
         TuneArg::Unaccounted => {
             if a.tune_trials.is_some() {
-                return Err(dp_glm::Error::InvalidHyperParameter {
-                    name: "tune_trials",
-                    value: a.tune_trials.unwrap_or(f64::NAN),
-                    reason: "applies to --tune honest only",
-                });
+                return Err(CliError::Usage(
+                    "--tune-trials applies to --tune honest only".into(),
+                ));
             }
-            TuningWithoutPrivacyAccounting::new(l, rates).fit(data, rng)
+            TuningWithoutPrivacyAccounting::new(l, rates)
+                .fit(data, rng)
+                .map_err(fail)
         }
     }
 }
@@ -463,7 +668,9 @@ fn tuned_sgd(
 /// `dpglm train`.
 pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
-    let loss = loss_of(a.loss, a.huber_h)?;
+    check_flags(a)?;
+    check_out(a)?;
+    let loss = loss_of(a)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let prep = Preprocessing {
         unit_norm: match a.preprocess {
@@ -473,58 +680,72 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         },
         bias: (a.bias != 0.0).then_some(a.bias),
     };
-    if !a.bias.is_finite() {
+    let format = a.format_arg.map(Format::from);
+    let train = read(&a.data, format, a.label.as_deref(), None)?;
+    let data = Dataset::new(prep.apply(train.x.view()), train.y)
+        .map_err(|e| data_glm_error(&a.data, e))?;
+    if let Some(k) = a.k
+        && k > data.n_features()
+    {
         return Err(CliError::Usage(format!(
-            "invalid value for --bias: {}",
-            a.bias
+            "invalid value for --k: {k} (the JL dimension must be at most the data's dimension \
+             {} after preprocessing: projecting to k >= d gains nothing)",
+            data.n_features()
         )));
     }
-    let train = read(&a.data, a.format_arg.map(Format::from), a.label.as_deref())?;
-    let x = prep.apply(train.x.view());
-    let data = Dataset::new(x, train.y.clone()).map_err(glm_error)?;
+    // Read before fitting, so a bad test file fails fast.
+    let test = match &a.test {
+        Some(p) => {
+            let t = scoring_data(
+                p,
+                format,
+                a.label.as_deref(),
+                train.feature_names.as_deref(),
+                train.x.ncols(),
+                "the training data",
+            )?;
+            Some((
+                p,
+                Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+            ))
+        }
+        None => None,
+    };
+    let noise_source = match a.seed {
+        Some(seed) => NoiseSource::Seeded { seed },
+        None => NoiseSource::Secure,
+    };
     let mut rng: Box<dyn rand::Rng> = match a.seed {
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
     };
     let row_bound = prep
         .unit_norm
-        .then(|| (1.0 + prep.bias.map_or(0.0, |b| b * b)).sqrt());
+        .then(|| 1.0_f64.hypot(prep.bias.unwrap_or(0.0)));
     let model = fit_model(a, loss, &data, row_bound, &mut *rng)?;
     let coef = model.coef().to_owned();
-    let tr = score(&coef, model.intercept(), loss, data.x(), &train.y);
-    let test = match &a.test {
-        Some(p) => {
-            let t = read(p, a.format_arg.map(Format::from), a.label.as_deref())?;
-            let xt = prep.apply(t.x.view());
-            if xt.ncols() != coef.len() {
-                return Err(CliError::Usage(format!(
-                    "{}: {} features, but the training data has {}",
-                    p.display(),
-                    t.x.ncols(),
-                    train.x.ncols()
-                )));
-            }
-            Some(score(&coef, model.intercept(), loss, xt.view(), &t.y))
-        }
+    let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
+    let test = match &test {
+        Some((p, t)) => Some(score(&coef, model.intercept(), loss, t, p)?),
         None => None,
     };
     let report = model.privacy();
+    let privacy = report_json(report)?;
     if let Some(path) = &a.out {
-        let file = json!({
-            "format": "dpglm-model/1",
-            "algorithm": a.algorithm.name(),
-            "loss": loss.name(),
-            "huber_h": if let Loss::Huber { h } = loss { Some(h) } else { None },
-            "n_features_in": train.x.ncols(),
-            "preprocessing": prep.to_json(),
-            "coefficients": coef.to_vec(),
-            "intercept": model.intercept(),
-            "privacy": report_json(report),
-        });
-        let text =
-            serde_json::to_string_pretty(&file).map_err(|e| CliError::Failure(e.to_string()))?;
-        std::fs::write(path, text)
-            .map_err(|e| CliError::Failure(format!("cannot write {}: {e}", path.display())))?;
+        let file = ModelFile {
+            algorithm: a.algorithm,
+            loss,
+            n_features_in: train.x.ncols(),
+            feature_names: train.feature_names.clone(),
+            preprocessing: prep,
+            coefficients: coef.to_vec(),
+            intercept: model.intercept(),
+            noise_source: Some(noise_source),
+            privacy: privacy.clone(),
+        };
+        let text = serde_json::to_string_pretty(&file.to_json()?)
+            .map_err(|e| CliError::Failure(e.to_string()))?;
+        write_atomically(path, &text)?;
     }
     let seconds = start.elapsed().as_secs_f64();
     if a.json {
@@ -533,14 +754,16 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "loss": loss.name(),
             "n": data.n_samples(),
             "d": train.x.ncols(),
-            "epsilon": report.epsilon,
-            "delta": report.delta,
-            "train_loss": tr.loss,
-            "train_accuracy": tr.accuracy,
-            "test_accuracy": test.as_ref().and_then(|t| t.accuracy),
-            "test_mse": test.as_ref().and_then(|t| t.mse),
-            "seconds": seconds,
+            "epsilon": privacy["epsilon"],
+            "delta": privacy["delta"],
+            "train_loss": finite("train loss", tr.loss)?,
+            "train_accuracy": metric("train accuracy", tr.accuracy)?,
+            "test_accuracy": metric("test accuracy", test.as_ref().and_then(|t| t.accuracy))?,
+            "test_mse": metric("test mse", test.as_ref().and_then(|t| t.mse))?,
+            "seconds": finite("seconds", seconds)?,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
+            "noise_source": noise_source_json(noise_source),
+            "private_release": noise_source.is_private_release(),
         });
         writeln!(out, "{v}").map_err(io)?;
     } else {
@@ -565,53 +788,44 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         )
         .map_err(io)?;
         write!(out, "{report}").map_err(io)?;
+        writeln!(out, "  noise source: {noise_source}").map_err(io)?;
     }
     Ok(())
 }
 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&a.model)
-        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", a.model.display())))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("{}: not valid JSON: {e}", a.model.display())))?;
-    let path = a.model.as_path();
-    let loss = match (v["loss"].as_str(), v["huber_h"].as_f64()) {
-        (Some("logistic"), _) => Loss::Logistic,
-        (Some("squared"), _) => Loss::Squared,
-        (Some("huber"), Some(h)) => Loss::huber(h).map_err(glm_error)?,
-        _ => return Err(bad_model(path, "loss")),
-    };
-    let coef: Vec<f64> = v["coefficients"]
-        .as_array()
-        .ok_or_else(|| bad_model(path, "coefficients"))?
-        .iter()
-        .map(|c| c.as_f64().filter(|c| c.is_finite()))
-        .collect::<Option<Vec<f64>>>()
-        .ok_or_else(|| bad_model(path, "coefficients"))?;
-    let intercept = v["intercept"]
-        .as_f64()
-        .ok_or_else(|| bad_model(path, "intercept"))?;
-    let prep = Preprocessing::from_json(&v["preprocessing"], path)?;
-    let data = read(&a.data, a.format_arg.map(Format::from), a.label.as_deref())?;
-    let x = prep.apply(data.x.view());
-    if x.ncols() != coef.len() {
-        return Err(CliError::Usage(format!(
-            "{}: {} features, but the model expects {}",
-            a.data.display(),
-            data.x.ncols(),
-            coef.len() - usize::from(prep.bias.is_some())
-        )));
-    }
-    let s = score(&Array1::from(coef), intercept, loss, x.view(), &data.y);
+    let model = ModelFile::read(&a.model)?;
+    let data = scoring_data(
+        &a.data,
+        a.format_arg.map(Format::from),
+        a.label.as_deref(),
+        model.feature_names.as_deref(),
+        model.n_features_in,
+        &format!("the model {}", a.model.display()),
+    )?;
+    let n = data.n_samples();
+    let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
+        .map_err(|e| data_glm_error(&a.data, e))?;
+    let s = score(
+        &Array1::from(model.coefficients),
+        model.intercept,
+        model.loss,
+        &data,
+        &a.data,
+    )?;
     if a.json {
-        let v = json!({ "n": data.y.len(), "loss": s.loss, "accuracy": s.accuracy, "mse": s.mse });
+        let v = json!({
+            "n": n,
+            "loss": finite("loss", s.loss)?,
+            "accuracy": metric("accuracy", s.accuracy)?,
+            "mse": metric("mse", s.mse)?,
+        });
         writeln!(out, "{v}").map_err(io)?;
     } else {
         writeln!(
             out,
-            "{} rows: mean loss {:.5}{}{}",
-            data.y.len(),
+            "{n} rows: mean loss {:.5}{}{}",
             s.loss,
             s.accuracy
                 .map(|v| format!(", accuracy {v:.4}"))

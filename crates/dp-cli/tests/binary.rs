@@ -50,7 +50,9 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
 
 #[test]
 fn unanswerable_question_exits_non_zero_without_a_backtrace() {
-    let args = "account --mechanism gaussian --sigma 1 --accountant pld --delta 1e-30 --json";
+    // δ below the PLD grid's resolution (Gaussians alone are answered in closed form).
+    let args = "account --mechanism subsampled-gaussian --sigma 1 --q 0.01 --steps 10 \
+                --accountant pld --delta 1e-30 --json";
     let o = dpglm(args);
     assert_eq!(o.status.code(), Some(1), "`{args}`: {o:?}");
     assert!(o.stdout.is_empty(), "`{args}`: {o:?}");
@@ -87,4 +89,25 @@ fn good_input_exits_0_with_one_json_object() {
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(!out.trim().is_empty() && serde_json::from_str::<Value>(&out).is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_exits_2_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let o = Command::new(env!("CARGO_BIN_EXE_dpglm"))
+        .args(["evaluate", "--model"])
+        .arg(std::ffi::OsStr::from_bytes(b"m\xff.json"))
+        .args(["--data", "x.csv"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("argument 3") && err.contains("not valid UTF-8"),
+        "{err}"
+    );
+    no_panic("non-UTF-8 --model", &o);
 }

@@ -70,7 +70,7 @@ pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::LinearModel;
-pub use report::PrivacyReport;
+pub use report::{NoiseSource, PrivacyReport};
 
 #[cfg(feature = "blas")]
 use openblas_src as _;

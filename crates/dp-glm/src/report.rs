@@ -54,3 +54,77 @@ impl fmt::Display for PrivacyReport {
         Ok(())
     }
 }
+
+/// Where a fit's noise came from. Only a cryptographically secure, unpredictably seeded
+/// generator makes a private release: with a known (or guessable) seed anyone can regenerate
+/// the noise and subtract it, so the released values are then not differentially private at
+/// all, whatever `epsilon` the [`PrivacyReport`] states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoiseSource {
+    /// The operating system-seeded CSPRNG (`dp_optim::secure_rng`): a private release.
+    Secure,
+    /// The reproducible Xoshiro256++ stream of `dp_optim::seeded_rng(seed)`: for experiments
+    /// and tests only, not a private release.
+    Seeded {
+        /// The seed that determines every noise draw.
+        seed: u64,
+    },
+}
+
+impl NoiseSource {
+    /// Whether the noise makes the output a private release (only [`NoiseSource::Secure`]).
+    pub fn is_private_release(&self) -> bool {
+        matches!(self, Self::Secure)
+    }
+
+    /// A short machine-readable name: `"secure"` or `"seeded"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Secure => "secure",
+            Self::Seeded { .. } => "seeded",
+        }
+    }
+
+    /// The seed of a seeded stream.
+    pub fn seed(&self) -> Option<u64> {
+        match self {
+            Self::Secure => None,
+            Self::Seeded { seed } => Some(*seed),
+        }
+    }
+}
+
+impl fmt::Display for NoiseSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Secure => f.write_str(
+                "OS-seeded cryptographically secure generator (rand StdRng): a private release",
+            ),
+            Self::Seeded { seed } => write!(
+                f,
+                "reproducible seeded stream (Xoshiro256++, seed {seed}), not a cryptographically \
+                 secure source: not a private release"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_secure_source_is_a_private_release() {
+        assert!(NoiseSource::Secure.is_private_release());
+        let seeded = NoiseSource::Seeded { seed: 7 };
+        assert!(!seeded.is_private_release());
+        assert_eq!(seeded.kind(), "seeded");
+        assert_eq!(seeded.seed(), Some(7));
+        assert_eq!(NoiseSource::Secure.seed(), None);
+        let text = seeded.to_string();
+        assert!(text.contains("Xoshiro256++"), "{text}");
+        assert!(text.contains("seed 7"), "{text}");
+        assert!(text.ends_with("not a private release"), "{text}");
+        assert!(!NoiseSource::Secure.to_string().contains("not a private"));
+    }
+}

@@ -16,13 +16,13 @@
 use super::pmf::LatticePmf;
 use crate::profile::Profile;
 
-/// The grid index range `[lo, hi]` covering the profile's range.
+/// The interval of privacy-loss values worth discretising.
 ///
 /// The profile's analytic range is trimmed where it carries nothing measurable: the top to
 /// where `δ(ε) ≤ 1e-18` (what lies above goes to the atom at `+∞`), the bottom to where
 /// `P[ω ≤ ε] ≤ 1e-13` (that mass is moved *up* onto the lowest atom). Both moves are
 /// pessimistic, so the trimming only trades resolution for speed.
-fn index_range(p: &Profile, h: f64) -> (i64, i64) {
+pub(crate) fn trimmed_range(p: &Profile) -> (f64, f64) {
     let (mut lo, mut hi) = p.range();
     // Largest ε with P[ω ≤ ε] ≤ 1e-13.
     let (mut a, mut b) = (lo, hi);
@@ -50,6 +50,12 @@ fn index_range(p: &Profile, h: f64) -> (i64, i64) {
         }
         hi = b;
     }
+    (lo, hi)
+}
+
+/// The grid index range `[lo, hi]` covering the profile's trimmed range.
+fn index_range(p: &Profile, h: f64) -> (i64, i64) {
+    let (lo, hi) = trimmed_range(p);
     let lo = (lo / h).floor() as i64;
     let hi = ((hi / h).ceil() as i64).max(lo + 1);
     (lo, hi)
@@ -82,6 +88,7 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> LatticePmf {
         offset: lo,
         masses,
         inf_mass,
+        error_l2: 0.0,
     }
 }
 
@@ -101,6 +108,7 @@ pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
         offset: lo,
         masses,
         inf_mass: 0.0,
+        error_l2: 0.0,
     }
 }
 

@@ -71,14 +71,17 @@ fn plans(n: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
 
 /// The Chernoff window of one direction: `[lo_idx, hi_idx]` and the bound on the mass above
 /// `hi_idx`.
-struct Window {
-    lo_idx: i64,
-    hi_idx: i64,
-    upper_tail: f64,
+pub(crate) struct Window {
+    /// Lowest grid index kept.
+    pub(crate) lo_idx: i64,
+    /// Highest grid index kept.
+    pub(crate) hi_idx: i64,
+    /// Chernoff bound on the mass above `hi_idx`.
+    pub(crate) upper_tail: f64,
 }
 
 /// Chooses the window of the composition of `parts` from Chernoff bounds on a grid of `t`.
-fn window(parts: &[(&LatticePmf, u64)], h: f64, tail: f64) -> Window {
+pub(crate) fn window(parts: &[(&LatticePmf, u64)], h: f64, tail: f64) -> Window {
     let (mut lo, mut hi) = (0.0, 0.0);
     for (p, t) in parts {
         lo += *t as f64 * p.offset as f64 * h;
@@ -144,6 +147,7 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
                     offset: 0,
                     masses: vec![1.0],
                     inf_mass: 0.0,
+                    error_l2: 0.0,
                 })
             }
             [(p, 1)] => out[d] = Some((*p).clone()),
@@ -157,6 +161,7 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
                     offset: 0,
                     masses: vec![0.0],
                     inf_mass: 1.0,
+                    error_l2: 0.0,
                 })
             }
             _ => todo.push(d),
@@ -251,14 +256,37 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
     let scale = 1.0 / n as f64;
     for (slot, &d) in todo.iter().enumerate() {
         let win = &windows[slot];
-        let masses: Vec<f64> = (0..n)
+        let raw: Vec<f64> = (0..n)
             .map(|k| {
                 let s = win.lo_idx + k as i64;
                 let pos = (s - base[slot]).rem_euclid(n as i64) as usize;
-                let v = if slot == 0 { w[pos].re } else { w[pos].im };
-                (v * scale).max(0.0)
+                scale * if slot == 0 { w[pos].re } else { w[pos].im }
             })
             .collect();
+        if let Some(bad) = raw.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Numerical(format!(
+                "the FFT composition produced a non-finite mass ({bad})"
+            )));
+        }
+        // Rounding error of the masses, as an L2 norm E over the output: any K atoms then
+        // err by at most √K·E in total (Cauchy–Schwarz), which the queries add to δ. E is the
+        // larger of (a) the textbook estimate for one transform, 2·log₂n·u·‖y‖₂, and (b) three
+        // times the L2 norm of the negative masses — rounding made visible where the true mass
+        // is ~0, which includes what the powers z^T add — scaled up to all n entries. An
+        // estimate, not a proof: the FFT's error is not bounded rigorously here.
+        let norm = raw.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let (neg_sq, neg_count) = raw
+            .iter()
+            .filter(|v| **v < 0.0)
+            .fold((0.0, 0usize), |(s, k), v| (s + v * v, k + 1));
+        let visible = if neg_count > 0 {
+            3.0 * (neg_sq * n as f64 / neg_count as f64).sqrt()
+        } else {
+            0.0
+        };
+        let textbook = 2.0 * (n as f64).log2() * f64::EPSILON * norm;
+        let error_l2 = visible.max(textbook);
+        let masses: Vec<f64> = raw.into_iter().map(|v| v.max(0.0)).collect();
         let ln_keep: f64 = dirs[d]
             .iter()
             .map(|(p, c)| *c as f64 * (-p.inf_mass).ln_1p())
@@ -268,6 +296,7 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
             offset: win.lo_idx,
             masses,
             inf_mass: (-ln_keep.exp_m1() + win.upper_tail).min(1.0),
+            error_l2,
         });
     }
     Ok(out.into_iter().flatten().collect())
@@ -291,6 +320,7 @@ mod tests {
             offset: -1,
             masses: vec![0.5, 0.0, 0.5],
             inf_mass: 0.0,
+            error_l2: 0.0,
         };
         let c = compose(&[vec![(&coin, 10)]], 1e-30).unwrap().remove(0);
         // S = 2K − 10, K ~ Bin(10, 1/2): P[S = 10] = 2^-10.

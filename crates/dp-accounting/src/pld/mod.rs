@@ -5,11 +5,13 @@ mod discretise;
 mod fft;
 mod pmf;
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::rc::Rc;
 
-use crate::accountant::Accountant;
+use crate::accountant::{Accountant, Note, NoteValue};
+use crate::checks::Facts;
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
-use crate::gaussian::round_up;
+use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up, round_up_eps};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, components};
@@ -18,10 +20,19 @@ use pmf::LatticePmf;
 /// Settings of the PLD accountant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PldConfig {
-    /// Grid width `h` of privacy-loss values (default `1e-4`, as dp_accounting).
+    /// The finest grid width `h` of privacy-loss values (default `1e-4`, as dp_accounting).
+    /// The accountant coarsens the grid when the finest one would exceed
+    /// [`PldConfig::max_grid`] points, and refines it while the estimated discretisation error
+    /// is above [`PldConfig::epsilon_error`].
     pub discretisation: f64,
     /// Mass allowed outside the FFT window; it is added to δ (default `1e-15`).
     pub tail_mass: f64,
+    /// Most grid points of one discretised mechanism or of the composed distribution
+    /// (default `2^22`, about 64 MB per FFT buffer): memory and time stay bounded for any ε.
+    pub max_grid: usize,
+    /// Target relative error of ε against the `h → 0` limit of the discretisation (default
+    /// `1e-3`); `None` keeps the grid at [`PldConfig::discretisation`] without checking.
+    pub epsilon_error: Option<f64>,
 }
 
 impl Default for PldConfig {
@@ -29,21 +40,60 @@ impl Default for PldConfig {
         Self {
             discretisation: 1e-4,
             tail_mass: 1e-15,
+            max_grid: 1 << 22,
+            epsilon_error: Some(1e-3),
         }
     }
 }
 
-/// Composed distributions for both directions of the relation.
+/// How an answer of the [`PldAccountant`] was computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PldDiagnostics {
+    /// Grid width used for the answer (`None` when every component was Gaussian and the
+    /// composition was answered in closed form, with no discretisation).
+    pub discretisation: Option<f64>,
+    /// Estimated discretisation error of ε, `|ε(2h) − ε(h)|` (three times the second-order
+    /// Richardson estimate `(ε(2h) − ε(h))/3`); 0 for a closed-form answer, `None` when not
+    /// estimated. An estimate, not a bound: the reported ε itself is the upper bound.
+    pub epsilon_error_estimate: Option<f64>,
+    /// Whether the grid had to be made coarser than [`PldConfig::discretisation`] to stay within
+    /// [`PldConfig::max_grid`].
+    pub coarsened: bool,
+}
+
 /// Borrowed view of a list of components.
 fn refs(v: &[(LatticePmf, u64)]) -> Vec<(&LatticePmf, u64)> {
     v.iter().map(|(p, c)| (p, *c)).collect()
 }
 
+/// Composed distributions for both directions of the relation, or the closed form when every
+/// component is Gaussian.
 #[derive(Debug)]
-struct Composed {
-    remove: LatticePmf,
-    add: LatticePmf,
+enum Composed {
+    /// The composition of Gaussians with total sensitivity-to-noise ratio `s` (exact).
+    Gaussian { s: f64 },
+    /// Grid distributions of the two directions.
+    Grid { remove: LatticePmf, add: LatticePmf },
 }
+
+impl Composed {
+    fn epsilon(&self, delta: f64) -> Result<f64> {
+        match self {
+            Composed::Gaussian { s } => Ok(round_up_eps(epsilon_for_ratio(*s, delta)?)),
+            Composed::Grid { remove, add } => Ok(remove.epsilon(delta)?.max(add.epsilon(delta)?)),
+        }
+    }
+
+    fn delta(&self, epsilon: f64) -> f64 {
+        match self {
+            Composed::Gaussian { s } => delta_for_ratio(*s, epsilon),
+            Composed::Grid { remove, add } => remove.delta(epsilon).max(add.delta(epsilon)),
+        }
+    }
+}
+
+/// The mechanisms after merging every Gaussian into one: `(other parts, total ratio s)`.
+type Merged = (Vec<((Profile, Profile), u64)>, f64);
 
 /// FFT privacy-loss-distribution accountant (Koskela et al. 2021; Gopi et al. 2021) with the
 /// connect-the-dots discretisation of Doroshenko et al. 2022.
@@ -52,8 +102,19 @@ struct Composed {
 /// Each mechanism's dominating pair is discretised pessimistically (its grid PLD's hockey-stick
 /// curve lies above the true one everywhere), the components are composed by FFT with every
 /// out-of-window mass moved to `+∞`, and for add/remove both directions are composed and the
-/// worse reported (MATH §4). The result is an upper bound up to the floating-point error of
-/// the FFT (~1e-15 in δ); the discretisation error itself is pessimistic and shrinks with `h`.
+/// worse reported (MATH §4). Gaussian components are first merged exactly (a composition of
+/// Gaussians with ratios `s_i` is the Gaussian with ratio `√Σ s_i²`, Balle & Wang 2018,
+/// *Improving the Gaussian mechanism for differential privacy*, Thm 8); when nothing else is
+/// composed the answer is that closed form, with no grid at all. The FFT's rounding noise is
+/// measured on its output and credited to every atom (see `fft.rs`), so rounding cannot
+/// lower δ.
+///
+/// The grid width is [`PldConfig::discretisation`] unless the distributions would need more
+/// than [`PldConfig::max_grid`] points, in which case it is coarsened (pessimistic at every
+/// width, only looser): memory and time stay bounded for any ε. With
+/// [`PldConfig::epsilon_error`] set, each ε is also computed at twice the width and the grid
+/// is halved while the difference exceeds the target (and the grid allows); the difference is
+/// reported in [`PldAccountant::diagnostics`].
 ///
 /// Discretisation error, measured on DP-SGD with q = 0.004, σ = 1, T = 10⁴, δ = 1e-5
 /// (`examples/pld_grid.rs`): ε = 2.18894 at h = 1e-3, 2.182259 at h = 1e-4 (the default),
@@ -70,8 +131,11 @@ pub struct PldAccountant {
     config: PldConfig,
     rel: Neighbouring,
     parts: Vec<((Profile, Profile), u64)>,
-    composed: OnceCell<Composed>,
+    /// Pessimistic compositions by grid width (bits of `h`; `u64::MAX` for the closed form).
+    composed: RefCell<Vec<(u64, Rc<Composed>)>>,
     optimistic: OnceCell<Composed>,
+    diagnostics: Cell<Option<PldDiagnostics>>,
+    facts: Facts,
 }
 
 impl PldAccountant {
@@ -81,9 +145,18 @@ impl PldAccountant {
             config,
             rel,
             parts: Vec::new(),
-            composed: OnceCell::new(),
+            composed: RefCell::new(Vec::new()),
             optimistic: OnceCell::new(),
+            diagnostics: Cell::new(None),
+            facts: Facts::default(),
         }
+    }
+
+    /// How the answers are computed (grid width, error estimate, coarsening): chosen by the
+    /// first query after the last [`Accountant::compose`] and kept for later ones; `None`
+    /// before it.
+    pub fn diagnostics(&self) -> Option<PldDiagnostics> {
+        self.diagnostics.get()
     }
 
     /// Validates the configuration.
@@ -96,12 +169,104 @@ impl PldAccountant {
             "must be in (0, 0.1]",
         )?;
         open_unit("tail_mass", self.config.tail_mass)?;
+        ensure(
+            (1024..=1 << 26).contains(&self.config.max_grid),
+            "max_grid",
+            self.config.max_grid as f64,
+            "must be in [1024, 2^26]",
+        )?;
+        if let Some(r) = self.config.epsilon_error {
+            ensure(r > 0.0 && r < 1.0, "epsilon_error", r, "must be in (0, 1)")?;
+        }
         Ok(())
     }
 
-    fn build(&self, pessimistic: bool) -> Result<Composed> {
-        self.check_config()?;
-        let h = self.config.discretisation;
+    /// Every Gaussian component merged into one ratio; the rest as they are.
+    fn merged(&self) -> Merged {
+        let mut s2 = 0.0;
+        let mut rest = Vec::new();
+        for (pair, c) in &self.parts {
+            match pair {
+                (Profile::Gaussian { s }, Profile::Gaussian { s: s_add }) if s == s_add => {
+                    s2 += *c as f64 * s * s;
+                }
+                _ => rest.push((*pair, *c)),
+            }
+        }
+        (rest, s2.sqrt())
+    }
+
+    /// The components to discretise: the non-Gaussian parts and the merged Gaussian.
+    fn grid_parts(&self) -> Vec<((Profile, Profile), u64)> {
+        let (mut rest, s) = self.merged();
+        if s > 0.0 {
+            let g = Profile::Gaussian { s };
+            rest.push(((g, g), 1));
+        }
+        rest
+    }
+
+    /// The grid width for these parts: the configured one unless a discretised component or
+    /// the composed window would exceed `max_grid` points. The window is estimated from a
+    /// coarse discretisation (≤ 4096 points a component) with the same Chernoff bounds the
+    /// composition uses.
+    fn grid_width(&self, parts: &[((Profile, Profile), u64)]) -> Result<f64> {
+        let max = self.config.max_grid as f64;
+        let mut widest: f64 = 0.0;
+        for ((r, a), _) in parts {
+            for p in [r, a] {
+                let (lo, hi) = discretise::trimmed_range(p);
+                widest = widest.max(hi - lo);
+            }
+        }
+        if !widest.is_finite() {
+            return Err(Error::Numerical(format!(
+                "a privacy-loss range is not finite ({widest})"
+            )));
+        }
+        let coarse = (widest / 4096.0).max(self.config.discretisation);
+        let mut window: f64 = 0.0;
+        for dir in [0, 1] {
+            let pmfs: Vec<(LatticePmf, u64)> = parts
+                .iter()
+                .map(|((r, a), c)| {
+                    (
+                        discretise::pessimistic(if dir == 0 { r } else { a }, coarse),
+                        *c,
+                    )
+                })
+                .collect();
+            let w = fft::window(&refs(&pmfs), coarse, self.config.tail_mass);
+            window = window.max((w.hi_idx - w.lo_idx + 2) as f64 * coarse);
+        }
+        // 10% headroom: the fine grid's window differs slightly from the coarse one's.
+        let needed = (1.1 * widest / max).max(1.1 * window / max);
+        Ok(self.config.discretisation.max(needed))
+    }
+
+    /// The pessimistic composition on the grid of width `h` (cached per width).
+    fn composed_at(&self, h: f64) -> Result<Rc<Composed>> {
+        if let Some((_, c)) = self
+            .composed
+            .borrow()
+            .iter()
+            .find(|(k, _)| *k == h.to_bits())
+        {
+            return Ok(Rc::clone(c));
+        }
+        let c = Rc::new(self.build(&self.grid_parts(), h, true)?);
+        self.composed
+            .borrow_mut()
+            .push((h.to_bits(), Rc::clone(&c)));
+        Ok(c)
+    }
+
+    fn build(
+        &self,
+        parts: &[((Profile, Profile), u64)],
+        h: f64,
+        pessimistic: bool,
+    ) -> Result<Composed> {
         let disc = |p: &Profile| {
             if pessimistic {
                 discretise::pessimistic(p, h)
@@ -110,7 +275,6 @@ impl PldAccountant {
             }
         };
         // The two directions are discretised on two threads (each is independent work).
-        let parts = &self.parts;
         let remove_side = || -> Vec<(LatticePmf, u64)> {
             parts.iter().map(|((r, _), c)| (disc(r), *c)).collect()
         };
@@ -130,15 +294,15 @@ impl PldAccountant {
             add_only.map_err(|_| Error::Numerical("discretisation thread panicked".into()))?;
         // Reassemble the add side in part order (symmetric parts reuse the remove side).
         let mut extra = add_only.into_iter();
-        let mut add = Vec::with_capacity(self.parts.len());
-        for (((r, a), _), (pr, c)) in self.parts.iter().zip(&remove) {
+        let mut add = Vec::with_capacity(parts.len());
+        for (((r, a), _), (pr, c)) in parts.iter().zip(&remove) {
             if r == a {
                 add.push((pr.clone(), *c));
             } else if let Some(x) = extra.next() {
                 add.push(x);
             }
         }
-        let symmetric = self.parts.iter().all(|((r, a), _)| r == a);
+        let symmetric = parts.iter().all(|((r, a), _)| r == a);
         let tail = self.config.tail_mass;
         let (remove, add) = if symmetric {
             let r = fft::compose(&[refs(&remove)], tail)?.remove(0);
@@ -148,15 +312,79 @@ impl PldAccountant {
             let a = both.remove(1);
             (both.remove(0), a)
         };
-        Ok(Composed { remove, add })
+        Ok(Composed::Grid { remove, add })
     }
 
-    fn composed(&self) -> Result<&Composed> {
-        if let Some(c) = self.composed.get() {
-            return Ok(c);
+    /// Answers `query` on the pessimistic composition, choosing the grid: the configured width
+    /// (coarsened to fit `max_grid`), halved while the ε difference to twice the width exceeds
+    /// the target and the grid allows. Records the diagnostics.
+    fn answer<T>(
+        &self,
+        query: impl Fn(&Composed) -> Result<T>,
+        eps_of: impl Fn(&Composed) -> Result<f64>,
+    ) -> Result<T> {
+        self.check_config()?;
+        let (rest, s) = self.merged();
+        if rest.is_empty() {
+            let c = Composed::Gaussian { s };
+            self.diagnostics.set(Some(PldDiagnostics {
+                discretisation: None,
+                epsilon_error_estimate: Some(0.0),
+                coarsened: false,
+            }));
+            return query(&c);
         }
-        let c = self.build(true)?;
-        Ok(self.composed.get_or_init(|| c))
+        // The grid chosen by the first query is kept for every later one, so that answers
+        // at different δ or ε come from one distribution (δ(ε(δ)) ≤ δ holds exactly).
+        if let Some(h) = self.diagnostics.get().and_then(|d| d.discretisation) {
+            return query(&*self.composed_at(h)?);
+        }
+        let parts = self.grid_parts();
+        let mut h = self.grid_width(&parts)?;
+        let coarsened = h > self.config.discretisation;
+        let Some(target) = self.config.epsilon_error else {
+            self.diagnostics.set(Some(PldDiagnostics {
+                discretisation: Some(h),
+                epsilon_error_estimate: None,
+                coarsened,
+            }));
+            return query(&*self.composed_at(h)?);
+        };
+        // Refinement: at most 4 halvings (16x finer than the start), within max_grid.
+        let mut refinements = 0;
+        loop {
+            let fine = self.composed_at(h)?;
+            let rough = self.composed_at(2.0 * h)?;
+            let e_fine = eps_of(&fine)?;
+            let estimate = (eps_of(&rough)? - e_fine).abs();
+            let done = estimate <= target * e_fine.max(1e-3)
+                || refinements == 4
+                || h / 2.0 < f64::MIN_POSITIVE
+                || self.grid_points(&parts, h / 2.0) > self.config.max_grid as f64;
+            if done {
+                self.diagnostics.set(Some(PldDiagnostics {
+                    discretisation: Some(h),
+                    epsilon_error_estimate: Some(estimate),
+                    coarsened,
+                }));
+                return query(&fine);
+            }
+            h *= 0.5;
+            refinements += 1;
+        }
+    }
+
+    /// Grid points the widest component needs at width `h` (the composed window is checked
+    /// again by the composition itself).
+    fn grid_points(&self, parts: &[((Profile, Profile), u64)], h: f64) -> f64 {
+        parts
+            .iter()
+            .flat_map(|((r, a), _)| [r, a])
+            .map(|p| {
+                let (lo, hi) = discretise::trimmed_range(p);
+                (hi - lo) / h
+            })
+            .fold(0.0, f64::max)
     }
 }
 
@@ -184,8 +412,10 @@ impl Accountant for PldAccountant {
                 None => self.parts.push((pair, count)),
             }
         }
-        self.composed = OnceCell::new();
+        self.facts.record(mechanism, count, self.rel);
+        self.composed = RefCell::new(Vec::new());
         self.optimistic = OnceCell::new();
+        self.diagnostics.set(None);
         Ok(())
     }
 
@@ -193,22 +423,70 @@ impl Accountant for PldAccountant {
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
     fn epsilon(&self, delta: f64) -> Result<f64> {
         open_unit("delta", delta)?;
-        let c = self.composed()?;
-        Ok(c.remove.epsilon(delta)?.max(c.add.epsilon(delta)?))
+        let eps = |c: &Composed| c.epsilon(delta);
+        let e = self.answer(eps, eps)?;
+        self.facts.check_epsilon("pld", delta, e)
     }
 
     /// # Privacy
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
+    /// With [`PldConfig::epsilon_error`] set, the grid is refined as for ε at this δ.
     fn delta(&self, epsilon: f64) -> Result<f64> {
         non_negative("epsilon", epsilon)?;
-        let c = self.composed()?;
-        Ok(round_up(c.remove.delta(epsilon).max(c.add.delta(epsilon))))
+        let d = self.answer(
+            |c: &Composed| Ok(c.delta(epsilon)),
+            |c: &Composed| {
+                // The refinement compares ε at the δ found on the finest grid so far.
+                let d = c.delta(epsilon).max(f64::MIN_POSITIVE);
+                if d >= 1.0 {
+                    Ok(0.0)
+                } else {
+                    c.epsilon(d).or(Ok(epsilon))
+                }
+            },
+        )?;
+        self.facts.check_delta("pld", epsilon, round_up(d))
+    }
+
+    fn notes(&self) -> Vec<Note> {
+        let Some(d) = self.diagnostics.get() else {
+            return Vec::new();
+        };
+        let mut notes = vec![Note {
+            name: "closed_form_gaussian",
+            value: NoteValue::Flag(d.discretisation.is_none()),
+        }];
+        if let Some(h) = d.discretisation {
+            notes.push(Note {
+                name: "discretisation",
+                value: NoteValue::Number(h),
+            });
+            notes.push(Note {
+                name: "coarsened",
+                value: NoteValue::Flag(d.coarsened),
+            });
+        }
+        if let Some(e) = d.epsilon_error_estimate {
+            notes.push(Note {
+                name: "epsilon_error_estimate",
+                value: NoteValue::Number(e),
+            });
+        }
+        notes
     }
 
     fn epsilon_optimistic(&self, delta: f64) -> Result<Option<f64>> {
         open_unit("delta", delta)?;
+        self.check_config()?;
         if self.optimistic.get().is_none() {
-            let c = self.build(false)?;
+            let (rest, s) = self.merged();
+            let c = if rest.is_empty() {
+                Composed::Gaussian { s }
+            } else {
+                let parts = self.grid_parts();
+                let h = self.grid_width(&parts)?;
+                self.build(&parts, h, false)?
+            };
             let _ = self.optimistic.set(c);
         }
         let Some(c) = self.optimistic.get() else {
@@ -216,7 +494,13 @@ impl Accountant for PldAccountant {
         };
         // The optimistic distribution may have no mass at infinity; a δ it cannot resolve
         // means the estimate is 0.
-        let e = |p: &LatticePmf| p.epsilon(delta).unwrap_or(0.0);
-        Ok(Some(e(&c.remove).max(e(&c.add))))
+        let e = match c {
+            Composed::Gaussian { s } => epsilon_for_ratio(*s, delta)?,
+            Composed::Grid { remove, add } => {
+                let e = |p: &LatticePmf| p.epsilon(delta).unwrap_or(0.0);
+                e(remove).max(e(add))
+            }
+        };
+        Ok(Some(e))
     }
 }

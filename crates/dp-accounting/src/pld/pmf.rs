@@ -13,7 +13,14 @@ pub(crate) struct LatticePmf {
     pub masses: Vec<f64>,
     /// Mass at `ω = +∞` (including every tail bound added pessimistically).
     pub inf_mass: f64,
+    /// Rounding allowance of the masses as an L2 norm: any `K` atoms err by at most `√K` times
+    /// this in total, which the queries add to δ (0 for a distribution that was not composed
+    /// numerically).
+    pub error_l2: f64,
 }
+
+/// Largest exponent `ω_ref − ω` kept before [`LatticePmf::epsilon`] moves its reference down.
+const REBASE: f64 = 600.0;
 
 impl LatticePmf {
     /// Value of atom `i`.
@@ -21,56 +28,82 @@ impl LatticePmf {
         (self.offset + i as i64) as f64 * self.h
     }
 
-    /// `δ(ε) = P[ω = ∞] + Σ_{ω_i > ε} p_i (1 − e^{ε − ω_i})`, summed from the top.
+    /// `δ(ε) = P[ω = ∞] + Σ_{ω_i > ε} p_i (1 − e^{ε − ω_i})`, summed from the top, plus the
+    /// rounding allowance `√K·error_l2` of the `K` atoms above ε.
     pub(crate) fn delta(&self, eps: f64) -> f64 {
         let mut d = 0.0;
+        let mut above = 0usize;
         for i in (0..self.masses.len()).rev() {
             let w = self.value(i);
             if w <= eps {
                 break;
             }
             d += self.masses[i] * -(eps - w).exp_m1();
+            above += 1;
         }
-        (d + self.inf_mass).min(1.0)
+        (d + self.inf_mass + self.allowance(above)).min(1.0)
+    }
+
+    /// Rounding allowance of `k` atoms.
+    fn allowance(&self, k: usize) -> f64 {
+        (k as f64).sqrt() * self.error_l2
     }
 
     /// The smallest `ε ≥ 0` with `δ(ε) ≤ delta`, exact for this distribution: between two
     /// atoms `δ(ε) = A − e^ε B` with constant `A, B`, so the crossing is solved in closed form.
+    ///
+    /// `B = Σ p_i e^{−ω_i}` is kept as `b·e^{−ω_ref}` with a reference `ω_ref` that is moved
+    /// down whenever `e^{ω_ref − ω}` would leave the floating-point range, so losses of any size
+    /// (ε in the tens of thousands) are handled. Rebasing can only make `b` underflow, which
+    /// makes `B` smaller and the returned ε larger: the safe direction.
+    ///
+    /// # Errors
+    /// δ not above the mass at infinity, or a non-finite intermediate (never swallowed).
     pub(crate) fn epsilon(&self, delta: f64) -> Result<f64> {
         if delta <= self.inf_mass {
             return Err(Error::OutOfRange(format!(
                 "delta = {delta:e} is below the resolution of the privacy-loss distribution \
-                 (mass at infinity {:e}); use a finer tail bound or another accountant",
+                 (mass at infinity {:e}); use a smaller tail mass or another accountant",
                 self.inf_mass
             )));
         }
-        // Walk down from the top, keeping A = inf + Σ p_i and B = Σ p_i e^{−ω_i} over the atoms
-        // above the current cell, in a form scaled by e^{−ω_top} to avoid overflow.
-        let mut a = self.inf_mass;
-        let mut b_scaled = 0.0; // Σ p_i e^{ω_ref − ω_i}
         let n = self.masses.len();
         if n == 0 {
             return Ok(0.0);
         }
-        let w_ref = self.value(n - 1);
+        let mut a = self.inf_mass;
+        let mut w_ref = self.value(n - 1);
+        let mut b_scaled = 0.0; // Σ p_i e^{ω_ref − ω_i}
         for i in (0..n).rev() {
             let w = self.value(i);
+            if w_ref - w > REBASE {
+                b_scaled *= (w - w_ref).exp();
+                w_ref = w;
+            }
             a += self.masses[i];
             b_scaled += self.masses[i] * (w_ref - w).exp();
-            // For ε in [ω_{i−1}, ω_i): δ(ε) = a − e^{ε − ω_ref} b_scaled.
+            let a_cell = a + self.allowance(n - i);
+            // For ε in [ω_{i−1}, ω_i): δ(ε) = a − e^{ε − ω_ref} b_scaled, and
+            // e^{ω_{i−1} − ω_ref} b_scaled ≤ Σ p ≤ 1, so nothing here overflows.
             let below = if i > 0 {
                 self.value(i - 1)
             } else {
                 f64::NEG_INFINITY
             };
-            let d_below = if below.is_finite() {
-                a - (below - w_ref).exp() * b_scaled
-            } else {
-                a
-            };
+            let d_below = a_cell - (below - w_ref).exp() * b_scaled;
+            if !d_below.is_finite() {
+                return Err(Error::Numerical(format!(
+                    "non-finite hockey-stick value {d_below} at privacy loss {below}"
+                )));
+            }
             if d_below > delta {
                 // Crossing inside [below, w): solve a − e^{ε−ω_ref} b = δ.
-                let mut eps = (w_ref + ((a - delta) / b_scaled).ln()).clamp(below.max(f64::MIN), w);
+                let solved = w_ref + ((a_cell - delta) / b_scaled).ln();
+                let mut eps = if solved.is_nan() {
+                    w
+                } else {
+                    solved.clamp(below, w)
+                };
                 // Rounding can leave δ(ε) a hair above δ: step up (δ(w) ≤ δ, so w always
                 // qualifies) until the answer is verified on the distribution itself.
                 let mut step = f64::EPSILON * eps.abs().max(1.0);
@@ -78,7 +111,7 @@ impl LatticePmf {
                     eps = (eps + step).min(w);
                     step *= 2.0;
                 }
-                return Ok(eps.max(0.0));
+                return Ok(if eps > 0.0 { eps } else { 0.0 });
             }
         }
         Ok(0.0)
@@ -102,6 +135,7 @@ mod tests {
             offset: -2,
             masses: vec![0.1, 0.2, 0.3, 0.2, 0.1, 0.05],
             inf_mass: 0.01,
+            error_l2: 0.0,
         };
         for delta in [0.02, 0.05, 0.1, 0.2] {
             let e = pmf.epsilon(delta).unwrap();

@@ -1,6 +1,5 @@
 //! From a Rényi-DP curve to (ε, δ): three conversions, the best reported (MATH §3).
 
-use crate::error::{Error, Result};
 use crate::special::{log_add, log_expm1};
 
 /// A conversion from RDP to approximate DP.
@@ -69,55 +68,111 @@ impl Conversion {
 pub struct RdpEpsilon {
     /// The ε (≥ 0, rounded up).
     pub epsilon: f64,
-    /// The order that attained it.
+    /// The order that attained it (fractional after the continuous refinement).
     pub order: f64,
     /// The conversion that attained it.
     pub conversion: Conversion,
 }
 
-/// Minimises ε over the finite entries of `(orders, rdp)` and over the conversions.
-pub(crate) fn best_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<RdpEpsilon> {
-    let mut best: Option<RdpEpsilon> = None;
-    for (&a, &r) in orders.iter().zip(rdp) {
-        if !r.is_finite() {
-            continue;
-        }
-        for c in Conversion::ALL {
-            let e = c.epsilon(a, r, delta);
-            if e.is_nan() {
-                continue;
-            }
-            if best.is_none_or(|b| e < b.epsilon) {
-                best = Some(RdpEpsilon {
-                    epsilon: e,
-                    order: a,
-                    conversion: c,
-                });
-            }
-        }
-    }
-    let mut b = best.ok_or_else(|| {
-        Error::OutOfRange("no RDP order has a finite value: epsilon is unbounded".into())
-    })?;
-    b.epsilon = crate::gaussian::round_up_eps(b.epsilon);
-    Ok(b)
+/// The best δ(ε) over orders and conversions, with where it was attained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RdpDelta {
+    /// The δ (in [0, 1], rounded up).
+    pub delta: f64,
+    /// The order that attained it, or `None` when no order beats the trivial δ = 1.
+    pub order: Option<f64>,
+    /// The conversion that attained it (`None` with `order`).
+    pub conversion: Option<Conversion>,
 }
 
-/// The best δ(ε) over orders and conversions (clamped to 1, rounded up).
-pub(crate) fn best_delta(orders: &[f64], rdp: &[f64], eps: f64) -> f64 {
-    let mut best = 0.0f64; // ln 1
-    for (&a, &r) in orders.iter().zip(rdp) {
+/// What is minimised over orders: ε at a target δ, or `ln δ` at a target ε.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Objective {
+    /// ε(δ).
+    Epsilon(f64),
+    /// ln δ(ε).
+    LogDelta(f64),
+}
+
+impl Objective {
+    /// The best value over the conversions at order `alpha` with RDP value `r` (`None` when
+    /// `r` is not finite or no conversion gives a number).
+    pub(crate) fn best(self, alpha: f64, r: f64) -> Option<(f64, Conversion)> {
         if !r.is_finite() {
-            continue;
+            return None;
         }
+        let mut best: Option<(f64, Conversion)> = None;
         for c in Conversion::ALL {
-            let l = c.log_delta(a, r, eps);
-            if !l.is_nan() {
-                best = best.min(l);
+            let v = match self {
+                Objective::Epsilon(delta) => c.epsilon(alpha, r, delta),
+                Objective::LogDelta(eps) => c.log_delta(alpha, r, eps),
+            };
+            if !v.is_nan() && best.is_none_or(|b| v < b.0) {
+                best = Some((v, c));
+            }
+        }
+        best
+    }
+}
+
+/// The minimum of `objective` over the grid `(orders, rdp)`: `(value, order, conversion)`.
+pub(crate) fn grid_minimum(
+    orders: &[f64],
+    rdp: &[f64],
+    objective: Objective,
+) -> Option<(f64, f64, Conversion)> {
+    let mut best: Option<(f64, f64, Conversion)> = None;
+    for (&a, &r) in orders.iter().zip(rdp) {
+        if let Some((v, c)) = objective.best(a, r)
+            && best.is_none_or(|b| v < b.0)
+        {
+            best = Some((v, a, c));
+        }
+    }
+    best
+}
+
+/// Iteration cap of [`golden_minimum`] (the bracket shrinks by 0.618 per step).
+const GOLDEN_STEPS: usize = 80;
+
+/// Golden-section search for a minimum of `f` on `[a, b]`: the best point evaluated,
+/// `(x, f(x))`. Never returns a value that was not computed at the returned `x`; at most
+/// [`GOLDEN_STEPS`] + 2 evaluations; stops when the bracket is narrower than `rel_tol·|b|`.
+pub(crate) fn golden_minimum<F: FnMut(f64) -> f64>(
+    mut a: f64,
+    mut b: f64,
+    rel_tol: f64,
+    mut f: F,
+) -> (f64, f64) {
+    let phi = 0.5 * (5f64.sqrt() - 1.0);
+    let mut c = b - phi * (b - a);
+    let mut d = a + phi * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    let mut best = if fc <= fd { (c, fc) } else { (d, fd) };
+    for _ in 0..GOLDEN_STEPS {
+        if b - a <= rel_tol * b.abs() {
+            break;
+        }
+        // NaN compares false: it moves the bracket towards the other point, never wins.
+        if fc < fd || fd.is_nan() {
+            b = d;
+            (d, fd) = (c, fc);
+            c = b - phi * (b - a);
+            fc = f(c);
+            if fc < best.1 {
+                best = (c, fc);
+            }
+        } else {
+            a = c;
+            (c, fc) = (d, fd);
+            d = a + phi * (b - a);
+            fd = f(d);
+            if fd < best.1 {
+                best = (d, fd);
             }
         }
     }
-    crate::gaussian::round_up(best.exp())
+    best
 }
 
 /// Minimises a function of the order over real `α > 1` (for curves known in closed form,
@@ -134,19 +189,7 @@ pub(crate) fn minimise_over_order<F: Fn(f64) -> f64>(f: F) -> (f64, f64) {
         }
         x += 0.25;
     }
-    let (mut a, mut b) = (bx - 0.25, bx + 0.25);
-    let phi = 0.5 * (5f64.sqrt() - 1.0);
-    for _ in 0..100 {
-        let c = b - phi * (b - a);
-        let d = a + phi * (b - a);
-        if g(c) < g(d) {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    let x = 0.5 * (a + b);
-    let v = g(x);
+    let (x, v) = golden_minimum(bx - 0.25, bx + 0.25, 1e-15, g);
     if v < bv {
         (1.0 + x.exp(), v)
     } else {
@@ -168,11 +211,16 @@ mod tests {
     }
 
     #[test]
-    fn delta_and_epsilon_are_consistent() {
-        let orders: Vec<f64> = (2..64).map(f64::from).collect();
-        let rdp: Vec<f64> = orders.iter().map(|a| 0.05 * a).collect();
-        let e = best_epsilon(&orders, &rdp, 1e-6).unwrap();
-        let d = best_delta(&orders, &rdp, e.epsilon);
-        assert!(d <= 1e-6 * (1.0 + 1e-9), "{d}");
+    fn golden_minimum_finds_interior_minimum_and_returns_an_evaluated_point() {
+        let f = |x: f64| (x - 2.5).powi(2) + 1.0;
+        let (x, v) = golden_minimum(1.0, 4.0, 1e-12, f);
+        assert!((x - 2.5).abs() < 1e-6, "{x}");
+        assert_eq!(v, f(x));
+        // Minimum at an end: approaches it from inside.
+        let (x, _) = golden_minimum(1.0, 4.0, 1e-12, |x| x);
+        assert!(x > 1.0 && x < 1.0 + 1e-6, "{x}");
+        // NaN and +∞ never win.
+        let (x, v) = golden_minimum(1.0, 4.0, 1e-9, |x| if x < 2.0 { f64::NAN } else { x });
+        assert!(x >= 2.0 && v == x);
     }
 }

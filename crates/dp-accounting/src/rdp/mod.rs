@@ -1,4 +1,5 @@
-//! The Rényi-DP accountant (Mironov 2017) over a configurable grid of orders.
+//! The Rényi-DP accountant (Mironov 2017) over a configurable grid of orders, refined
+//! continuously between them.
 
 mod convert;
 mod curves;
@@ -6,7 +7,8 @@ mod poisson;
 mod quadrature;
 mod without_replacement;
 
-pub use convert::{Conversion, RdpEpsilon};
+use convert::Objective;
+pub use convert::{Conversion, RdpDelta, RdpEpsilon};
 pub use curves::objpert_rdp;
 
 use crate::accountant::Accountant;
@@ -22,23 +24,56 @@ pub fn default_orders() -> Vec<f64> {
     v
 }
 
+/// An order left out of the minimisation, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DroppedOrder {
+    /// The order α.
+    pub order: f64,
+    /// The mechanism whose RDP could not be computed or is infinite there.
+    pub mechanism: &'static str,
+    /// Why (overflow, a series that does not converge, an infinite value).
+    pub reason: String,
+}
+
+/// Relative width at which the continuous refinement of the order stops.
+const REFINE_TOL: f64 = 1e-6;
+
 /// Rényi-DP accountant: RDP curves add order by order; (ε, δ) by the best of three
-/// conversions (MATH §3).
+/// conversions (MATH §3), minimised over the grid of orders and then refined continuously.
+///
+/// After the best grid order is found, a golden-section search over real `α` between its two
+/// neighbouring grid orders evaluates the composed curve at fractional orders and keeps the
+/// best value computed. Every curve's formula is an upper bound at every real `α > 1`:
+/// Gaussian `αs²/2` and Laplace (Mironov 2017, Prop. 6 and Prop. 7's derivation hold for
+/// real α), pure-DP steps through randomized response (its Rényi divergence, real α),
+/// Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019, §3.3: the fractional-order
+/// series with its remainder counted, or the Gauss–Legendre quadrature of `A_α − 1`, which is
+/// accurate to ~1e-12 relative, the same numerics as the grid's fractional orders), sampling
+/// without replacement (Wang, Balle &
+/// Kasiviswanathan 2019, Thm 27 at integers, Cor. 10's linear interpolation of the convex
+/// `(α−1)ε(α)` between them — a valid bound, so its refinement is effectively over the
+/// conversions' terms between integers), objective perturbation and AMP (paper 001, Thm 3.2,
+/// stated for every α > 1), zCDP `ρα`. A composition's curve is the sum, so it is one too.
+/// An accountant built by [`crate::tuned`] knows its curve only on the grid and is not
+/// refined.
 ///
 /// # Privacy
 /// Every order's value is an upper bound on the composition's Rényi divergence (per-mechanism
 /// sources on [`Mechanism`]'s constructors: Mironov 2017 for Gaussian and Laplace, Mironov,
 /// Talwar & Zhang 2019 for Poisson subsampling, Wang, Balle & Kasiviswanathan 2019 for
 /// sampling without replacement, paper 001 Thm 3.2 for objective perturbation). An order
-/// whose value cannot be computed (a series that does not converge, overflow) is set to +∞ —
-/// skipping an order keeps the minimum an upper bound — and listed in
-/// [`RdpAccountant::failed_orders`].
+/// whose value cannot be computed (a series that does not converge, overflow) or is infinite
+/// is set to +∞ — skipping an order keeps the minimum an upper bound — and listed in
+/// [`RdpAccountant::dropped_orders`].
 #[derive(Debug, Clone)]
 pub struct RdpAccountant {
     rel: Neighbouring,
     orders: Vec<f64>,
     rdp: Vec<f64>,
-    failed: Vec<(f64, String)>,
+    dropped: Vec<DroppedOrder>,
+    /// The composed mechanisms, to evaluate the curve between grid orders; `None` when the
+    /// curve is known only on the grid.
+    parts: Option<Vec<(Mechanism, u64)>>,
 }
 
 impl RdpAccountant {
@@ -50,11 +85,13 @@ impl RdpAccountant {
             rel,
             orders,
             rdp,
-            failed: Vec::new(),
+            dropped: Vec::new(),
+            parts: Some(Vec::new()),
         }
     }
 
-    /// An empty accountant on the given orders (each finite and > 1; fractional allowed).
+    /// An empty accountant on the given orders (each finite and > 1; fractional allowed). The
+    /// continuous refinement searches between neighbouring given orders only.
     ///
     /// # Errors
     /// An order ≤ 1 or non-finite, or an empty list.
@@ -73,7 +110,8 @@ impl RdpAccountant {
             rel,
             orders,
             rdp,
-            failed: Vec::new(),
+            dropped: Vec::new(),
+            parts: Some(Vec::new()),
         })
     }
 
@@ -90,7 +128,8 @@ impl RdpAccountant {
         &self.rdp
     }
 
-    /// The same accountant with another composed curve (same orders and relation).
+    /// The same accountant with another composed curve (same orders and relation), known on
+    /// the grid only: its ε and δ are not refined between orders.
     pub(crate) fn with_curve(&self, rdp: Vec<f64>) -> Result<Self> {
         ensure(
             rdp.len() == self.orders.len(),
@@ -102,33 +141,128 @@ impl RdpAccountant {
             rel: self.rel,
             orders: self.orders.clone(),
             rdp,
-            failed: self.failed.clone(),
+            dropped: self.dropped.clone(),
+            parts: None,
         })
     }
 
-    /// Orders dropped from the minimisation, with the reason.
-    pub fn failed_orders(&self) -> &[(f64, String)] {
-        &self.failed
+    /// Orders left out of the minimisation (the curve is +∞ there), with the mechanism and
+    /// reason, in the order they were found (an order appears once per failing mechanism).
+    pub fn dropped_orders(&self) -> &[DroppedOrder] {
+        &self.dropped
     }
 
-    /// ε(δ) with the order and conversion that attain it.
+    /// The composed curve at any real order `alpha > 1`, or `None` where some mechanism's
+    /// value cannot be computed or is infinite (or the curve is known on the grid only).
+    fn curve_at(&self, alpha: f64) -> Option<f64> {
+        let mut total = 0.0;
+        for (m, count) in self.parts.as_ref()? {
+            total += *count as f64 * curves::rdp(m, self.rel, alpha).ok()?;
+        }
+        total.is_finite().then_some(total)
+    }
+
+    /// The minimum of `objective` over the grid, then over real orders between the grid
+    /// minimum's neighbours: `(value, order, conversion)`.
+    fn minimum(&self, objective: Objective) -> Option<(f64, f64, Conversion)> {
+        let (v, a, c) = convert::grid_minimum(&self.orders, &self.rdp, objective)?;
+        if self.parts.is_none() {
+            return Some((v, a, c));
+        }
+        let orders = || self.orders.iter().copied();
+        let lo = orders().filter(|&o| o < a).reduce(f64::max).unwrap_or(a);
+        let hi = orders().filter(|&o| o > a).reduce(f64::min).unwrap_or(a);
+        if lo >= hi {
+            return Some((v, a, c));
+        }
+        let mut best = (v, a, c);
+        convert::golden_minimum(lo, hi, REFINE_TOL, |alpha| {
+            match self.curve_at(alpha).and_then(|r| objective.best(alpha, r)) {
+                Some((w, wc)) => {
+                    if w < best.0 {
+                        best = (w, alpha, wc);
+                    }
+                    w
+                }
+                None => f64::INFINITY,
+            }
+        });
+        Some(best)
+    }
+
+    /// ε(δ) with the order and conversion that attain it, after the continuous refinement of
+    /// the order (see [`RdpAccountant`]).
     ///
     /// # Privacy
     /// The minimum over orders of the classic (Mironov 2017, Prop. 3), CKS20 (Canonne,
     /// Kamath & Steinke 2020) and Asoodeh et al. 2021 (Lemma 1) conversions: each is an
-    /// upper bound, so is their minimum. Rounded up.
+    /// upper bound at every order where the curve is one, so is their minimum. The value is
+    /// the conversion computed at the returned order, rounded up.
     ///
     /// # Errors
     /// δ ∉ (0, 1), or no order finite.
     pub fn epsilon_at_best_order(&self, delta: f64) -> Result<RdpEpsilon> {
         open_unit("delta", delta)?;
-        convert::best_epsilon(&self.orders, &self.rdp, delta)
+        let (e, order, conversion) = self
+            .minimum(Objective::Epsilon(delta))
+            .ok_or_else(no_finite_order)?;
+        Ok(RdpEpsilon {
+            epsilon: crate::gaussian::round_up_eps(e),
+            order,
+            conversion,
+        })
     }
 
-    /// ε(δ) by a single conversion (for comparisons with peers that use only one).
+    /// ε(δ) minimised over the grid of orders only (no refinement; for comparisons with peers
+    /// that use a grid).
     ///
     /// # Privacy
-    /// As [`RdpAccountant::epsilon_at_best_order`], restricted to `conversion`.
+    /// As [`RdpAccountant::epsilon_at_best_order`], over the grid: never below it.
+    ///
+    /// # Errors
+    /// As [`RdpAccountant::epsilon_at_best_order`].
+    pub fn epsilon_on_grid(&self, delta: f64) -> Result<RdpEpsilon> {
+        open_unit("delta", delta)?;
+        let (e, order, conversion) =
+            convert::grid_minimum(&self.orders, &self.rdp, Objective::Epsilon(delta))
+                .ok_or_else(no_finite_order)?;
+        Ok(RdpEpsilon {
+            epsilon: crate::gaussian::round_up_eps(e),
+            order,
+            conversion,
+        })
+    }
+
+    /// δ(ε) with the order and conversion that attain it, after the continuous refinement of
+    /// the order.
+    ///
+    /// # Privacy
+    /// The minimum over orders and the three conversions of their δ(ε) (MATH §3), each an
+    /// upper bound; computed at the returned order, rounded up, at most 1.
+    ///
+    /// # Errors
+    /// ε negative or not finite.
+    pub fn delta_at_best_order(&self, epsilon: f64) -> Result<RdpDelta> {
+        non_negative("epsilon", epsilon)?;
+        Ok(match self.minimum(Objective::LogDelta(epsilon)) {
+            Some((l, order, conversion)) if l < 0.0 => RdpDelta {
+                delta: crate::gaussian::round_up(l.exp()),
+                order: Some(order),
+                conversion: Some(conversion),
+            },
+            _ => RdpDelta {
+                delta: 1.0,
+                order: None,
+                conversion: None,
+            },
+        })
+    }
+
+    /// ε(δ) by a single conversion over the grid only (for comparisons with peers that use
+    /// only one).
+    ///
+    /// # Privacy
+    /// As [`RdpAccountant::epsilon_on_grid`], restricted to `conversion`.
     ///
     /// # Errors
     /// As [`RdpAccountant::epsilon_at_best_order`].
@@ -144,9 +278,13 @@ impl RdpAccountant {
         if e.is_finite() {
             Ok(crate::gaussian::round_up_eps(e))
         } else {
-            Err(Error::OutOfRange("no RDP order has a finite value".into()))
+            Err(no_finite_order())
         }
     }
+}
+
+fn no_finite_order() -> Error {
+    Error::OutOfRange("no RDP order has a finite value: epsilon is unbounded".into())
 }
 
 impl Accountant for RdpAccountant {
@@ -160,16 +298,34 @@ impl Accountant for RdpAccountant {
 
     fn compose(&mut self, mechanism: &Mechanism, count: u64) -> Result<()> {
         mechanism.check_relation(self.rel, "rdp")?;
+        if count == 0 {
+            return Ok(());
+        }
         let c = count as f64;
         for (a, r) in self.orders.iter().zip(self.rdp.iter_mut()) {
-            match curves::rdp(mechanism, self.rel, *a) {
-                Ok(v) if count > 0 => *r += c * v,
-                Ok(_) => {}
-                Err(why) => {
-                    *r = f64::INFINITY;
-                    self.failed.push((*a, why));
+            let why = match curves::rdp(mechanism, self.rel, *a) {
+                Ok(v) => {
+                    let sum = *r + c * v;
+                    // Finite, or +∞ already listed for another mechanism: nothing new.
+                    if sum.is_finite() || (r.is_infinite() && !v.is_nan()) {
+                        *r = sum;
+                        continue;
+                    }
+                    format!("RDP of the composition at alpha = {a} is {sum}")
                 }
+                Err(why) => why,
+            };
+            if r.is_finite() {
+                *r = f64::INFINITY;
             }
+            self.dropped.push(DroppedOrder {
+                order: *a,
+                mechanism: mechanism.name(),
+                reason: why,
+            });
+        }
+        if let Some(parts) = &mut self.parts {
+            parts.push((mechanism.clone(), count));
         }
         Ok(())
     }
@@ -181,10 +337,9 @@ impl Accountant for RdpAccountant {
     }
 
     /// # Privacy
-    /// The minimum over orders and the three conversions of their δ(ε) (MATH §3), rounded up.
+    /// See [`RdpAccountant::delta_at_best_order`].
     fn delta(&self, epsilon: f64) -> Result<f64> {
-        non_negative("epsilon", epsilon)?;
-        Ok(convert::best_delta(&self.orders, &self.rdp, epsilon))
+        Ok(self.delta_at_best_order(epsilon)?.delta)
     }
 }
 

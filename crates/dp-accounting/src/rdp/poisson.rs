@@ -26,22 +26,32 @@ pub(crate) fn log_a_int(q: f64, z: f64, alpha: u64) -> f64 {
     log_add(0.0, m + s.ln())
 }
 
+/// Most terms [`log_a_frac`] sums before giving up.
+const MAX_TERMS: u64 = 5_000_000;
+
 /// `ln A_α` for fractional `α > 1` by the two series of MTZ19 §3.3, or why it failed.
 ///
 /// Past `i > α + 1` the binomial coefficients alternate in sign and the terms' magnitudes
 /// decrease (polynomially: the second series decays like `i^{−α−2}`), so the remainder after
 /// the last term summed is at most the next term's magnitude; it is added to the sum, which
 /// keeps the result an upper bound. The series stops once that remainder is below
-/// `(α − 1)·e^{−30}` of the sum (≈ 1e-13 relative in `ε(α)`).
+/// `(α − 1)·e^{−30}` of the sum (≈ 1e-13 relative in `ε(α)`). It cannot stop before
+/// `i > max(α + 1, z0)`, so when that index is beyond [`MAX_TERMS`] it fails at once, and
+/// a term that is NaN or +∞ (overflow at tiny `z`) fails it too: every path is bounded.
 pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     let (lq, l1q) = (q.ln(), (-q).ln_1p());
     let z0 = z * z * (1.0 / q - 1.0).ln() + 0.5;
     let inv2z2 = 1.0 / (2.0 * z * z);
     let stop = (alpha - 1.0).ln() - 30.0;
+    if !z0.is_finite() || z0.max(alpha + 1.0) >= MAX_TERMS as f64 {
+        return Err(format!(
+            "fractional-order series at alpha = {alpha} needs more than {MAX_TERMS} terms"
+        ));
+    }
     let (mut pos, mut neg) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     // ln |C(α, i)| and its sign, updated incrementally.
     let (mut lb, mut sign) = (0.0f64, 1.0f64);
-    for i in 0..5_000_000u64 {
+    for i in 0..MAX_TERMS {
         let fi = i as f64;
         if i > 0 {
             let r = (alpha - fi + 1.0) / fi;
@@ -58,7 +68,12 @@ pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
         let t0 = lb + fi * lq + j * l1q + (fi * fi - fi) * inv2z2 + log_sf((fi - z0) / z);
         let t1 = lb + j * lq + fi * l1q + (j * j - j) * inv2z2 + log_sf((z0 - j) / z);
         let s = log_add(t0, t1);
-        if fi > alpha + 1.0 && fi > z0 && s < log_sub(pos, neg) + stop {
+        if s.is_nan() || s == f64::INFINITY {
+            return Err(format!(
+                "fractional-order series at alpha = {alpha} overflows (term {i} is {s})"
+            ));
+        }
+        if fi > alpha + 1.0 && fi > z0 && (s < log_sub(pos, neg) + stop || s == f64::NEG_INFINITY) {
             // Alternating tail: remainder ≤ |this term|; count it as positive.
             pos = log_add(pos, s);
             if neg >= pos {
@@ -75,7 +90,7 @@ pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
         }
     }
     Err(format!(
-        "fractional-order series at alpha = {alpha} did not converge in 5e6 terms"
+        "fractional-order series at alpha = {alpha} did not converge in {MAX_TERMS} terms"
     ))
 }
 
@@ -90,7 +105,7 @@ pub(crate) fn rdp(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
         // The series cancels when A_α is near 1; then integrate A_α − 1 instead. A_α grows
         // with α, so the (cheap) integer order above α tells which case applies.
         if alpha <= 1e6 && log_a_int(q, z, alpha.ceil() as u64) < 1e-2 {
-            super::quadrature::log_a_minus_one(q, z, alpha)
+            super::quadrature::log_a_minus_one(q, z, alpha)?
                 .exp()
                 .ln_1p()
         } else {

@@ -75,12 +75,25 @@ struct Nodes {
     log1p_u: Vec<f64>,
 }
 
+/// Most panels (of width `z`) the integral is split into; more fails with an error.
+const MAX_PANELS: f64 = 1e5;
+
+/// The panels `(count, width)` covering `[lo, hi]` with width about `z`, or why not.
+fn panels(lo: f64, hi: f64, z: f64) -> Result<(usize, f64), String> {
+    let n = ((hi - lo) / z).ceil();
+    if n.is_nan() || !(1.0..=MAX_PANELS).contains(&n) {
+        return Err(format!(
+            "the quadrature of A_alpha over [{lo}, {hi}] would need {n} panels (at most {MAX_PANELS})"
+        ));
+    }
+    Ok((n as usize, (hi - lo) / n))
+}
+
 impl Nodes {
-    fn new(q: f64, z: f64, hi: f64) -> Self {
+    fn new(q: f64, z: f64, hi: f64) -> Result<Self, String> {
         let rule = gauss_legendre();
         let lo = -11.0 * z;
-        let panels = ((hi - lo) / z).ceil() as usize;
-        let width = (hi - lo) / panels as f64;
+        let (panels, width) = panels(lo, hi, z)?;
         let cap = panels * rule.len();
         let (mut weight, mut u, mut log1p_u) = (
             Vec::with_capacity(cap),
@@ -97,14 +110,14 @@ impl Nodes {
                 log1p_u.push(uk.ln_1p());
             }
         }
-        Self {
+        Ok(Self {
             q,
             z,
             hi,
             weight,
             u,
             log1p_u,
-        }
+        })
     }
 
     /// `A_α − 1` in linear scale, or `None` when a term overflows.
@@ -131,8 +144,8 @@ impl Nodes {
     }
 }
 
-/// `ln(A_α − 1)`.
-pub(crate) fn log_a_minus_one(q: f64, z: f64, alpha: f64) -> f64 {
+/// `ln(A_α − 1)`, or why it cannot be computed (too many panels, a node that overflows).
+pub(crate) fn log_a_minus_one(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     thread_local! {
         static CACHE: std::cell::RefCell<Option<Nodes>> = const { std::cell::RefCell::new(None) };
     }
@@ -145,23 +158,23 @@ pub(crate) fn log_a_minus_one(q: f64, z: f64, alpha: f64) -> f64 {
         };
         if fresh {
             // Cover the default fractional orders (≤ 11) in one build.
-            *c = Some(Nodes::new(q, z, need.max(11.0 + 11.0 * z)));
+            *c = Some(Nodes::new(q, z, need.max(11.0 + 11.0 * z))?);
         }
-        c.as_ref().and_then(|n| n.a_minus_one(alpha))
-    });
+        Ok::<_, String>(c.as_ref().and_then(|n| n.a_minus_one(alpha)))
+    })?;
     match linear {
-        Some(v) if v > 0.0 => v.ln(),
+        Some(v) if v > 0.0 => Ok(v.ln()),
         _ => log_a_minus_one_logspace(q, z, alpha),
     }
 }
 
-/// `ln(A_α − 1)` with every term in log space (no overflow for large α).
-fn log_a_minus_one_logspace(q: f64, z: f64, alpha: f64) -> f64 {
+/// `ln(A_α − 1)` with every term in log space (no overflow for large α). A node whose term
+/// is NaN or +∞ fails the whole sum: dropping it would lose mass (an under-estimate).
+fn log_a_minus_one_logspace(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     let rule = gauss_legendre();
     let lo = -11.0 * z;
     let hi = alpha.max(1.0) + 11.0 * z;
-    let panels = ((hi - lo) / z).ceil() as usize;
-    let width = (hi - lo) / panels as f64;
+    let (panels, width) = panels(lo, hi, z)?;
     let mut logs = Vec::with_capacity(panels * rule.len());
     for p in 0..panels {
         let mid = lo + (p as f64 + 0.5) * width;
@@ -169,13 +182,16 @@ fn log_a_minus_one_logspace(q: f64, z: f64, alpha: f64) -> f64 {
             let o = mid + 0.5 * width * x;
             let u = q * ((2.0 * o - 1.0) / (2.0 * z * z)).exp_m1();
             let v = log_pdf(o / z) - z.ln() + log_excess(u, alpha) + (0.5 * width * w).ln();
-            if v.is_finite() {
-                logs.push(v);
+            if v.is_nan() || v == f64::INFINITY {
+                return Err(format!(
+                    "the quadrature of A_alpha at alpha = {alpha} overflows at o = {o}"
+                ));
             }
+            logs.push(v);
         }
     }
     let m = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    m + logs.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+    Ok(m + logs.iter().map(|v| (v - m).exp()).sum::<f64>().ln())
 }
 
 #[cfg(test)]
@@ -193,8 +209,8 @@ mod tests {
     #[test]
     fn linear_and_log_space_sums_agree() {
         for &(q, z, a) in &[(0.004, 1.0, 1.5), (0.01, 0.6, 7.3), (0.2, 3.0, 1.1)] {
-            let lin = log_a_minus_one(q, z, a);
-            let log = log_a_minus_one_logspace(q, z, a);
+            let lin = log_a_minus_one(q, z, a).unwrap();
+            let log = log_a_minus_one_logspace(q, z, a).unwrap();
             assert!(
                 (lin - log).abs() < 1e-11 * log.abs().max(1.0),
                 "{q} {z} {a}: {lin} {log}"
@@ -205,7 +221,7 @@ mod tests {
     #[test]
     fn agrees_with_the_integer_binomial_sum() {
         for &(q, z, a) in &[(0.01, 1.0, 2u64), (0.001, 0.8, 3), (0.1, 2.0, 5)] {
-            let quad = log_a_minus_one(q, z, a as f64).exp().ln_1p();
+            let quad = log_a_minus_one(q, z, a as f64).unwrap().exp().ln_1p();
             let exact = super::super::poisson::log_a_int(q, z, a);
             assert!(
                 ((quad - exact) / exact).abs() < 1e-12,

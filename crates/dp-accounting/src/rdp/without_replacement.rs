@@ -77,10 +77,19 @@ fn log_a_int(q: f64, z: f64, alpha: u64, diffs: &[f64]) -> f64 {
     acc
 }
 
-/// RDP `ε(α)` of one step with sampling ratio `q = m/n` and noise multiplier `z`.
+/// Largest order evaluated (the bound's sum has `α` terms).
+const MAX_ORDER: f64 = 1e6;
+
+/// RDP `ε(α)` of one step with sampling ratio `q = m/n` and noise multiplier `z`, or why it
+/// cannot be computed (an order above [`MAX_ORDER`], overflow).
 pub(crate) fn rdp(q: f64, z: f64, alpha: f64) -> Result<f64, String> {
     if q == 1.0 {
         return Ok(alpha / (2.0 * z * z));
+    }
+    if alpha > MAX_ORDER {
+        return Err(format!(
+            "sampling-without-replacement RDP is evaluated up to order {MAX_ORDER}, not {alpha}"
+        ));
     }
     let hi_order = alpha.ceil() as u64;
     let need = (hi_order.min(MAX_DIFF_ORDER) + 1) as usize;
@@ -125,6 +134,12 @@ mod tests {
                 assert!((d[k as usize] - s.abs().ln()).abs() < 1e-9, "k={k}");
             }
         }
+    }
+
+    #[test]
+    fn huge_orders_fail_fast() {
+        assert!(rdp(0.01, 1.0, 1e15).is_err());
+        assert!(rdp(0.01, 1.0, 1e6).is_ok());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2};
 
-use super::source::{Lines, parse_error, parse_finite};
+use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind};
 use crate::error::{Error, Result};
 
@@ -27,16 +27,35 @@ use crate::error::{Error, Result};
 /// - [`Error::Parse`] with [`ParseErrorKind::RaggedRow`] (a row with a different number of
 ///   fields than the header), [`ParseErrorKind::NotANumber`], [`ParseErrorKind::NonFinite`]
 ///   (`nan`, `inf`), [`ParseErrorKind::UnterminatedQuote`],
-///   [`ParseErrorKind::DuplicateColumn`], [`ParseErrorKind::InvalidUtf8`];
-/// - [`Error::Io`]: the file cannot be read or is not valid gzip.
+///   [`ParseErrorKind::DuplicateColumn`], [`ParseErrorKind::InvalidUtf8`],
+///   [`ParseErrorKind::LineTooLong`], [`ParseErrorKind::OverMemoryBudget`] (more values than
+///   [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) holds);
+/// - [`Error::Io`]: the file cannot be read, is not a regular file, or is not valid gzip.
 pub fn read_csv(path: impl AsRef<Path>, label: &str) -> Result<LoadedData> {
     read_csv_impl(path.as_ref(), Some(label))
+}
+
+/// [`read_csv`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_csv`].
+pub fn read_csv_bytes(bytes: &[u8], name: impl AsRef<Path>, label: &str) -> Result<LoadedData> {
+    read_csv_lines(
+        Lines::new(Source::from_bytes(bytes, name.as_ref())?),
+        Some(label),
+    )
 }
 
 /// [`read_csv`] with an optional label: `None` gives [`Error::MissingLabelColumn`] listing
 /// the columns (used by [`read_dataset`](super::read_dataset)).
 pub(crate) fn read_csv_impl(path: &Path, label: Option<&str>) -> Result<LoadedData> {
-    let mut lines = Lines::open(path)?;
+    read_csv_lines(Lines::open(path)?, label)
+}
+
+fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedData> {
+    let path = &lines.path().to_owned();
+    let budget = lines.budget();
 
     // Header: the first non-blank line.
     let (header_line, header) = loop {
@@ -93,6 +112,16 @@ pub(crate) fn read_csv_impl(path: &Path, label: Option<&str>) -> Result<LoadedDa
                 ParseErrorKind::RaggedRow {
                     expected: width,
                     found: fields.len(),
+                },
+            ));
+        }
+        if x.len() + y.len() + width > budget {
+            return Err(parse_error(
+                path,
+                n,
+                "row",
+                ParseErrorKind::OverMemoryBudget {
+                    values: x.len() + y.len(),
                 },
             ));
         }
@@ -190,6 +219,28 @@ mod tests {
         );
         assert_eq!(split(""), [""]);
         assert_eq!(split(r#""""#), [""]);
+    }
+
+    #[test]
+    fn values_beyond_the_budget_are_refused_at_their_line() {
+        let text = b"a,b,y\n1,2,3\n\n4,5,6\n7,8,9\n";
+        let lines = |budget| {
+            Lines::new(
+                Source::from_bytes(text, Path::new("b.csv"))
+                    .unwrap()
+                    .with_budget(budget),
+            )
+        };
+        // 9 values fit in 9, and not in 8: the third row (line 5) is refused.
+        assert_eq!(read_csv_lines(lines(9), Some("y")).unwrap().x.nrows(), 3);
+        match read_csv_lines(lines(8), Some("y")) {
+            Err(Error::Parse {
+                line: 5,
+                kind: ParseErrorKind::OverMemoryBudget { values: 6 },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

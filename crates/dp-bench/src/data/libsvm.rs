@@ -4,7 +4,7 @@ use std::path::Path;
 
 use ndarray::{Array1, Array2};
 
-use super::source::{Lines, parse_error, parse_finite};
+use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind};
 use crate::error::{Error, Result};
 
@@ -23,15 +23,47 @@ use crate::error::{Error, Result};
 /// [`ParseErrorKind::MalformedToken`] (no `:`, an index that is not an unsigned integer,
 /// `qid:` tokens), [`ParseErrorKind::NotANumber`], [`ParseErrorKind::NonFinite`],
 /// [`ParseErrorKind::ZeroIndex`], [`ParseErrorKind::NonIncreasingIndex`],
-/// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::InvalidUtf8`];
-/// [`Error::EmptyData`] for a file without samples; [`Error::Io`] when it cannot be read.
+/// [`ParseErrorKind::IndexOutOfRange`], [`ParseErrorKind::IndexTooLarge`] (an index whose
+/// dense column could not fit in [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES)),
+/// [`ParseErrorKind::InvalidUtf8`],
+/// [`ParseErrorKind::LineTooLong`], [`ParseErrorKind::OverMemoryBudget`];
+/// [`Error::EmptyData`] for a file without samples; [`Error::DataMismatch`] when the dense
+/// `n × d` matrix would not fit in the memory budget (checked before it is allocated; the
+/// message names the line of the largest index); [`Error::Io`] when it cannot be read or is
+/// not a regular file.
 pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<LoadedData> {
-    let path = path.as_ref();
-    let mut lines = Lines::open(path)?;
+    read_libsvm_lines(Lines::open(path.as_ref())?, n_features)
+}
+
+/// [`read_libsvm`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_libsvm`].
+pub fn read_libsvm_bytes(
+    bytes: &[u8],
+    name: impl AsRef<Path>,
+    n_features: Option<usize>,
+) -> Result<LoadedData> {
+    read_libsvm_lines(
+        Lines::new(Source::from_bytes(bytes, name.as_ref())?),
+        n_features,
+    )
+}
+
+/// Bytes held per sparse entry `(row, column, value)` while reading.
+const ENTRY_BYTES: usize = std::mem::size_of::<(usize, usize, f64)>();
+
+fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
+    let path = &lines.path().to_owned();
+    // The budget in values; also the widest dense row it allows.
+    let budget = lines.budget();
     let mut labels: Vec<f64> = Vec::new();
     // Non-zero entries as (row, 0-based column, value).
     let mut entries: Vec<(usize, usize, f64)> = Vec::new();
     let mut max_index = 0usize;
+    // The line holding the largest index, for the error when the dense matrix is too large.
+    let mut max_index_line = 0usize;
 
     while let Some((line, text)) = lines.next_line()? {
         let content = text.split_once('#').map_or(text, |(before, _)| before);
@@ -83,11 +115,33 @@ pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<
                     ParseErrorKind::IndexOutOfRange { index, d },
                 ));
             }
+            if index > budget {
+                return Err(parse_error(
+                    path,
+                    line,
+                    field(),
+                    ParseErrorKind::IndexTooLarge { index, max: budget },
+                ));
+            }
             let value =
                 parse_finite(value).map_err(|kind| parse_error(path, line, field(), kind))?;
             previous = index;
-            max_index = max_index.max(index);
+            if index > max_index {
+                max_index = index;
+                max_index_line = line;
+            }
             if value != 0.0 {
+                // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
+                if (entries.len() + 1) * (ENTRY_BYTES / 8) + labels.len() > budget {
+                    return Err(parse_error(
+                        path,
+                        line,
+                        field(),
+                        ParseErrorKind::OverMemoryBudget {
+                            values: entries.len() + labels.len(),
+                        },
+                    ));
+                }
                 entries.push((row, index - 1, value));
             }
         }
@@ -97,14 +151,24 @@ pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<
     }
     let n = labels.len();
     let d = n_features.unwrap_or(max_index);
-    let too_big = || Error::DataMismatch {
-        path: path.into(),
-        reason: format!("{n} rows × {d} features is too large for a dense matrix"),
-    };
-    // ndarray requires the element count (in bytes) to fit in isize.
-    match n.checked_mul(d).and_then(|len| len.checked_mul(8)) {
-        Some(bytes) if isize::try_from(bytes).is_ok() => {}
-        _ => return Err(too_big()),
+    // Checked before the allocation: n·d values (plus the labels) within the budget.
+    if n.checked_mul(d)
+        .and_then(|len| len.checked_add(n))
+        .is_none_or(|values| values > budget)
+    {
+        let widest = if let Some(d) = n_features {
+            format!("{d} features asked for")
+        } else {
+            format!("the largest feature index, {max_index} at line {max_index_line}")
+        };
+        return Err(Error::DataMismatch {
+            path: path.into(),
+            reason: format!(
+                "{n} rows × {d} features ({widest}) as a dense matrix exceed the memory budget \
+                 of {budget} values ({} bytes)",
+                budget * 8
+            ),
+        });
     }
     let mut x = Array2::<f64>::zeros((n, d));
     for (row, col, value) in entries {
@@ -115,4 +179,45 @@ pub fn read_libsvm(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<
         y: Array1::from_vec(labels),
         feature_names: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, budget: usize) -> Result<LoadedData> {
+        let source = Source::from_bytes(text.as_bytes(), Path::new("b.libsvm"))?;
+        read_libsvm_lines(Lines::new(source.with_budget(budget)), None)
+    }
+
+    #[test]
+    fn the_budget_bounds_indices_entries_and_the_dense_matrix() {
+        // An index beyond the budget is refused at its line, before any allocation.
+        match read("1 1:1\n-1 11:1\n", 10) {
+            Err(Error::Parse {
+                line: 2,
+                kind: ParseErrorKind::IndexTooLarge { index: 11, max: 10 },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        // 2 rows × 4 columns + 2 labels = 10 values fit in 10, not in 9.
+        assert_eq!(read("1 1:1\n-1 4:1\n", 10).unwrap().x.shape(), [2, 4]);
+        match read("1 1:1\n-1 4:1\n", 9) {
+            Err(Error::DataMismatch { reason, .. }) => {
+                assert!(reason.contains("2 rows × 4 features"), "{reason}");
+                assert!(reason.contains("4 at line 2"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Sparse entries count 3 values each while reading: the 3rd entry needs 3·3 + 2 > 10.
+        match read("1 1:1 2:1\n-1 1:1 2:1\n", 10) {
+            Err(Error::Parse {
+                line: 2,
+                kind: ParseErrorKind::OverMemoryBudget { .. },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
 }

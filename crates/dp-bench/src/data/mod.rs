@@ -7,9 +7,16 @@
 //! ([`Error::Parse`] with a [`ParseErrorKind`]).
 //!
 //! - [`read_dataset`]: what `dpglm train --data FILE [--format F] [--label L]` reads
-//!   (spec/CLI.md); the format is inferred from the extension when not given.
+//!   (spec/CLI.md); the format is inferred from the extension when not given;
+//!   [`read_dataset_with_width`] for data scored with a model of known width.
 //! - [`read_csv`], [`read_libsvm`], [`read_npy`] / [`read_npy_2d`] / [`read_npy_1d`] /
-//!   [`read_npy_dataset`]: the individual readers.
+//!   [`read_npy_dataset`]: the individual readers; [`read_csv_bytes`], [`read_libsvm_bytes`],
+//!   [`read_npy_bytes`]: the same readers on bytes in memory.
+//!
+//! Every reader is bounded: only regular files are opened (not devices such as `/dev/zero`,
+//! pipes or directories), a text line is at most [`MAX_LINE_BYTES`] long, and the values of
+//! one file must fit in [`MEMORY_BUDGET_BYTES`] — checked against the shape a file claims (and,
+//! for NPY, against the file's real size) before anything is allocated.
 //! - [`adult`], [`cod_rna`], [`synthetic_l`], [`synthetic_h`] (or [`PaperDataset::load`]):
 //!   the datasets staged in the data directory ([`locate_data_dir`](crate::locate_data_dir)),
 //!   preprocessed as `shared/data/README.md` describes, as train/test [`Split`]s.
@@ -48,14 +55,15 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub use checksum::{StagedFile, VerifiedFile, sha256_hex, staged_files, verify_checksums};
-pub use csv::read_csv;
-pub use libsvm::read_libsvm;
-pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_dataset};
+pub use csv::{read_csv, read_csv_bytes};
+pub use libsvm::{read_libsvm, read_libsvm_bytes};
+pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use paper::{
     ADULT_SPLIT_SEED, COD_RNA_RADIUS, PaperDataset, adult, adult_rows, cod_rna, synthetic_h,
     synthetic_l,
 };
 pub use preprocess::{clip_entries, normalize_rows, project_rows_to_ball};
+pub use source::{MAX_LINE_BYTES, MEMORY_BUDGET_BYTES};
 
 use crate::error::{Error, Result};
 
@@ -105,6 +113,30 @@ pub enum ParseErrorKind {
         index: usize,
         /// The number of features.
         d: usize,
+    },
+    /// A LIBSVM feature index so large that a dense matrix with that many columns could not
+    /// fit in [`MEMORY_BUDGET_BYTES`], even for one row.
+    #[error(
+        "feature index {index} is too large: a dense row holds at most {max} features within \
+         the memory budget"
+    )]
+    IndexTooLarge {
+        /// This index.
+        index: usize,
+        /// The largest index the budget allows.
+        max: usize,
+    },
+    /// The values read so far exceed [`MEMORY_BUDGET_BYTES`].
+    #[error("the file holds more than {values} values, over the memory budget")]
+    OverMemoryBudget {
+        /// How many values had been read when the budget ran out.
+        values: usize,
+    },
+    /// A physical line longer than [`MAX_LINE_BYTES`] (e.g. a binary file read as text).
+    #[error("the line is longer than {limit} bytes")]
+    LineTooLong {
+        /// The limit, [`MAX_LINE_BYTES`].
+        limit: usize,
     },
     /// A line that is not valid UTF-8.
     #[error("not valid UTF-8")]
@@ -295,6 +327,25 @@ pub fn read_dataset(
     format: Option<Format>,
     label: Option<&str>,
 ) -> Result<LoadedData> {
+    read_dataset_with_width(path, format, label, None)
+}
+
+/// [`read_dataset`] for data that must have `n_features` feature columns (a test set scored
+/// with a model): a LIBSVM file then has that many columns even when its largest index is
+/// smaller, and an index beyond it is a parse error naming the line. CSV and NPY files state
+/// their width, so `n_features` does not change how they are read (compare
+/// [`LoadedData::n_features`] with it).
+///
+/// # Errors
+///
+/// As [`read_dataset`], and [`ParseErrorKind::IndexOutOfRange`] for a LIBSVM index beyond
+/// `n_features`.
+pub fn read_dataset_with_width(
+    path: impl AsRef<Path>,
+    format: Option<Format>,
+    label: Option<&str>,
+    n_features: Option<usize>,
+) -> Result<LoadedData> {
     let path = path.as_ref();
     let format = match format {
         Some(f) => f,
@@ -305,7 +356,7 @@ pub fn read_dataset(
     match format {
         Format::Csv => csv::read_csv_impl(path, label),
         Format::Libsvm => match label {
-            None => read_libsvm(path, None),
+            None => read_libsvm(path, n_features),
             Some(label) => Err(Error::Label {
                 path: path.into(),
                 reason: format!(

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{Array1, Array2, ArrayD, Axis, Ix2, IxDyn};
 
 use super::LoadedData;
-use super::source::open;
+use super::source::Source;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -19,6 +19,11 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 const CHUNK: usize = 8192;
 /// 2^53: integers up to this magnitude convert to `f64` exactly.
 const EXACT_INT: i64 = 1 << 53;
+/// The longest header accepted (NumPy itself refuses headers over 10,000 bytes by default).
+const MAX_HEADER_BYTES: usize = 1 << 20;
+/// Values set aside before any data is read when the data's size is not known in advance
+/// (gzip): the vector then grows with what actually arrives.
+const INITIAL_VALUES: usize = 1 << 20;
 
 /// Where the labels of an NPY feature matrix come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,15 +79,35 @@ struct Header {
 ///
 /// [`Error::Npy`] for a bad magic string, an unsupported version, a malformed header dict, an
 /// unsupported dtype (big-endian, structured, other types), `fortran_order: True`, data shorter
-/// or longer than the shape says, or an `<i8` value beyond 2⁵³; [`Error::Io`] when the file
-/// cannot be read.
+/// or longer than the shape says, a shape whose values exceed
+/// [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) or (for an uncompressed file) differ
+/// from the file's real size — both checked before anything is allocated — or an `<i8` value
+/// beyond 2⁵³; [`Error::Io`] when the file cannot be read or is not a regular file.
 pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
-    let path = path.as_ref();
+    read_npy_source(Source::open(path.as_ref())?)
+}
+
+/// [`read_npy`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_npy`].
+pub fn read_npy_bytes(bytes: &[u8], name: impl AsRef<Path>) -> Result<ArrayD<f64>> {
+    read_npy_source(Source::from_bytes(bytes, name.as_ref())?)
+}
+
+fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
+    let Source {
+        mut reader,
+        path,
+        len: file_len,
+        budget,
+    } = source;
+    let path = path.as_path();
     let npy_err = |reason: String| Error::Npy {
         path: path.into(),
         reason,
     };
-    let mut reader = open(path)?;
     let mut preamble = [0u8; 8];
     read_exactly(&mut reader, &mut preamble, path, "the magic string")?;
     if &preamble[..6] != MAGIC {
@@ -91,16 +116,17 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
         ));
     }
     let (major, minor) = (preamble[6], preamble[7]);
-    let header_len = match major {
+    let (header_len, len_bytes) = match major {
         1 => {
             let mut len = [0u8; 2];
             read_exactly(&mut reader, &mut len, path, "the header length")?;
-            usize::from(u16::from_le_bytes(len))
+            (usize::from(u16::from_le_bytes(len)), 2)
         }
         2 | 3 => {
             let mut len = [0u8; 4];
             read_exactly(&mut reader, &mut len, path, "the header length")?;
-            usize::try_from(u32::from_le_bytes(len)).map_err(|e| npy_err(e.to_string()))?
+            let len = u32::from_le_bytes(len);
+            (usize::try_from(len).unwrap_or(usize::MAX), 4)
         }
         _ => {
             return Err(npy_err(format!(
@@ -108,6 +134,17 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
             )));
         }
     };
+    if header_len > MAX_HEADER_BYTES {
+        return Err(npy_err(format!(
+            "the header length {header_len} is over the limit of {MAX_HEADER_BYTES} bytes"
+        )));
+    }
+    let data_offset = (8 + len_bytes + header_len) as u64;
+    if file_len.is_some_and(|len| len < data_offset) {
+        return Err(npy_err(format!(
+            "the file ends inside the header (it claims {header_len} bytes)"
+        )));
+    }
     let mut header = vec![0u8; header_len];
     read_exactly(&mut reader, &mut header, path, "the header")?;
     let header = std::str::from_utf8(&header)
@@ -127,15 +164,48 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<ArrayD<f64>> {
                 .into(),
         ));
     }
-    let count = header
+    let size = dtype.size();
+    // Checked before any allocation: the claimed shape within the memory budget and, when the
+    // size is known, exactly the bytes the file holds.
+    // Zero-length axes count as 1 in the bound, so that no axis (e.g. the width of an empty
+    // matrix, which sizes everything computed from it) is beyond the budget either.
+    let bounded = header
         .shape
         .iter()
-        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim))
-        .filter(|&c| c.checked_mul(8).is_some_and(|b| isize::try_from(b).is_ok()))
-        .ok_or_else(|| npy_err(format!("shape {:?} is too large", header.shape)))?;
+        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim.max(1)))
+        .is_some_and(|values| values <= budget);
+    if !bounded {
+        return Err(npy_err(format!(
+            "the shape {:?} claims more values than fit in the memory budget of {budget} \
+             values ({} bytes)",
+            header.shape,
+            budget * 8
+        )));
+    }
+    // No overflow: bounded by the product just checked.
+    let count: usize = header.shape.iter().product();
+    if let Some(len) = file_len {
+        let needed = count as u64 * size as u64;
+        let held = len - data_offset;
+        if needed != held {
+            let what = if needed > held {
+                "the data ends early"
+            } else {
+                "bytes follow the values"
+            };
+            return Err(npy_err(format!(
+                "{what}: the shape {:?} needs {needed} bytes of '{}' data, but the file holds \
+                 {held}",
+                header.shape, header.descr
+            )));
+        }
+    }
 
-    let size = dtype.size();
-    let mut data: Vec<f64> = Vec::with_capacity(count);
+    let mut data: Vec<f64> = Vec::with_capacity(if file_len.is_some() {
+        count
+    } else {
+        count.min(INITIAL_VALUES)
+    });
     let mut buf = vec![0u8; CHUNK * size];
     while data.len() < count {
         let k = CHUNK.min(count - data.len());
@@ -242,6 +312,8 @@ pub fn read_npy_1d(path: impl AsRef<Path>) -> Result<Array1<f64>> {
 pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Result<LoadedData> {
     let x_path = x_path.as_ref();
     let mut x = read_npy_2d(x_path)?;
+    // Before a label column is removed, so that positions are the file's.
+    check_finite(x_path, x.view())?;
     let y = match labels {
         NpyLabels::File(y_path) => {
             let y = read_npy_1d(y_path)?;
@@ -256,7 +328,7 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
                     ),
                 });
             }
-            check_finite_labels(y_path, &y, "")?;
+            check_finite_labels(y_path, &y)?;
             y
         }
         NpyLabels::Column(column) => {
@@ -275,11 +347,9 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
             let y = x.column(index).to_owned();
             let keep: Vec<usize> = (0..d).filter(|&j| j != index).collect();
             x = x.select(Axis(1), &keep);
-            check_finite_labels(x_path, &y, &format!(" (label column {index})"))?;
             y
         }
     };
-    check_finite(x_path, x.view())?;
     if x.nrows() == 0 {
         return Err(Error::EmptyData {
             path: x_path.into(),
@@ -319,12 +389,12 @@ pub(crate) fn sibling_label_file(x_path: &Path) -> Option<PathBuf> {
         .find(|p| p != x_path && p.is_file())
 }
 
-fn check_finite_labels(path: &Path, y: &Array1<f64>, context: &str) -> Result<()> {
+fn check_finite_labels(path: &Path, y: &Array1<f64>) -> Result<()> {
     match y.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(Error::Npy {
             path: path.into(),
-            reason: format!("non-finite label {} at row {i} (0-based){context}", y[i]),
+            reason: format!("non-finite label {} at row {i} (0-based)", y[i]),
         }),
     }
 }
@@ -528,6 +598,32 @@ mod tests {
         let h = parse_header("{'shape': (), 'descr': \"<f4\", 'fortran_order': False}").unwrap();
         assert!(h.shape.is_empty());
         assert_eq!(h.descr, "<f4");
+    }
+
+    #[test]
+    fn the_budget_bounds_the_claimed_shape() {
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let dict = b"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3)}\n";
+        bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(dict);
+        bytes.extend((0..6).flat_map(|v| f64::from(v).to_le_bytes()));
+        let read = |budget| {
+            read_npy_source(
+                Source::from_bytes(&bytes, Path::new("b.npy"))
+                    .unwrap()
+                    .with_budget(budget),
+            )
+        };
+        assert_eq!(read(6).unwrap().shape(), [2, 3]);
+        match read(5) {
+            Err(Error::Npy { reason, .. }) => {
+                assert!(
+                    reason.contains("[2, 3]") && reason.contains("budget of 5"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Opening data files (gzip detected by its magic bytes) and reading them line by line.
+//! Opening data files (gzip detected by its magic bytes) and reading them line by line, with
+//! every allocation bounded: only regular files are read, lines are at most
+//! [`MAX_LINE_BYTES`] long, and the values of one file fit in [`MEMORY_BUDGET_BYTES`].
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
@@ -11,49 +13,139 @@ use crate::error::{Error, Result};
 
 const BUFFER: usize = 1 << 16;
 
-/// Open `path` for buffered reading, decompressing it on the fly when it starts with the gzip
-/// magic bytes (whatever its name).
-pub(crate) fn open(path: &Path) -> Result<Box<dyn BufRead>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::with_capacity(BUFFER, file);
-    let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.starts_with(&[0x1f, 0x8b]) {
-        Ok(Box::new(BufReader::with_capacity(
-            BUFFER,
-            MultiGzDecoder::new(reader),
-        )))
-    } else {
-        Ok(Box::new(reader))
+/// The most memory a reader sets aside for the values of one file (features, labels and, for
+/// LIBSVM, the sparse entries before densifying): 4 GiB. A file needing more is refused with
+/// a typed error before the allocation is made.
+pub const MEMORY_BUDGET_BYTES: usize = 4 << 30;
+
+/// The longest physical line a text reader accepts (64 MiB): a file without line breaks (or a
+/// binary file read as text) is refused instead of being buffered whole.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// A data source opened for reading: the (decompressed) content and how to name it in errors.
+pub(crate) struct Source<'a> {
+    /// The content, decompressed when it starts with the gzip magic bytes.
+    pub(crate) reader: Box<dyn BufRead + 'a>,
+    /// The name used in errors (the file's path).
+    pub(crate) path: PathBuf,
+    /// The content's exact length in bytes when it is known before reading (a plain regular
+    /// file or a byte slice; `None` for gzip, whose decompressed size is not).
+    pub(crate) len: Option<u64>,
+    /// The most `f64` values a reader may hold for this source: [`MEMORY_BUDGET_BYTES`] / 8
+    /// (smaller in tests).
+    pub(crate) budget: usize,
+}
+
+impl Source<'static> {
+    /// Open the regular file `path`. Devices, pipes and directories are refused (an endless
+    /// source such as `/dev/zero` could never be read to its end).
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a regular file (a directory, device or pipe); data is read from \
+                     regular files only",
+                ),
+            ));
+        }
+        Self::new(BufReader::with_capacity(BUFFER, file), path, meta.len())
     }
 }
 
-/// Physical lines of a text file with their 1-based numbers; strips `\n`, `\r\n` and a UTF-8
-/// byte-order mark on the first line.
-pub(crate) struct Lines {
-    reader: Box<dyn BufRead>,
-    path: PathBuf,
+impl<'a> Source<'a> {
+    /// Read from bytes in memory, named `name` in errors.
+    pub(crate) fn from_bytes(bytes: &'a [u8], name: &Path) -> Result<Self> {
+        Self::new(bytes, name, bytes.len() as u64)
+    }
+
+    fn new<R: BufRead + 'a>(mut reader: R, path: &Path, raw_len: u64) -> Result<Self> {
+        let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
+        let (reader, len): (Box<dyn BufRead + 'a>, _) = if head.starts_with(&[0x1f, 0x8b]) {
+            (
+                Box::new(BufReader::with_capacity(
+                    BUFFER,
+                    MultiGzDecoder::new(reader),
+                )),
+                None,
+            )
+        } else {
+            (Box::new(reader), Some(raw_len))
+        };
+        Ok(Self {
+            reader,
+            path: path.to_owned(),
+            len,
+            budget: MEMORY_BUDGET_BYTES / 8,
+        })
+    }
+
+    /// The same source with a budget of `values` (to test the budget checks cheaply).
+    #[cfg(test)]
+    pub(crate) fn with_budget(self, values: usize) -> Self {
+        Self {
+            budget: values,
+            ..self
+        }
+    }
+}
+
+/// Physical lines of a text source with their 1-based numbers; strips `\n`, `\r\n` and a
+/// UTF-8 byte-order mark on the first line.
+pub(crate) struct Lines<'a> {
+    source: Source<'a>,
     buf: Vec<u8>,
     line: usize,
 }
 
-impl Lines {
-    /// Open `path` (gzip or plain).
+/// Open `path` (see [`Source::open`]) for reading whole, decompressed.
+pub(crate) fn open(path: &Path) -> Result<Box<dyn BufRead>> {
+    Ok(Source::open(path)?.reader)
+}
+
+impl Lines<'static> {
+    /// Lines of the file `path` (see [`Source::open`]).
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        Ok(Self {
-            reader: open(path)?,
-            path: path.to_owned(),
+        Ok(Self::new(Source::open(path)?))
+    }
+}
+
+impl<'a> Lines<'a> {
+    /// Lines of `source`.
+    pub(crate) fn new(source: Source<'a>) -> Self {
+        Self {
+            source,
             buf: Vec::with_capacity(256),
             line: 0,
-        })
+        }
+    }
+
+    /// The source's name (its path).
+    pub(crate) fn path(&self) -> &Path {
+        &self.source.path
+    }
+
+    /// The most `f64` values a reader may hold for this source ([`Source::budget`]).
+    pub(crate) fn budget(&self) -> usize {
+        self.source.budget
     }
 
     /// The next line and its 1-based number, or `None` at the end of the file.
+    ///
+    /// # Errors
+    /// [`ParseErrorKind::LineTooLong`] past [`MAX_LINE_BYTES`], [`ParseErrorKind::InvalidUtf8`],
+    /// [`Error::Io`].
     pub(crate) fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
         self.buf.clear();
-        let n = self
-            .reader
+        // Room for the longest accepted line and its `\r\n`.
+        let limit = MAX_LINE_BYTES as u64 + 2;
+        let n = (&mut self.source.reader)
+            .take(limit)
             .read_until(b'\n', &mut self.buf)
-            .map_err(|e| Error::io(&self.path, e))?;
+            .map_err(|e| Error::io(&self.source.path, e))?;
         if n == 0 {
             return Ok(None);
         }
@@ -65,6 +157,16 @@ impl Lines {
         if let Some(rest) = bytes.strip_suffix(b"\r") {
             bytes = rest;
         }
+        if bytes.len() > MAX_LINE_BYTES {
+            return Err(parse_error(
+                &self.source.path,
+                self.line,
+                "line",
+                ParseErrorKind::LineTooLong {
+                    limit: MAX_LINE_BYTES,
+                },
+            ));
+        }
         if self.line == 1
             && let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF")
         {
@@ -72,12 +174,12 @@ impl Lines {
         }
         match std::str::from_utf8(bytes) {
             Ok(text) => Ok(Some((self.line, text))),
-            Err(_) => Err(Error::Parse {
-                path: self.path.clone(),
-                line: self.line,
-                field: "line".to_owned(),
-                kind: ParseErrorKind::InvalidUtf8,
-            }),
+            Err(_) => Err(parse_error(
+                &self.source.path,
+                self.line,
+                "line",
+                ParseErrorKind::InvalidUtf8,
+            )),
         }
     }
 }
