@@ -25,6 +25,11 @@
 //! named reproducer of issue 9); the other accountants run on every group. The count of
 //! skipped PLD groups is printed.
 //!
+//! The default fallback chain (`answer_with_fallback` over `DEFAULT_CHAIN`, the CLI's
+//! default) is checked the same way on a subsample (it rebuilds its accountants per query):
+//! every named group and every [`FALLBACK_GROUP_STRIDE`]-th group, every
+//! [`FALLBACK_QUERY_STRIDE`]-th query there.
+//!
 //! A second test checks facts that need no closed form on composed Poisson-subsampled
 //! Gaussians (T up to 10⁶, q down to 1e-6): ε is non-decreasing in T and non-increasing in σ
 //! for each accountant, and the PLD accountant's ε is at least its own optimistic estimate.
@@ -42,7 +47,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use common::{f, fixture, rel, rows};
-use dp_accounting::{AccountantKind, Mechanism, Neighbouring, ObjPertParams};
+use dp_accounting::{
+    AccountantKind, DEFAULT_CHAIN, Mechanism, Neighbouring, ObjPertParams, PldConfig,
+    Query as AQuery, answer_with_fallback,
+};
 use serde_json::Value;
 
 /// Every accountant. The match is exhaustive on purpose: a new [`AccountantKind`] variant
@@ -69,6 +77,10 @@ fn all_kinds() -> Vec<AccountantKind> {
 const PLD_FULL_EPS: f64 = 60.0;
 /// Above [`PLD_FULL_EPS`], PLD runs on every this-many-th group (and on every named one).
 const PLD_HEAVY_STRIDE: usize = 6;
+/// The fallback chain runs on every this-many-th group (and on every named one) ...
+const FALLBACK_GROUP_STRIDE: usize = 40;
+/// ... and there on every this-many-th query.
+const FALLBACK_QUERY_STRIDE: usize = 4;
 /// ε more than this factor above the truth is counted as LOOSE.
 const LOOSE_EPS: f64 = 1.5;
 /// δ more than this factor above the truth is counted as LOOSE.
@@ -249,7 +261,30 @@ struct Tally {
 }
 
 impl Tally {
-    fn record(&mut self, kind: AccountantKind, g: &Group, q: &Query, c: Class, shown: String) {
+    /// Classifies and records one answer of accountant `kind`.
+    fn answer(
+        &mut self,
+        kind: &str,
+        g: &Group,
+        q: &Query,
+        answer: &std::thread::Result<dp_accounting::Result<f64>>,
+    ) {
+        let c = classify(q, answer);
+        if let Ok(Err(e)) = answer {
+            *self
+                .errors
+                .entry((kind.to_string(), reason(e)))
+                .or_default() += 1;
+        }
+        let shown = match answer {
+            Ok(Ok(v)) => format!("{v:e}"),
+            Ok(Err(e)) => format!("Err({e})"),
+            Err(_) => "panic".into(),
+        };
+        self.record(kind, g, q, c, shown);
+    }
+
+    fn record(&mut self, kind: &str, g: &Group, q: &Query, c: Class, shown: String) {
         self.answers += 1;
         *self.by_class.entry((kind.to_string(), c)).or_default() += 1;
         match c {
@@ -290,19 +325,34 @@ fn run_group(kind: AccountantKind, g: &Group, t: &mut Tally) {
                 }
             }),
         };
-        let c = classify(q, &answer);
-        if let Ok(Err(e)) = &answer {
-            *t.errors.entry((kind.to_string(), reason(e))).or_default() += 1;
-        }
-        let shown = match &answer {
-            Ok(Ok(v)) => format!("{v:e}"),
-            Ok(Err(e)) => format!("Err({e})"),
-            Err(_) => "panic".into(),
-        };
-        t.record(kind, g, q, c, shown);
+        t.answer(kind.as_str(), g, q, &answer);
     }
     *t.seconds.entry(kind.to_string()).or_default() += start.elapsed().as_secs_f64();
 }
+
+/// The default fallback chain ([`answer_with_fallback`] over [`DEFAULT_CHAIN`], what the CLI
+/// uses without `--accountant`) on every [`FALLBACK_QUERY_STRIDE`]-th query of a group: it
+/// rebuilds its accountants for every query, so it runs on a subsample.
+fn run_fallback(g: &Group, t: &mut Tally) {
+    let start = Instant::now();
+    let parts = [(g.mechanism(), g.count)];
+    for q in g.queries.iter().step_by(FALLBACK_QUERY_STRIDE) {
+        let query = if q.eps_query {
+            AQuery::Epsilon { delta: q.arg }
+        } else {
+            AQuery::Delta { epsilon: q.arg }
+        };
+        let answer = guarded(|| {
+            answer_with_fallback(&DEFAULT_CHAIN, g.rel, PldConfig::default(), &parts, query)
+                .map(|a| a.value)
+        });
+        t.answer(FALLBACK, g, q, &answer);
+    }
+    *t.seconds.entry(FALLBACK.to_string()).or_default() += start.elapsed().as_secs_f64();
+}
+
+/// The name the fallback chain is reported under.
+const FALLBACK: &str = "fallback";
 
 #[test]
 fn campaign_no_accountant_under_reports() {
@@ -315,7 +365,10 @@ fn campaign_no_accountant_under_reports() {
     let mut t = Tally::default();
     let mut heavy_seen = 0usize;
     let mut diag_skipped = 0u64;
-    for g in &groups {
+    for (i, g) in groups.iter().enumerate() {
+        if g.name.is_some() || i % FALLBACK_GROUP_STRIDE == 0 {
+            run_fallback(g, &mut t);
+        }
         for kind in all_kinds() {
             if kind == AccountantKind::Pld && g.eps_scale() > PLD_FULL_EPS {
                 let take = g.name.is_some() || heavy_seen % PLD_HEAVY_STRIDE == 0;

@@ -3,6 +3,9 @@
 //! `u64::MAX`. Every call must return a typed error or a valid value (ε, σ finite and ≥ 0,
 //! δ in [0, 1]); it must never panic and never hang.
 //!
+//! `FUZZ_TRACE=1` prints every case before it runs (to find the inputs of an abort, e.g. a
+//! failed allocation, which no test can catch).
+//!
 //! Each call runs on its own thread and is abandoned after [`TIMEOUT`] (a hang is reported
 //! with its exact inputs, the test goes on, and fails at the end); panics are caught and
 //! reported the same way. Every finding of a property is listed before its assertion fails.
@@ -25,11 +28,12 @@ use std::time::Duration;
 
 use dp_accounting::audit::{TestCounts, clopper_pearson_upper, epsilon_lower_bound};
 use dp_accounting::{
-    Accountant, AccountantKind, Conversion, Ledger, Mechanism, Neighbouring, ObjPertParams,
-    PldAccountant, PldConfig, RdpAccountant, Repetitions, Target, calibrate_noise,
-    calibrate_sampling_rate, calibrate_steps, gaussian_delta, gaussian_epsilon, gaussian_sigma,
-    kifer_epsilon, kifer_parameters, objpert_delta, objpert_epsilon, objpert_rdp, shuffle_delta,
-    shuffle_epsilon, tuned, zcdp_delta, zcdp_epsilon,
+    Accountant, AccountantKind, Conversion, DEFAULT_CHAIN, Ledger, Mechanism, Neighbouring,
+    ObjPertParams, PldAccountant, PldConfig, Query, RdpAccountant, Repetitions, Target,
+    answer_with_fallback, calibrate_noise, calibrate_sampling_rate, calibrate_steps,
+    gaussian_delta, gaussian_epsilon, gaussian_sigma, kifer_epsilon, kifer_parameters,
+    objpert_delta, objpert_epsilon, objpert_rdp, shuffle_delta, shuffle_epsilon, tuned, zcdp_delta,
+    zcdp_epsilon,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -153,6 +157,9 @@ fn guarded<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
     quiet_panics();
+    if std::env::var_os("FUZZ_TRACE").is_some() {
+        eprintln!("fuzz: {what}: {inputs}");
+    }
     let (tx, rx) = mpsc::channel();
     let name = format!("{CALL_THREAD}-{}", THREADS.fetch_add(1, Ordering::Relaxed));
     let spawned = std::thread::Builder::new()
@@ -610,6 +617,45 @@ fn run_accountant(fd: &Findings, kind: AccountantKind, case: AccountantCase) {
     });
 }
 
+/// The default fallback chain on the case's two mechanisms, both queries.
+fn run_fallback(fd: &Findings, case: AccountantCase) {
+    let (ar, m1, c1, m2, c2, delta, eps) = case;
+    let rel = if ar {
+        Neighbouring::AddRemove
+    } else {
+        Neighbouring::ReplaceOne
+    };
+    let inputs =
+        format!("{rel}: {m1:?} x {c1}, then {m2:?} x {c2}; epsilon({delta:e}), delta({eps:e})");
+    let what = format!(
+        "answer_with_fallback with {} then {}",
+        mech_name(m1.which),
+        mech_name(m2.which)
+    );
+    let fd2 = fd.clone();
+    let (i, w) = (inputs.clone(), what.clone());
+    let _ = guarded(fd, &what, &inputs, move || {
+        let (fd, i) = (&fd2, i.as_str());
+        let parts: Vec<(Mechanism, u64)> = [(m1, c1), (m2, c2)]
+            .into_iter()
+            .filter_map(|(m, c)| build_mechanism(m).ok().map(|mech| (mech, c)))
+            .collect();
+        for (query, kind) in [
+            (Query::Epsilon { delta }, Valid::Eps),
+            (Query::Delta { epsilon: eps }, Valid::Prob),
+        ] {
+            let f = format!("{w}: {query:?}");
+            let f = strip_digits(&f);
+            let r = call(fd, &f, i, || {
+                answer_with_fallback(&DEFAULT_CHAIN, rel, PldConfig::default(), &parts, query)
+            });
+            if let Some(Ok(a)) = r {
+                check_value(fd, &f, i, kind, a.value);
+            }
+        }
+    });
+}
+
 #[test]
 fn cheap_accountants_never_panic_and_return_valid_values() {
     fuzz(
@@ -634,12 +680,20 @@ fn pld_accountant_never_panics_and_returns_valid_values() {
     fuzz(
         "pld accountant",
         PLD_CASES,
-        (accountant_case(values), any_f64(), any_f64()),
-        |fd, (case, h, tail)| {
+        (
+            accountant_case(values),
+            (any_f64(), any_f64(), any_count(), any_f64(), any::<bool>()),
+        ),
+        |fd, (case, (h, tail, grid, err, has_err))| {
             run_accountant(fd, AccountantKind::Pld, case);
+            run_fallback(fd, case);
+            let max_grid = usize::try_from(grid).unwrap_or(usize::MAX);
+            let epsilon_error = has_err.then_some(err);
             // Arbitrary configurations: invalid ones must be refused, not used.
             let inputs = format!(
-                "PldConfig {{ discretisation: {h:e}, tail_mass: {tail:e} }}, gaussian(1, 1) x 10"
+                "PldConfig {{ discretisation: {h:e}, tail_mass: {tail:e}, max_grid: {grid}, \
+                 epsilon_error: {:?} }}, gaussian(1, 1) x 10",
+                has_err.then_some(err)
             );
             let fd2 = fd.clone();
             let i = inputs.clone();
@@ -647,6 +701,8 @@ fn pld_accountant_never_panics_and_returns_valid_values() {
                 let config = PldConfig {
                     discretisation: h,
                     tail_mass: tail,
+                    max_grid,
+                    epsilon_error,
                 };
                 let mut acc = PldAccountant::new(config, Neighbouring::AddRemove);
                 if acc
