@@ -640,12 +640,11 @@ fn run_fallback(fd: &Findings, case: AccountantCase) {
             .into_iter()
             .filter_map(|(m, c)| build_mechanism(m).ok().map(|mech| (mech, c)))
             .collect();
-        for (query, kind) in [
-            (Query::Epsilon { delta }, Valid::Eps),
-            (Query::Delta { epsilon: eps }, Valid::Prob),
+        for (query, kind, name) in [
+            (Query::Epsilon { delta }, Valid::Eps, "Epsilon"),
+            (Query::Delta { epsilon: eps }, Valid::Prob, "Delta"),
         ] {
-            let f = format!("{w}: {query:?}");
-            let f = strip_digits(&f);
+            let f = format!("{w}: {name}");
             let r = call(fd, &f, i, || {
                 answer_with_fallback(&DEFAULT_CHAIN, rel, PldConfig::default(), &parts, query)
             });
