@@ -85,6 +85,22 @@ pub enum NoteValue {
     Flag(bool),
 }
 
+impl fmt::Display for NoteValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoteValue::Number(x) => write!(f, "{x}"),
+            NoteValue::Numbers(xs) => write!(f, "{xs:?}"),
+            NoteValue::Flag(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {}", self.name, self.value)
+    }
+}
+
 /// A question for an accountant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Query {

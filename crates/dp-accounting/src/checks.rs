@@ -4,17 +4,17 @@
 //! digit, a NaN turned into 0). Whatever its method, its ε(δ) for a composition can never be
 //! below the exact ε(δ) of any single mechanism in it, nor below the exact ε of the Gaussian
 //! part alone (composing more mechanisms never lowers the privacy loss: the extra outputs
-//! could be ignored, a post-processing). The same holds for δ(ε). Those lower bounds are cheap
-//! closed forms (the dominating pairs' profiles, inverted by bisection), so every answer is
-//! compared against them and against being finite and in range; a failed check is an
+//! could be ignored, a post-processing). The same holds for δ(ε). So a reported ε must give
+//! every part's exact profile `δ_part(ε) ≤ δ`, and a reported δ(ε) must be at least every
+//! `δ_part(ε)`: cheap closed forms (the dominating pairs' profiles). Every answer is compared
+//! against them and against being finite and in range; a failed check is an
 //! [`Error::SelfCheck`], never a number.
 
 use crate::error::{Error, Result};
-use crate::gaussian::{EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio};
+use crate::gaussian::delta_for_ratio;
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, components};
-use crate::search::epsilon_for_delta;
 
 /// Relative slack of the comparisons: the lower bounds are themselves evaluated in floating
 /// point (to ~1e-13), so a disagreement smaller than this is rounding, not a defect.
@@ -51,7 +51,8 @@ impl Facts {
         }
     }
 
-    /// Checks an ε answered at `delta` and returns it, or a [`Error::SelfCheck`].
+    /// Checks an ε answered at `delta` and returns it, or a [`Error::SelfCheck`]: the claim
+    /// "(ε, δ)-DP" implies that every part alone has `δ_part(ε) ≤ δ`, which needs no inversion.
     pub(crate) fn check_epsilon(
         &self,
         accountant: &'static str,
@@ -61,46 +62,28 @@ impl Facts {
         if !(eps.is_finite() && eps >= 0.0) {
             return Err(fail(accountant, "epsilon is finite and >= 0", eps, 0.0));
         }
-        let mut lower: f64 = 0.0;
-        for (r, a) in &self.singles {
-            for p in [r, a] {
-                // A δ that no ε up to EPS_MAX reaches means the single step alone is beyond
-                // what can be represented: any finite answer is then an under-report.
-                match epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e))) {
-                    Ok(e) => lower = lower.max(e),
-                    Err(_) => {
-                        return Err(fail(
-                            accountant,
-                            "epsilon >= one step's exact epsilon",
-                            eps,
-                            EPS_MAX,
-                        ));
-                    }
-                }
-            }
-        }
-        if self.gaussian_s2 > 0.0 {
-            match epsilon_for_ratio(self.gaussian_s2.sqrt(), delta) {
-                Ok(e) => lower = lower.max(e),
-                Err(_) => {
-                    return Err(fail(
-                        accountant,
-                        "epsilon >= the Gaussian part's exact epsilon",
-                        eps,
-                        EPS_MAX,
-                    ));
-                }
-            }
-        }
-        if eps < lower * (1.0 - SLACK) {
+        let part = self.strongest_part_delta(eps);
+        if part > delta * (1.0 + SLACK) {
             return Err(fail(
                 accountant,
-                "epsilon >= the exact epsilon of a part",
-                eps,
-                lower,
+                "delta of each part at the reported epsilon <= delta",
+                part,
+                delta,
             ));
         }
         Ok(eps)
+    }
+
+    /// The largest exact δ(ε) of a single part (one step, or the Gaussian part as a whole).
+    fn strongest_part_delta(&self, eps: f64) -> f64 {
+        let mut lower: f64 = 0.0;
+        for (r, a) in &self.singles {
+            lower = lower.max(r.delta(eps)).max(a.delta(eps));
+        }
+        if self.gaussian_s2 > 0.0 {
+            lower = lower.max(delta_for_ratio(self.gaussian_s2.sqrt(), eps));
+        }
+        lower
     }
 
     /// Checks a δ answered at `epsilon` and returns it, or a [`Error::SelfCheck`].
@@ -113,13 +96,7 @@ impl Facts {
         if !(delta.is_finite() && (0.0..=1.0).contains(&delta)) {
             return Err(fail(accountant, "delta is in [0, 1]", delta, 0.0));
         }
-        let mut lower: f64 = 0.0;
-        for (r, a) in &self.singles {
-            lower = lower.max(r.delta(epsilon)).max(a.delta(epsilon));
-        }
-        if self.gaussian_s2 > 0.0 {
-            lower = lower.max(delta_for_ratio(self.gaussian_s2.sqrt(), epsilon));
-        }
+        let lower = self.strongest_part_delta(epsilon);
         if delta < lower * (1.0 - SLACK) {
             return Err(fail(
                 accountant,
@@ -144,6 +121,8 @@ fn fail(accountant: &'static str, check: &'static str, reported: f64, bound: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::gaussian::epsilon_for_ratio;
 
     #[test]
     fn an_answer_below_one_step_is_refused() {

@@ -72,5 +72,8 @@ pub use rdp::{
     Conversion, DroppedOrder, RdpAccountant, RdpDelta, RdpEpsilon, default_orders, objpert_rdp,
 };
 pub use selection::{Repetitions, tuned};
-pub use shuffle::{shuffle_delta, shuffle_epsilon};
+pub use shuffle::{
+    ShuffleBound, ShuffleMethod, shuffle_delta, shuffle_delta_numerical, shuffle_epsilon,
+    shuffle_epsilon_numerical,
+};
 pub use zcdp::{ZcdpAccountant, zcdp_delta, zcdp_epsilon};

@@ -65,12 +65,13 @@ where
     }
     let mut hi = 1.0;
     while delta_of(hi)? > delta {
-        hi *= 2.0;
-        if hi > eps_max {
+        if hi >= eps_max {
             return Err(Error::OutOfRange(format!(
                 "no epsilon up to {eps_max} reaches delta = {delta:e}"
             )));
         }
+        // The last bracket ends at eps_max itself, so every ε up to it is reachable.
+        hi = (2.0 * hi).min(eps_max);
     }
     bisect_up(0.0, hi, rel_tol, false, |e| Ok(delta_of(e)? <= delta))
 }

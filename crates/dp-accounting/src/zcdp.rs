@@ -1,6 +1,7 @@
 //! The zero-concentrated-DP accountant (Bun & Steinke 2016).
 
 use crate::accountant::Accountant;
+use crate::checks::Facts;
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
@@ -80,12 +81,17 @@ pub fn zcdp_delta(rho: f64, epsilon: f64) -> Result<f64> {
 pub struct ZcdpAccountant {
     rel: Neighbouring,
     rho: f64,
+    facts: Facts,
 }
 
 impl ZcdpAccountant {
     /// An empty accountant.
     pub fn new(rel: Neighbouring) -> Self {
-        Self { rel, rho: 0.0 }
+        Self {
+            rel,
+            rho: 0.0,
+            facts: Facts::default(),
+        }
     }
 
     /// The composed ρ.
@@ -139,6 +145,7 @@ impl Accountant for ZcdpAccountant {
             }
         };
         self.rho += count as f64 * rho;
+        self.facts.record(mechanism, count, self.rel);
         Ok(())
     }
 
@@ -151,7 +158,8 @@ impl Accountant for ZcdpAccountant {
                 "the composed rho overflows: epsilon is unbounded".into(),
             ));
         }
-        zcdp_epsilon(self.rho, delta)
+        let e = zcdp_epsilon(self.rho, delta)?;
+        self.facts.check_epsilon("zcdp", delta, e)
     }
 
     /// # Privacy
@@ -162,7 +170,8 @@ impl Accountant for ZcdpAccountant {
             non_negative("epsilon", epsilon)?;
             return Ok(1.0);
         }
-        zcdp_delta(self.rho, epsilon)
+        let d = zcdp_delta(self.rho, epsilon)?;
+        self.facts.check_delta("zcdp", epsilon, d)
     }
 }
 

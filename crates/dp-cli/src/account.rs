@@ -46,12 +46,12 @@ fn accountant_for(
 
 /// The PLD settings from the flags (validated by the accountant itself).
 fn pld_config(a: &AccountArgs) -> PldConfig {
-    let mut c = PldConfig::default();
-    c.epsilon_error = Some(a.epsilon_error);
-    if let Some(g) = a.max_grid {
-        c.max_grid = g;
+    let default = PldConfig::default();
+    PldConfig {
+        epsilon_error: Some(a.epsilon_error),
+        max_grid: a.max_grid.unwrap_or(default.max_grid),
+        ..default
     }
-    c
 }
 
 /// A note's value as JSON.

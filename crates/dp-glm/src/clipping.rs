@@ -174,6 +174,22 @@ impl ClippedExampleLoss {
         }
     }
 
+    /// `g(z) − g(0)`, without overflow when `z` and 0 lie on the same piece of `g` (a label
+    /// near `f64::MAX` puts both on a linear piece, where the difference is `∓r·z` although
+    /// each value is beyond `f64::MAX`).
+    pub(crate) fn change(&self, z: f64) -> f64 {
+        let linear = |slope: f64| if self.r == 0.0 { 0.0 } else { slope * z };
+        if z < self.y1 && 0.0 < self.y1 {
+            linear(-self.r)
+        } else if z > self.y2 && 0.0 > self.y2 {
+            linear(self.r)
+        } else if (self.y1..=self.y2).contains(&z) && (self.y1..=self.y2).contains(&0.0) {
+            self.loss.change(z, self.y)
+        } else {
+            self.value(z) - self.value(0.0)
+        }
+    }
+
     /// `g'(z)`: `−r` left of `y1`, `f'(z)` on `[y1, y2]`, `+r` right of `y2` (equal to
     /// `clamp(f'(z), −r, r)`).
     #[inline]

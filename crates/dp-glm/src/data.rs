@@ -1,5 +1,6 @@
 //! Validated datasets.
 
+pub(crate) use dp_optim::numeric::l2_norm;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 use crate::error::{Error, Result};
@@ -87,7 +88,8 @@ impl Dataset {
     }
 
     /// `‖x_i‖` for every row (computed once, without overflow or underflow in the squares; a
-    /// row whose true norm exceeds `f64::MAX` has norm `+∞`).
+    /// row whose true norm exceeds `f64::MAX` has norm `+∞`, and a clip at `C` gives it the
+    /// ratio `C/∞ = 0`: its clipped gradient is 0, still within the clip).
     pub fn row_norms(&self) -> ArrayView1<'_, f64> {
         self.row_norms.view()
     }
@@ -133,22 +135,6 @@ pub(crate) fn check_finite(array: &'static str, a: ArrayView2<'_, f64>) -> Resul
         }
     }
     Ok(())
-}
-
-/// `‖v‖₂` without spurious overflow or underflow: the plain sum of squares when it is safely
-/// inside the normal range, otherwise rescaled by `max |v_j|`.
-pub(crate) fn l2_norm(v: ArrayView1<'_, f64>) -> f64 {
-    let s = v.dot(&v);
-    if s.is_finite() && s > 1e-280 {
-        return s.sqrt();
-    }
-    let scale = v.iter().fold(0.0f64, |m, &a| m.max(a.abs()));
-    if scale == 0.0 || !scale.is_finite() {
-        // All zero, or an infinite/NaN entry (which validated data never has).
-        return if scale == 0.0 { 0.0 } else { s.sqrt() };
-    }
-    let t: f64 = v.iter().map(|&a| (a / scale) * (a / scale)).sum();
-    scale * t.sqrt()
 }
 
 #[cfg(test)]

@@ -62,6 +62,23 @@ pub enum Error {
         /// What the value must satisfy.
         reason: &'static str,
     },
+    /// A hyper-parameter asks for more memory or more work than the documented limit
+    /// ([`MEMORY_BUDGET_BYTES`](crate::learners::MEMORY_BUDGET_BYTES) for buffers; a cap
+    /// stated on the hyper-parameter for loop counts). Checked before anything is allocated
+    /// or run.
+    #[error("`{name}` = {value} needs {needed:e} {unit}, above the limit of {limit:e} {unit}")]
+    ResourceLimit {
+        /// The hyper-parameter's name as the user knows it (e.g. `k`, `mean_trials`).
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+        /// What it would need.
+        needed: f64,
+        /// The limit.
+        limit: f64,
+        /// The unit of `needed` and `limit` (`bytes`, `trials`, ...).
+        unit: &'static str,
+    },
     /// The operation needs a convex loss (e.g. the clipping lemma) and this one is not.
     #[error("the {loss} loss is not convex, and {what} needs a convex loss")]
     NotConvex {

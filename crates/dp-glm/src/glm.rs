@@ -11,7 +11,7 @@
 
 use std::sync::{Mutex, TryLockError};
 
-use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective};
+use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective, numeric};
 use ndarray::linalg::general_mat_vec_mul;
 use ndarray::{ArrayView1, ArrayViewMut1};
 
@@ -61,6 +61,8 @@ pub struct GlmObjective<'a> {
     losses: ExampleLosses,
     lambda: f64,
     scale: f64,
+    /// Values relative to `θ = 0` (see [`GlmObjective::relative_to_zero`]).
+    relative: bool,
     scratch: Mutex<Vec<f64>>,
 }
 
@@ -116,8 +118,32 @@ impl<'a> GlmObjective<'a> {
             losses,
             lambda,
             scale,
+            relative: false,
             scratch: Mutex::new(vec![0.0; n]),
         })
+    }
+
+    /// The same objective minus the constant `s·Σ_i φ_i(0)`: [`Objective::value`] and
+    /// [`Objective::value_grad`] return `J(θ) − J(0)`, with the same gradient and
+    /// minimiser, and each example's change `φ_i(z) − φ_i(0)` computed without overflow when
+    /// both values are huge (labels near `f64::MAX`), so that a solver's line search sees
+    /// finite values whatever one label holds.
+    #[must_use]
+    pub(crate) fn relative_to_zero(mut self) -> Self {
+        self.relative = true;
+        self
+    }
+
+    /// `φ_i(z)`, or `φ_i(z) − φ_i(0)` for an objective relative to zero.
+    #[inline]
+    fn plain_value(&self, l: &Loss, z: f64, y: f64, v: f64) -> f64 {
+        if self.relative { l.change(z, y) } else { v }
+    }
+
+    /// As [`GlmObjective::plain_value`] for a clipped example loss.
+    #[inline]
+    fn clipped_value(&self, g: &ClippedExampleLoss, z: f64, v: f64) -> f64 {
+        if self.relative { g.change(z) } else { v }
     }
 
     /// The data.
@@ -186,9 +212,14 @@ impl<'a> GlmObjective<'a> {
     fn row_dot(&self, i: usize, theta: ArrayView1<'_, f64>) -> f64 {
         let x = self.data.x();
         let row = x.row(i);
-        match (row.as_slice(), theta.as_slice()) {
+        let z = match (row.as_slice(), theta.as_slice()) {
             (Some(r), Some(t)) => dot(r, t),
             _ => row.dot(&theta),
+        };
+        if z.is_finite() {
+            z
+        } else {
+            numeric::dot(row, theta)
         }
     }
 
@@ -240,8 +271,28 @@ impl<'a> GlmObjective<'a> {
 
     /// Writes `z = Xθ` into `z`.
     fn margins(&self, theta: ArrayView1<'_, f64>, z: &mut [f64]) {
-        let mut z = ArrayViewMut1::from(z);
-        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut z);
+        let mut zv = ArrayViewMut1::from(&mut *z);
+        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut zv);
+        self.rescue_margins(theta, z, |k| k);
+    }
+
+    /// Recomputes every non-finite margin `z_k` (of row `row(k)`) with the scaled dot product
+    /// of [`dp_optim::numeric::dot`]: a partial sum that overflowed (`±∞`, or `∞ − ∞ = NaN`)
+    /// becomes the exact margin, `±∞` only when that is beyond `f64::MAX`. Every loss takes
+    /// an infinite margin (finite derivative, or one the clip bounds), so one extreme row
+    /// cannot turn a run's gradients into NaN. One comparison per row when nothing overflowed.
+    fn rescue_margins(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        z: &mut [f64],
+        row: impl Fn(usize) -> usize,
+    ) {
+        let x = self.data.x();
+        for (k, zk) in z.iter_mut().enumerate() {
+            if !zk.is_finite() {
+                *zk = numeric::dot(x.row(row(k)), theta);
+            }
+        }
     }
 
     /// `(λ/2)‖θ‖²`.
@@ -334,6 +385,21 @@ pub(crate) fn clip_coefficient(d: f64, norm: f64, clip: f64) -> f64 {
     if a <= cap { d } else { cap.copysign(d) }
 }
 
+/// The clipped coefficient `c` of the squared loss's per-example gradient
+/// `x(⟨x, w⟩ − y)`: `clip_ζ(x(⟨x, w⟩ − y)) = c·x` with `|c|·‖x‖ ≤ clip`, where `norm = ‖x‖`.
+/// The margin is the scaled [`numeric::dot`], so a huge row or label gives a residual of
+/// `±∞` at worst (never NaN), which the clip turns into `±clip/‖x‖`: `c` is finite for every
+/// finite row, label and `w`.
+pub(crate) fn residual_coefficient(
+    x: ArrayView1<'_, f64>,
+    w: ArrayView1<'_, f64>,
+    y: f64,
+    norm: f64,
+    clip: f64,
+) -> f64 {
+    clip_coefficient(numeric::dot(x, w) - y, norm, clip)
+}
+
 impl Objective for GlmObjective<'_> {
     fn dim(&self) -> usize {
         self.n_features()
@@ -344,10 +410,16 @@ impl Objective for GlmObjective<'_> {
         let sum = self.with_scratch(|z| {
             self.margins(theta, z);
             match &self.losses {
-                ExampleLosses::Plain(l) => z.iter().zip(y).map(|(&zi, &yi)| l.value(zi, yi)).sum(),
-                ExampleLosses::Clipped(_, rows) => {
-                    z.iter().zip(rows).map(|(&zi, g)| g.value(zi)).sum::<f64>()
-                }
+                ExampleLosses::Plain(l) => z
+                    .iter()
+                    .zip(y)
+                    .map(|(&zi, &yi)| self.plain_value(l, zi, yi, l.value(zi, yi)))
+                    .sum(),
+                ExampleLosses::Clipped(_, rows) => z
+                    .iter()
+                    .zip(rows)
+                    .map(|(&zi, g)| self.clipped_value(g, zi, g.value(zi)))
+                    .sum::<f64>(),
             }
         });
         self.scale * sum + self.ridge(theta)
@@ -375,18 +447,19 @@ impl Objective for GlmObjective<'_> {
             let (idx, coef) = (&mut idx[..len], &mut coef[..len]);
             idx.iter_mut().zip(start..).for_each(|(k, i)| *k = i);
             self.row_dots(idx, theta, coef);
+            self.rescue_margins(theta, coef, |k| start + k);
             match &self.losses {
                 ExampleLosses::Plain(l) => {
                     for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
                         let (v, d) = l.value_deriv(*c, yi);
-                        sum += v;
+                        sum += self.plain_value(l, *c, yi, v);
                         *c = scale * d;
                     }
                 }
                 ExampleLosses::Clipped(_, rows) => {
                     for (c, g) in coef.iter_mut().zip(&rows[start..]) {
                         let (v, d) = g.value_deriv(*c);
-                        sum += v;
+                        sum += self.clipped_value(g, *c, v);
                         *c = scale * d;
                     }
                 }
@@ -415,7 +488,7 @@ impl FiniteSum for GlmObjective<'_> {
         grad.fill(0.0);
         for &i in batch {
             let row = x.row(i);
-            let c = self.scale * self.deriv(i, row.dot(&theta));
+            let c = self.scale * self.deriv(i, numeric::dot(row, theta));
             grad.scaled_add(c, &row);
         }
     }
@@ -451,7 +524,10 @@ impl ClippedSum for GlmObjective<'_> {
     }
 
     /// `Σ_{i ∈ batch} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`. A NaN or negative `clip` is treated as 0
-    /// (every term zero); `clip = ∞` disables clipping.
+    /// (every term zero); `clip = ∞` disables clipping. Finite for every finite dataset and
+    /// `θ`: a margin that overflows is recomputed scaled (`±∞` at worst, where every loss's
+    /// derivative is finite or clipped), each term has norm `≤ C`, and a row whose norm
+    /// exceeds `f64::MAX` contributes 0 (see [`Dataset::row_norms`]).
     fn clipped_sum(
         &self,
         theta: ArrayView1<'_, f64>,
@@ -477,6 +553,7 @@ impl ClippedSum for GlmObjective<'_> {
                 for block in batch.chunks(BLOCK) {
                     let coef = &mut coef[..block.len()];
                     self.row_dots(block, theta, coef);
+                    self.rescue_margins(theta, coef, |k| block[k]);
                     self.clip_in_place(coef, clip, |k| block[k]);
                     self.add_scaled_rows(block, coef, out.view_mut());
                 }

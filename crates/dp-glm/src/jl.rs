@@ -11,6 +11,7 @@ use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Error, Result, ensure};
+use crate::learners::check_memory;
 
 /// The distribution of the entries of `Φ`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,10 +40,12 @@ impl JlProjection {
     ///
     /// # Errors
     /// [`Error::InvalidHyperParameter`] if `k = 0`, `d = 0`, or a sparse density outside
-    /// `(0, 1]`.
+    /// `(0, 1]`; [`Error::ResourceLimit`] if `Φ` (`k·d` values) exceeds
+    /// [`MEMORY_BUDGET_BYTES`](crate::learners::MEMORY_BUDGET_BYTES).
     pub fn new<R: Rng + ?Sized>(kind: JlKind, k: usize, d: usize, rng: &mut R) -> Result<Self> {
         ensure(k > 0, "k", k as f64, "must be >= 1")?;
         ensure(d > 0, "d", d as f64, "must be >= 1")?;
+        check_memory("k", k as f64, k as f64 * d as f64)?;
         let kf = k as f64;
         let phi = match kind {
             JlKind::Gaussian => {

@@ -273,6 +273,27 @@ impl Loss {
         }
     }
 
+    /// `φ(z, y) − φ(0, y)`, computed without overflow where both values are huge but their
+    /// difference is not (a label near `f64::MAX`: `φ(0, y) = y²/2` is `+∞` for the squared
+    /// loss, yet `φ(z, y) − φ(0, y) = z(z/2 − y)` is finite for moderate `z`).
+    pub(crate) fn change(&self, z: f64, y: f64) -> f64 {
+        match *self {
+            Loss::Squared => z * (0.5 * z - y),
+            Loss::Huber { h } => {
+                // Both on the same linear piece: h(|z − y| − |y|) = ±h·z.
+                let (a, b) = (z - y, -y);
+                if a > h && b > h {
+                    h * z
+                } else if a < -h && b < -h {
+                    -h * z
+                } else {
+                    self.value(z, y) - self.value(0.0, y)
+                }
+            }
+            _ => self.value(z, y) - self.value(0.0, y),
+        }
+    }
+
     /// `(φ(z, y), φ'(z, y))` together (one exponential for the logistic loss).
     #[inline]
     pub fn value_deriv(&self, z: f64, y: f64) -> (f64, f64) {

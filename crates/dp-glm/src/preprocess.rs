@@ -17,9 +17,10 @@
 //! [`Step`], [`FittedStep`], [`Pipeline`] and [`FittedPipeline`] are plain enums and vectors of
 //! numbers, so that they can be serialised.
 
+use dp_optim::numeric::{project_to_ball, scale_to_norm};
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 
-use crate::data::{Dataset, check_finite, l2_norm};
+use crate::data::{Dataset, check_finite};
 use crate::error::{Error, Result, ensure};
 
 /// Scales every row to unit L2 norm (zero rows stay zero).
@@ -37,11 +38,11 @@ impl RowNormalizer {
     }
 
     fn apply(&self, mut x: Array2<f64>) -> Array2<f64> {
-        for mut row in x.rows_mut() {
-            let norm = l2_norm(row.view());
-            if norm > 0.0 && norm.is_finite() {
-                row /= norm;
-            }
+        for row in x.rows_mut() {
+            // Scaled by the largest entry first: rows whose norm overflows (entries near
+            // f64::MAX) or whose squares underflow (entries near 1e-162 and below) get unit
+            // norm too, with their direction.
+            scale_to_norm(row, 1.0);
         }
         x
     }
@@ -182,8 +183,14 @@ impl FittedMinMax {
         for (j, mut col) in x.columns_mut().into_iter().enumerate() {
             let (a, b) = (self.min[j], self.max[j]);
             if b > a {
-                let k = width / (b - a);
-                col.mapv_inplace(|v| self.lo + k * (v - a));
+                // In halves: b − a and v − a overflow for features near ±f64::MAX (and
+                // 0·∞ = NaN would follow); a test value far outside [a, b] saturates at
+                // ±f64::MAX instead of becoming infinite.
+                let span = 0.5 * b - 0.5 * a;
+                col.mapv_inplace(|v| {
+                    let t = (0.5 * v - 0.5 * a) / span;
+                    (self.lo + width * t).clamp(-f64::MAX, f64::MAX)
+                });
             } else {
                 col.fill(mid);
             }
@@ -230,13 +237,10 @@ impl BallProjector {
     }
 
     fn apply(&self, mut x: Array2<f64>) -> Array2<f64> {
-        for mut row in x.rows_mut() {
-            let norm = l2_norm(row.view());
-            if norm > self.radius {
-                // Divide then multiply: r/norm may underflow for huge rows.
-                row /= norm;
-                row *= self.radius;
-            }
+        for row in x.rows_mut() {
+            // Scaled by the largest entry first, so that rows whose norm overflows keep
+            // their direction (dividing by an infinite norm would zero them).
+            project_to_ball(row, self.radius);
         }
         x
     }
@@ -507,6 +511,7 @@ fn check_cols(x: ArrayView2<'_, f64>, d: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::l2_norm;
     use ndarray::{Array1, array};
 
     #[test]
@@ -527,6 +532,18 @@ mod tests {
         ));
         assert!(MinMaxScaler::new(1.0, 1.0).is_err());
         assert!(FittedMinMax::from_bounds(vec![0.0], vec![-1.0], 0.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn min_max_of_extreme_features_is_finite() {
+        let x = array![[-1.7e308, 1.0], [1.7e308, 1.5], [0.0, 1.25]];
+        let f = MinMaxScaler::new(-0.5, 0.5).unwrap().fit(x.view()).unwrap();
+        let t = f.transform(x.view()).unwrap();
+        assert_eq!(t.column(0), array![-0.5, 0.5, 0.0]);
+        assert_eq!(t.column(1), array![-0.5, 0.5, 0.0]);
+        // A test value far outside a narrow training range: 2·1.7e308 overflows, saturates.
+        let t = f.transform(array![[0.0, 1.7e308]].view()).unwrap();
+        assert_eq!(t[[0, 1]], f64::MAX);
     }
 
     #[test]

@@ -17,9 +17,14 @@
 //!   about privacy budgets: the caller (a learner in `dp-glm`) prices the ledger with an
 //!   accountant.
 //! * **Noise and randomness.** [`Noise`] samples Gaussian, Laplace and Gamma-ball vectors
-//!   into buffers. Generators are passed in explicitly: [`secure_rng`] (a CSPRNG seeded by the
+//!   into buffers; Gaussian and Laplace releases are placed on an exact power-of-two grid with
+//!   discrete Gaussian / discrete Laplace noise ([`discrete`]), so that the privacy of the
+//!   values actually computed in `f64` holds (the noise module's docs give the argument, and
+//!   the private solvers state the rounding's extra sensitivity in their ledgers). Generators are passed in explicitly: [`secure_rng`] (a CSPRNG seeded by the
 //!   operating system) for real releases, [`seeded_rng`] (Xoshiro256++) for reproducible
 //!   experiments only.
+//! * **Numerics.** [`numeric`]: norms, dot products and ball projections of data rows
+//!   without overflow or underflow, so that no single record can make a run fail.
 //! * **Observation.** An [`Observer`] (e.g. [`Trace`]) sees every iteration's summary and the
 //!   gradient the step used, and may stop the run.
 //!
@@ -56,7 +61,10 @@
 //! assert!((sol.x[0] - 0.45).abs() < 0.1);
 //! let ledger = sol.ledger.expect("private solvers return a ledger");
 //! assert_eq!(ledger.neighbouring(), Neighbouring::AddRemove);
-//! assert_eq!(ledger.entries()[0].mechanism, Mechanism::subsampled_gaussian(1.1, 0.01)?);
+//! // The noise is a grid release: the ledger's multiplier includes the rounding slack.
+//! let (_, z) = dp_optim::grid_multiplier(1.1, 1.0, 10_000, 1)?;
+//! assert!(z < 1.1 && z > 1.1 * (1.0 - 1e-6));
+//! assert_eq!(ledger.entries()[0].mechanism, Mechanism::subsampled_gaussian(z, 0.01)?);
 //! assert_eq!(ledger.entries()[0].count, 300);
 //! let eps = ledger.epsilon(AccountantKind::Rdp, 1e-5)?;
 //! assert!(eps > 0.0 && eps < 2.0);
@@ -69,6 +77,7 @@ mod lbfgs;
 mod linesearch;
 mod noise;
 mod noisy;
+pub mod numeric;
 mod objective;
 mod rng;
 mod sag;
@@ -81,7 +90,9 @@ pub use error::{Error, Result};
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};
-pub use noise::Noise;
+pub use noise::{
+    GRID_BITS, GridRelease, Noise, discrete, grid_multiplier, grid_noise_multiplier, laplace_for,
+};
 pub use noisy::{
     BatchSchedule, DpSgd, L2Regulariser, Length, NOISY_GRADIENT_LABEL, NoRegulariser,
     NoiseDistribution, NoisyGd, Regulariser, UpdateRule,

@@ -1,22 +1,191 @@
 //! Noise samplers writing into caller-owned buffers.
 //!
-//! * Gaussian `N(0, s²I)`: each coordinate is `s · Z` with `Z` drawn by `rand_distr`'s
-//!   [`StandardNormal`] (the ZIGNOR Ziggurat of Doornik 2005).
-//! * Laplace `Lap(b)` per coordinate: `b · E · S` with `E ~ Exp(1)` (`rand_distr`'s [`Exp1`],
-//!   Ziggurat) and an independent fair sign `S`.
+//! * Gaussian `N(0, s²I)` and Laplace `Lap(b)` are **released on a grid** (see below): each
+//!   coordinate is `γ·K` with `K` an exact discrete Gaussian `N_ℤ(0, (s/γ)²)` or discrete
+//!   Laplace draw ([`discrete`]), and [`Noise::add_to`] first rounds the value it perturbs to
+//!   the same grid.
 //! * Gamma ball (paper 000, §6 and App. E): density `∝ exp(−‖z‖/s)` on `R^d`. In polar
 //!   coordinates the density of the radius is `∝ r^{d−1} e^{−r/s}`, so `z = R · U` with `U`
 //!   uniform on the unit sphere (a normalised standard Gaussian vector) and
 //!   `R ~ Gamma(shape d, scale s)` (`rand_distr`'s [`rand_distr::Gamma`], Marsaglia–Tsang).
+//!   This one is still floating-point noise (no exact sampler is known for it); it is only used
+//!   inside DP-SGD with the Gamma-ball option, and is **not** covered by the grid argument.
 //!
 //! Samplers take the generator explicitly. For real releases pass a CSPRNG
 //! ([`crate::secure_rng`]).
+//!
+//! # Why a grid
+//! Adding `s·Z` with `Z` a floating-point "Gaussian" (e.g. a Ziggurat draw) to a value `f(x)` in
+//! `f64` is not the Gaussian mechanism: the set of doubles the sum can take depends on `f(x)`
+//! through its low-order bits, so an output can be possible under one input and impossible
+//! under its neighbour (ε = ∞ with a δ of a few percent per coordinate; Mironov, "On
+//! significance of the least significant bits for differential privacy", CCS 2012). The grid
+//! release closes this: with `γ` a power of two, `v ↦ γ·round(v/γ)` and `K ↦ γ·K` are exact in
+//! `f64` while `|v|/γ < 2^52` (checked; an error otherwise), so the output is exactly
+//! `γ·(round(f(x)/γ) + K)` — a value on the grid `γℤ`, each of whose points has positive
+//! probability under every input.
+//!
+//! The grid is the power of two with `s/γ ∈ [2^24, 2^25)` ([`Noise::grid`]).
+//!
+//! # Privacy
+//! Let `μ = round(f(x)/γ) − round(f(x')/γ) ∈ ℤ^d`. Deterministic rounding moves each coordinate
+//! by at most `γ/2`, so `γ‖μ‖₂ ≤ ‖f(x) − f(x')‖₂ + γ√d` and `γ‖μ‖₁ ≤ ‖f(x) − f(x')‖₁ + γd`
+//! (triangle inequality). [`Noise::rounding_slack`] returns `γ√d` (Gaussian) or `γd`
+//! (Laplace): callers state the mechanism with sensitivity `Δ + slack`.
+//!
+//! * **Discrete Gaussian.** For independent coordinates `N_ℤ(0, σ_g²)` and an integer shift
+//!   `μ`, the Rényi divergence of every order `α > 1` is at most `α‖μ‖²/(2σ_g²)` (Canonne,
+//!   Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020, §2:
+//!   ρ-zCDP with `ρ = ‖μ‖²/(2σ_g²)`; the one-line proof: completing the square,
+//!   `Σ_x p(x−μ)^α p(x)^{1−α} = e^{α(α−1)‖μ‖²/(2σ_g²)} · Σ_x e^{−‖x−αμ‖²/(2σ_g²)}/Z` and a
+//!   shifted Gaussian sum over `ℤ^d` is at most the centred one, `Z`). This is exactly the
+//!   Rényi curve of the continuous Gaussian mechanism `Mechanism::gaussian(σ, Δ + slack)`
+//!   (grid units cancel), so that ledger entry is a valid bound **for accountants that price
+//!   a Gaussian entry through its Rényi curve** (RDP, zCDP), for every order.
+//! * **Subsampled.** The sub-Gaussian moment bound `E[e^{⟨λ,X⟩}] ≤ e^{σ_g²‖λ‖²/2}` of the
+//!   discrete Gaussian (CKS §2; the theorem number was not re-checked — the paper is not in the
+//!   project's sources) makes each term of the binomial expansion of
+//!   `D_α((1−q)N_ℤ + qN_ℤ(μ) ‖ N_ℤ)` at **integer** `α` at most the continuous one. The other
+//!   direction and fractional orders are not covered by this argument.
+//! * **PLD / exact accountants.** They evaluate the *continuous* Gaussian's privacy-loss
+//!   distribution. CKS (Thm. 7) give the one-dimensional discrete Gaussian's exact profile and
+//!   show numerically that it matches the continuous one; at `σ_g ≥ 2^24` the lattice sums
+//!   differ from the integrals only at the kink of the hockey-stick integrand, but no theorem
+//!   in hand bounds the multivariate discrete profile by the continuous one: **under these
+//!   accountants the Gaussian entry is the continuous idealisation of what is sampled.**
+//! * **Discrete Laplace** with integer scale `t ≥ s/γ` (the scale in grid units rounded up):
+//!   `p(k)/p(k + m) ≤ e^{|m|/t}` for every integer `m`, so an integer shift of L1 norm
+//!   `‖μ‖₁` is `(‖μ‖₁/t)`-DP, at most `(Δ₁ + slack)/s` — pure DP as for `Lap(s)` with
+//!   sensitivity `Δ₁ + slack` (the geometric mechanism of Ghosh, Roughgarden & Sundararajan,
+//!   "Universally utility-maximizing privacy mechanisms", 2009; sampled by CKS Alg. 2). The
+//!   ledger entries built from it are pure-DP ones, valid for every accountant.
+//! * The discrete Gaussian's variance is `p = ⌈σ_g²⌉` grid units² (on the default grid
+//!   `σ_g² ≥ 2^48`, so at most a relative `2^-48` above the requested one; on a grid coarsened
+//!   for a value bound it can be much more): more noise than stated, never less.
+
+pub mod discrete;
 
 use ndarray::{ArrayViewMut1, Zip};
-use rand::{Rng, RngExt};
-use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Error, Result, positive};
+
+/// Grid resolution: the noise scale in grid units lies in `[2^GRID_BITS, 2^(GRID_BITS+1))`.
+pub const GRID_BITS: i32 = 24;
+
+/// The exact law of one coordinate in grid units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum GridLaw {
+    /// `N_ℤ(0, p)`.
+    Gaussian { p: u128 },
+    /// Discrete Laplace of integer scale `t`.
+    Laplace { t: u128 },
+}
+
+/// A Gaussian or Laplace [`Noise`] placed on a grid `γ` (a power of two): the grid-safe
+/// release `v ↦ γ·(round(v/γ) + K)` of the module docs. Built by [`Noise::on_grid`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridRelease {
+    gamma: f64,
+    law: GridLaw,
+    l2: bool,
+}
+
+impl GridRelease {
+    /// The grid `γ`.
+    pub fn gamma(&self) -> f64 {
+        self.gamma
+    }
+
+    /// The extra sensitivity rounding a `dim`-dimensional value to the grid can cause:
+    /// `γ√dim` (L2, Gaussian) or `γ·dim` (L1, Laplace), rounded up (module docs, § Privacy).
+    pub fn slack(&self, dim: usize) -> f64 {
+        let d = dim as f64;
+        let raw = if self.l2 {
+            self.gamma * d.sqrt()
+        } else {
+            self.gamma * d
+        };
+        // A few relative ulps up cover the rounding of `sqrt`, the product and `as f64`.
+        raw * (1.0 + 4.0 * f64::EPSILON)
+    }
+
+    /// One coordinate's noise in grid units.
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
+        match self.law {
+            GridLaw::Gaussian { p } => discrete::discrete_gaussian(rng, p, 1),
+            GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
+        }
+    }
+
+    /// `out ← γ·(round(out/γ) + K)` coordinate-wise (`round` half away from zero), exact in
+    /// `f64`.
+    ///
+    /// # Privacy
+    /// State the release with sensitivity `Δ + `[`GridRelease::slack`]; the module docs say
+    /// for which accountants that bound is proven (Canonne, Kamath & Steinke 2020).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when a value is not finite or `|v|/γ ≥ 2^52` (coordinates
+    /// before it are already perturbed: the caller must discard `out`).
+    pub fn add_to<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        mut out: ArrayViewMut1<'_, f64>,
+    ) -> Result<()> {
+        out.iter_mut().try_for_each(|v| self.perturb(rng, v))
+    }
+
+    /// One coordinate of [`GridRelease::add_to`].
+    fn perturb<R: Rng + ?Sized>(&self, rng: &mut R, v: &mut f64) -> Result<()> {
+        const LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
+        let off_grid = |value: f64| Error::InvalidParameter {
+            name: "released value",
+            value,
+            reason: "must be finite with |value|/grid < 2^52 to be rounded exactly",
+        };
+        let r = (*v / self.gamma).round();
+        if !r.is_finite() || r.abs() >= LIMIT {
+            return Err(off_grid(*v));
+        }
+        let total = r as i128 + self.draw(rng)?;
+        if total.unsigned_abs() >= 1u128 << 53 {
+            return Err(off_grid(*v));
+        }
+        let out = total as f64 * self.gamma;
+        if !out.is_finite() {
+            return Err(off_grid(*v));
+        }
+        *v = out;
+        Ok(())
+    }
+}
+
+/// `⌊log₂ x⌋` for a positive normal `x` (from the exponent bits; `None` for subnormals).
+fn exponent_of(x: f64) -> Option<i32> {
+    let e = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    (e > -1023).then_some(e)
+}
+
+/// `⌈x²⌉` for `0 < x < 2^26`, exactly (`x = m·2^k` with a 53-bit integer `m`; at least 1).
+fn ceil_square(x: f64) -> u128 {
+    let bits = x.to_bits();
+    let raw_exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = u128::from(bits & ((1u64 << 52) - 1));
+    let (m, k) = if raw_exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u128 << 52), raw_exp - 1075)
+    };
+    let m2 = m * m; // < 2^106
+    let shift = -2 * k; // > 0 since x < 2^26 < 2^52
+    if shift >= 107 {
+        1
+    } else {
+        m2.div_ceil(1u128 << shift).max(1)
+    }
+}
 
 /// A noise law on `R^d`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,56 +223,233 @@ impl Noise {
         }
     }
 
-    /// Overwrites `out` with one draw (of dimension `out.len()`).
+    /// The grid-safe release of this noise for values of magnitude at most `value_bound`
+    /// (a bound that must not depend on the private data; `None` when no bound is known).
+    ///
+    /// The grid is the power of two `γ = 2^(⌊log₂ s⌋ − GRID_BITS)` (`s` the standard deviation
+    /// or scale, so `s/γ ∈ [2^24, 2^25)`), coarsened if needed so that
+    /// `value_bound/γ < 2^51` — then no value within the bound can fail the exactness check.
+    /// The law in grid units is `N_ℤ(0, ⌈(s/γ)²⌉)` or the discrete Laplace of scale
+    /// `⌈s/γ⌉` (at least the requested noise).
     ///
     /// # Errors
-    /// As [`Noise::check`].
+    /// As [`Noise::check`]; [`Error::Unsupported`] for the Gamma ball (not a grid release);
+    /// [`Error::InvalidParameter`] for a scale below `2^-976` or above `2^984`, or a bound
+    /// that is not finite and positive.
+    pub fn on_grid(&self, value_bound: Option<f64>) -> Result<GridRelease> {
+        self.check()?;
+        let (name, s, l2) = match *self {
+            Noise::Gaussian { std } => ("std", std, true),
+            Noise::Laplace { scale } => ("scale", scale, false),
+            Noise::GammaBall { .. } => {
+                return Err(Error::Unsupported(
+                    "the Gamma ball is floating-point noise, not a grid release",
+                ));
+            }
+        };
+        let out_of_range = Error::InvalidParameter {
+            name,
+            value: s,
+            reason: "outside the range an exact grid supports (2^-976 to 2^984)",
+        };
+        let mut e = exponent_of(s).ok_or(out_of_range.clone())? - GRID_BITS;
+        if let Some(bound) = value_bound {
+            let bound = positive("value_bound", bound)?;
+            // Smallest e with bound/2^e < 2^51.
+            let need = exponent_of(bound).map_or(-1074, |b| b + 1) - 51;
+            e = e.max(need);
+        }
+        // Far from the subnormal range (γ·K exact) and from overflow.
+        if !(-1000..=960).contains(&e) {
+            return Err(out_of_range);
+        }
+        let gamma = 2f64.powi(e);
+        let scaled = s / gamma; // exact: a power-of-two scaling, in (0, 2^25)
+        let law = if l2 {
+            GridLaw::Gaussian {
+                p: ceil_square(scaled),
+            }
+        } else {
+            GridLaw::Laplace {
+                t: (scaled.ceil() as u128).max(1),
+            }
+        };
+        Ok(GridRelease { gamma, law, l2 })
+    }
+
+    /// The default grid `γ` ([`Noise::on_grid`] without a value bound).
+    ///
+    /// # Errors
+    /// As [`Noise::on_grid`].
+    pub fn grid(&self) -> Result<f64> {
+        self.on_grid(None).map(|g| g.gamma)
+    }
+
+    /// The rounding slack on the default grid ([`GridRelease::slack`]).
+    ///
+    /// # Errors
+    /// As [`Noise::on_grid`].
+    pub fn rounding_slack(&self, dim: usize) -> Result<f64> {
+        self.on_grid(None).map(|g| g.slack(dim))
+    }
+
+    /// Overwrites `out` with one draw (of dimension `out.len()`): grid-valued `γ·K` for the
+    /// Gaussian and Laplace laws.
+    ///
+    /// # Errors
+    /// As [`Noise::check`] and [`Noise::grid`].
     pub fn sample_into<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
-        self.check()?;
         match *self {
-            Noise::Gaussian { std } => out.map_inplace(|v| *v = std * standard_normal(rng)),
-            Noise::Laplace { scale } => out.map_inplace(|v| *v = scale * standard_laplace(rng)),
-            Noise::GammaBall { scale } => gamma_ball_into(rng, scale, out)?,
+            Noise::GammaBall { scale } => {
+                self.check()?;
+                gamma_ball_into(rng, scale, out)
+            }
+            _ => {
+                out.fill(0.0);
+                self.add_to(rng, out)
+            }
         }
-        Ok(())
     }
 
-    /// Adds one draw to `out` (`out += z`).
+    /// Adds one draw to `out`. For the Gaussian and Laplace laws this is the grid release
+    /// `out ← γ·(round(out/γ) + K)` (module docs): what a mechanism should release.
+    ///
+    /// # Privacy
+    /// State the released mechanism with sensitivity `Δ + `[`Noise::rounding_slack`]; see the
+    /// module docs for which accountants that bound is proven for (Canonne, Kamath & Steinke
+    /// 2020).
     ///
     /// # Errors
-    /// As [`Noise::check`].
+    /// As [`Noise::check`] and [`Noise::grid`]; [`Error::InvalidParameter`] when a value of
+    /// `out` is not finite or too large for the grid (`|v|/γ ≥ 2^52`).
     pub fn add_to<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
-        self.check()?;
-        match *self {
-            Noise::Gaussian { std } => out.map_inplace(|v| *v += std * standard_normal(rng)),
-            Noise::Laplace { scale } => out.map_inplace(|v| *v += scale * standard_laplace(rng)),
-            Noise::GammaBall { scale } => {
-                let mut z = ndarray::Array1::zeros(out.len());
-                gamma_ball_into(rng, scale, z.view_mut())?;
-                Zip::from(&mut out).and(&z).for_each(|o, &v| *o += v);
-            }
+        if let Noise::GammaBall { scale } = *self {
+            self.check()?;
+            let mut z = ndarray::Array1::zeros(out.len());
+            gamma_ball_into(rng, scale, z.view_mut())?;
+            Zip::from(&mut out).and(&z).for_each(|o, &v| *o += v);
+            return Ok(());
         }
-        Ok(())
+        self.on_grid(None)?.add_to(rng, out)
     }
+}
+
+/// The grid release the private solvers use for a clipped sum of at most `n` contributions
+/// of norm `≤ clip` with noise `N(0, (σ·clip)²I)`, and the noise multiplier it is private as:
+/// `σ·clip / (clip + slack)` with `slack` its [`GridRelease::slack`] in dimension `dim`.
+/// The grid is coarsened if needed so that every coordinate of the sum (`|v| ≤ n·clip`, a
+/// data-independent bound) fits ([`Noise::on_grid`]). Calibrate with this multiplier (and
+/// record it in the ledger) so that the rounding is accounted.
+///
+/// # Privacy
+/// The released sum moves by at most `clip + slack` between neighbours (noise module docs,
+/// § Privacy), so the release is the Gaussian mechanism of std `σ·clip` and sensitivity
+/// `clip + slack`, i.e. multiplier `σ·clip/(clip + slack)`, for the accountants named there
+/// (Canonne, Kamath & Steinke 2020).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a multiplier or clip that is not finite and positive, or a
+/// noise std outside the grid's range.
+pub fn grid_multiplier(
+    noise_multiplier: f64,
+    clip: f64,
+    n: usize,
+    dim: usize,
+) -> Result<(GridRelease, f64)> {
+    let sigma = positive("noise_multiplier", noise_multiplier)?;
+    let clip = positive("clip", clip)?;
+    let std = positive("std", sigma * clip)?;
+    let bound = clip * n.max(1) as f64;
+    let grid = Noise::Gaussian { std }.on_grid(Some(bound))?;
+    let z = std / (clip + grid.slack(dim));
+    Ok((grid, z))
+}
+
+/// A grid-safe Laplace release calibrated so that a query of L1 sensitivity `sensitivity` in
+/// dimension `dim` is `ε`-DP **including** the rounding: returns the release, its scale `b`
+/// and the ε it achieves, `(sensitivity + slack(dim))/b ≤ epsilon`.
+///
+/// The scale is found by a fixed point: start from `b = sensitivity/ε`, then set
+/// `b = (sensitivity + slack)/ε` with the slack of the grid of the previous (larger-or-equal)
+/// scale until the grid no longer grows; the grid is monotone in `b`, so the final slack is at
+/// most the one used.
+///
+/// # Privacy
+/// The discrete Laplace mechanism on the grid (noise module docs, § Privacy): pure
+/// `(sensitivity + slack)/b`-DP. For report-noisy-max over scores of sensitivity `Δ` pass
+/// `sensitivity = 2Δ` and `dim = 2` (each of the two scores the argument compares moves by
+/// `Δ + γ`; Dwork & Roth, "The algorithmic foundations of differential privacy", Claim 3.9,
+/// whose proof holds for integer-valued noise with a fixed tie-breaking order).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a sensitivity or ε that is not finite and positive, a
+/// scale outside the grid's range, or no fixed point within 64 rounds.
+pub fn laplace_for(sensitivity: f64, epsilon: f64, dim: usize) -> Result<(GridRelease, f64, f64)> {
+    let sensitivity = positive("sensitivity", sensitivity)?;
+    let epsilon = positive("epsilon", epsilon)?;
+    let mut slack = 0.0;
+    for _ in 0..64 {
+        let scale = positive("scale", (sensitivity + slack) / epsilon)?;
+        let grid = Noise::Laplace { scale }.on_grid(None)?;
+        let used = grid.slack(dim);
+        if used <= slack {
+            let achieved = (sensitivity + used) / scale;
+            return Ok((grid, scale, achieved));
+        }
+        // Aim at the slack of twice this scale, so that the next grid is not coarser.
+        slack = Noise::Laplace { scale: 2.0 * scale }
+            .on_grid(None)?
+            .slack(dim);
+    }
+    Err(Error::InvalidParameter {
+        name: "sensitivity",
+        value: sensitivity,
+        reason: "no grid-safe Laplace scale found (rounding slack exceeds the sensitivity)",
+    })
+}
+
+/// The noise multiplier of [`grid_multiplier`] alone, with the accounting crate's error type:
+/// what a calibration closure (`Fn(σ) -> dp_accounting::Result<Mechanism>`) needs so that the
+/// calibrated mechanism is the one the solver records.
+///
+/// # Privacy
+/// As [`grid_multiplier`].
+///
+/// # Errors
+/// As [`grid_multiplier`], as [`dp_accounting::Error::InvalidParameter`].
+pub fn grid_noise_multiplier(
+    noise_multiplier: f64,
+    clip: f64,
+    n: usize,
+    dim: usize,
+) -> dp_accounting::Result<f64> {
+    grid_multiplier(noise_multiplier, clip, n, dim)
+        .map(|(_, z)| z)
+        .map_err(|e| match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => dp_accounting::Error::InvalidParameter {
+                name,
+                value,
+                reason,
+            },
+            other => dp_accounting::Error::Numerical(other.to_string()),
+        })
 }
 
 /// One `N(0, 1)` draw.
 pub(crate) fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     StandardNormal.sample(rng)
-}
-
-/// One standard Laplace draw (scale 1).
-fn standard_laplace<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    let e: f64 = Exp1.sample(rng);
-    if rng.random::<bool>() { e } else { -e }
 }
 
 /// Overwrites `out` with a Gamma-ball draw of scale `scale` (checked by the caller).

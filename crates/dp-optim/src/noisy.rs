@@ -3,7 +3,17 @@
 //!
 //! Each step releases one noisy clipped gradient sum; everything after that (dividing by the
 //! batch size, adding a regulariser's gradient, momentum or Adam, projection, averaging) is
-//! post-processing. The solver records what it released in [`Solution::ledger`] and never
+//! post-processing.
+//!
+//! **Every** step's Gaussian noise — not only the last — is drawn with the grid-safe sampler
+//! ([`Noise::add_to`]: the clipped sum rounded to a power-of-two grid, plus exact discrete
+//! Gaussian noise), because the privacy argument treats each noisy sum as released: the final
+//! iterate is a post-processing of all of them, so a step whose computed output leaked through
+//! its low-order bits would leak into the iterate that is returned. The rounding's extra
+//! sensitivity is in the ledger (the recorded noise multiplier is the one
+//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`).
+//!
+//! The solver records what it released in [`Solution::ledger`] and never
 //! states an ε: the caller prices the ledger with an accountant (MATH §5).
 //!
 //! Privacy preconditions the caller must meet (the solver cannot check them):
@@ -22,7 +32,7 @@ use rand::distr::{Distribution, OpenClosed01};
 use rand::seq::SliceRandom;
 
 use crate::error::{Error, Result, count, decay, non_negative, positive, same_dim, unit_rate};
-use crate::noise::{Noise, standard_normal};
+use crate::noise::{GridRelease, Noise, grid_multiplier};
 use crate::objective::{ClippedSum, Projection};
 use crate::solution::{IterationInfo, Observer, Solution, Status};
 use crate::step::{Averager, Averaging, StepSize};
@@ -86,11 +96,6 @@ where
     }
 }
 
-/// `out += std · N(0, I)` (std already checked).
-fn add_gaussian<R: Rng + ?Sized>(rng: &mut R, std: f64, mut out: ArrayViewMut1<'_, f64>) {
-    out.map_inplace(|v| *v += std * standard_normal(rng));
-}
-
 fn norm(v: &Array1<f64>) -> f64 {
     v.dot(v).sqrt()
 }
@@ -102,7 +107,9 @@ fn norm(v: &Array1<f64>) -> f64 {
 ///
 /// # Privacy
 /// Each of the `T` steps is a Gaussian mechanism with noise std `σC` on a sum of per-record
-/// contributions of norm `≤ C`; the ledger holds `T × Mechanism::gaussian(σ·C, C)` under
+/// contributions of norm `≤ C`, released on the noise grid ([`Noise::add_to`]: the sum is
+/// rounded to the grid `γ` and discrete Gaussian noise added, which moves the sensitivity to
+/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` under
 /// the relation the caller chose (`C` is the per-record bound: an accountant doubles it for
 /// replace-one, MATH §1 and §5). `T` such Gaussians compose exactly into one (MATH §2).
 /// A run stopped early by an observer records only the steps it released.
@@ -184,7 +191,9 @@ impl NoisyGd {
         let d = oracle.dim();
         same_dim("x0", d, x0.len())?;
         let std = sigma * clip;
-        let mechanism = Mechanism::gaussian(std, clip)?;
+        // The grid release moves the sum by up to `clip + slack` (noise module, § Privacy).
+        let (grid, _) = grid_multiplier(sigma, clip, n, d)?;
+        let mechanism = Mechanism::gaussian(std, clip + grid.slack(d))?;
 
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
@@ -195,7 +204,7 @@ impl NoisyGd {
         let mut iterations = 0;
         for t in 0..self.steps {
             oracle.clipped_sum(x.view(), None, clip, g.view_mut());
-            add_gaussian(rng, std, g.view_mut());
+            grid.add_to(rng, g.view_mut())?;
             released += 1;
             g /= n as f64;
             reg.add_grad(x.view(), g.view_mut());
@@ -420,17 +429,14 @@ impl DpSgd {
         };
         let noise = match self.noise {
             NoiseDistribution::Gaussian { noise_multiplier } => {
-                positive("noise_multiplier", noise_multiplier)?;
-                Noise::Gaussian {
-                    std: noise_multiplier * clip,
-                }
+                StepNoise::Grid(grid_multiplier(noise_multiplier, clip, n, d)?.0)
             }
             NoiseDistribution::GammaBall { scale } => {
                 positive("scale", scale)?;
                 if !matches!(self.schedule, BatchSchedule::Poisson { .. }) {
                     return Err(Error::Unsupported(GAMMA_POISSON_ONLY));
                 }
-                Noise::GammaBall { scale }
+                StepNoise::Float(Noise::GammaBall { scale })
             }
         };
         let batch_ok = |batch: usize| -> Result<usize> {
@@ -452,7 +458,8 @@ impl DpSgd {
                 };
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
-                        Mechanism::subsampled_gaussian(noise_multiplier, q)?
+                        let (_, z) = grid_multiplier(noise_multiplier, clip, n, d)?;
+                        Mechanism::subsampled_gaussian(z, q)?
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?
@@ -482,8 +489,8 @@ impl DpSgd {
                         t
                     }
                 };
-                let sigma = gaussian_sigma?;
-                let mechanism = Mechanism::gaussian(sigma * clip, clip)?;
+                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
+                let mechanism = Mechanism::gaussian(z * clip, clip)?;
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
             BatchSchedule::FixedSizeWithoutReplacement { batch } => {
@@ -492,9 +499,9 @@ impl DpSgd {
                     Length::Steps(t) => count("steps", t)?,
                     Length::Epochs(e) => count("epochs", e)?.saturating_mul(n).div_ceil(b),
                 };
-                let sigma = gaussian_sigma?;
+                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
                 let mechanism =
-                    Mechanism::subsampled_gaussian_without_replacement(sigma, b as u64, n as u64)?;
+                    Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?;
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
         };
@@ -548,7 +555,6 @@ impl DpSgd {
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
         let mut g = Array1::zeros(d);
-        let mut z = Array1::zeros(d);
         let mut state = UpdateState::new(self.update, d);
         let mut avg = Averager::new(self.averaging, plan.steps, d);
         let mut batch: Vec<usize> = Vec::new();
@@ -576,8 +582,10 @@ impl DpSgd {
                 }
             };
             oracle.clipped_sum(x.view(), Some(indices), plan.clip, g.view_mut());
-            plan.noise.sample_into(rng, z.view_mut())?;
-            g += &z;
+            match &plan.noise {
+                StepNoise::Grid(grid) => grid.add_to(rng, g.view_mut())?,
+                StepNoise::Float(noise) => noise.add_to(rng, g.view_mut())?,
+            }
             released += 1;
             g /= plan.expected;
             reg.add_grad(x.view(), g.view_mut());
@@ -609,8 +617,16 @@ struct Plan {
     expected: f64,
     relation: Neighbouring,
     mechanism: Mechanism,
-    noise: Noise,
+    noise: StepNoise,
     clip: f64,
+}
+
+/// The noise of one DP-SGD step: a grid-safe Gaussian release, or the floating-point Gamma
+/// ball (paper 000; no exact sampler is known for it).
+#[derive(Debug)]
+enum StepNoise {
+    Grid(GridRelease),
+    Float(Noise),
 }
 
 /// Optimiser state of an [`UpdateRule`].

@@ -107,9 +107,14 @@ pub struct L2Ball {
 
 impl Projection for L2Ball {
     fn project(&self, mut x: ArrayViewMut1<'_, f64>) {
-        let norm = x.dot(&x).sqrt();
+        let norm = crate::numeric::l2_norm(x.view());
         if norm > self.radius {
-            x *= self.radius / norm;
+            if norm.is_finite() {
+                x *= self.radius / norm;
+            } else {
+                // ‖x‖ > f64::MAX: r/‖x‖ would be 0; rescale by the largest entry first.
+                crate::numeric::scale_to_norm(x, self.radius);
+            }
         }
     }
 

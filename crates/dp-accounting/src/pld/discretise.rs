@@ -112,6 +112,41 @@ pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
     }
 }
 
+/// Sub-cells per grid cell in [`rounding_log_mgf`].
+const SUB_CELLS: usize = 64;
+
+/// Upper bounds on `ln E[e^{−t·r}]`, one per `t` in `ts` (all > 0), where `r = ω − ω'` is how
+/// far [`optimistic`] rounds a loss down (`r ∈ (0, h]` inside the range).
+///
+/// Each cell `(ih, (i+1)h]` is cut into [`SUB_CELLS`] parts; on the part starting at
+/// `ih + jh/64`, `r > jh/64`, so `e^{−tr} < e^{−tjh/64}`. Mass outside the range (moved or
+/// dropped by the discretisation) is bounded by `e^{−tr} ≤ 1`.
+pub(crate) fn rounding_log_mgf(p: &Profile, h: f64, ts: &[f64]) -> Vec<f64> {
+    let (lo, hi) = index_range(p, h);
+    let step = h / SUB_CELLS as f64;
+    let mut sub = [0.0f64; SUB_CELLS];
+    for i in lo..hi {
+        let base = i as f64 * h;
+        let mut prev = p.tail(base);
+        for (j, m) in sub.iter_mut().enumerate() {
+            let next = p.tail(base + (j + 1) as f64 * step);
+            *m += (prev - next).max(0.0);
+            prev = next;
+        }
+    }
+    let outside = (1.0 - sub.iter().sum::<f64>()).max(0.0);
+    ts.iter()
+        .map(|&t| {
+            let inside: f64 = sub
+                .iter()
+                .enumerate()
+                .map(|(j, m)| m * (-t * j as f64 * step).exp())
+                .sum();
+            (inside + outside).ln()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,10 +122,9 @@ type Merged = (Vec<((Profile, Profile), u64)>, f64);
 /// 2.182193 at 1e-5. The connect-the-dots error is second order in `h`, so the default grid
 /// is within ~3e-5 (relative) of the limit here.
 ///
-/// [`Accountant::epsilon_optimistic`] rounds every loss *down* to the grid instead (a lower
-/// bound on the discretised ε, as dp_accounting's `pessimistic_estimate=False`); that
-/// rounding shifts the composed loss by up to `T·h`, so the estimate is loose for long
-/// compositions (1.68 in the case above) and only shows that the truth lies between the two.
+/// [`Accountant::epsilon_optimistic`] is a lower bound on the true ε: losses rounded *down* to
+/// the grid, with the shift that rounding causes given back by a Chernoff bound (2.1757 in the
+/// case above, 0.3% below the upper bound; a plain rounded-down estimate gives 1.68).
 #[derive(Debug)]
 pub struct PldAccountant {
     config: PldConfig,
@@ -475,32 +474,77 @@ impl Accountant for PldAccountant {
         notes
     }
 
+    /// # Privacy
+    /// Not a guarantee: a lower bound on the true ε(δ), showing how tight the upper bound is.
+    /// Every loss is rounded *down* to the grid (a distribution the true one dominates), at a
+    /// quarter of the width of the upper bound's grid where the grid allows. Rounding down by `r ∈ (0, h]`
+    /// per step shifts the composed loss by `R = Σ r`, which a plain optimistic estimate loses
+    /// (1.68 against 2.18 for T = 10⁴ DP-SGD steps); here it is given back: with
+    /// `P[R < m] ≤ η` by a Chernoff bound on the exact law of `r`,
+    /// `δ(ε) ≥ δ'(ε − m) − η`, so `ε(δ) ≥ m + ε'(δ + η)` with `η = δ/1000`, where `δ'`, `ε'`
+    /// are the rounded-down composition's. (On `{R ≥ m}` the true loss `L = L' + R ≥ L' + m`,
+    /// so `E[(1 − e^{ε−L})₊] ≥ E[(1 − e^{ε−m−L'})₊] − P[R < m]`.) The FFT's rounding allowance
+    /// is subtracted. Measured on the case above: 2.1757 against the upper bound 2.1823 (0.3%).
     fn epsilon_optimistic(&self, delta: f64) -> Result<Option<f64>> {
         open_unit("delta", delta)?;
         self.check_config()?;
+        let (rest, s) = self.merged();
+        if rest.is_empty() {
+            return Ok(Some(epsilon_for_ratio(s, delta)?));
+        }
+        let parts = self.grid_parts();
+        let upper_h = match self.diagnostics.get().and_then(|d| d.discretisation) {
+            Some(h) => h,
+            None => self.grid_width(&parts)?,
+        };
+        // A quarter of the upper bound's width where the grid allows: the shift's spread, the
+        // part not given back, shrinks with h.
+        let mut h = upper_h;
+        for _ in 0..2 {
+            if self.grid_points(&parts, h / 2.0) <= self.config.max_grid as f64 {
+                h /= 2.0;
+            }
+        }
         if self.optimistic.get().is_none() {
-            let (rest, s) = self.merged();
-            let c = if rest.is_empty() {
-                Composed::Gaussian { s }
-            } else {
-                let parts = self.grid_parts();
-                let h = self.grid_width(&parts)?;
-                self.build(&parts, h, false)?
-            };
+            let c = self.build(&parts, h, false)?;
             let _ = self.optimistic.set(c);
         }
-        let Some(c) = self.optimistic.get() else {
+        let Some(Composed::Grid { remove, add }) = self.optimistic.get() else {
             return Ok(None);
         };
-        // The optimistic distribution may have no mass at infinity; a δ it cannot resolve
-        // means the estimate is 0.
-        let e = match c {
-            Composed::Gaussian { s } => epsilon_for_ratio(*s, delta)?,
-            Composed::Grid { remove, add } => {
-                let e = |p: &LatticePmf| p.epsilon(delta).unwrap_or(0.0);
-                e(remove).max(e(add))
+        let eta = 1e-3 * delta;
+        // t·h from 1e-3 to ~1e4: the Chernoff parameter for a shift of order h per step.
+        let ts: Vec<f64> = (0..48).map(|k| 1e-3 * 1.4f64.powi(k) / h).collect();
+        let lower_of = |pmf: &LatticePmf, side: fn(&(Profile, Profile)) -> Profile| -> f64 {
+            let mut log_mgf = vec![0.0; ts.len()];
+            for (pair, c) in &parts {
+                let k = discretise::rounding_log_mgf(&side(pair), h, &ts);
+                for (acc, v) in log_mgf.iter_mut().zip(k) {
+                    *acc += *c as f64 * v;
+                }
+            }
+            // The largest m with P[R < m] ≤ e^{tm}·E[e^{−tR}] ≤ η for some t.
+            let m = ts
+                .iter()
+                .zip(&log_mgf)
+                .map(|(t, k)| (eta.ln() - k) / t)
+                .fold(0.0f64, f64::max);
+            let lowered = LatticePmf {
+                error_l2: -pmf.error_l2,
+                ..pmf.clone()
+            };
+            // A δ + η the distribution cannot resolve leaves only the trivial bound.
+            match lowered.epsilon(delta + eta) {
+                Ok(e) if delta + eta < 1.0 => m + e,
+                _ => 0.0,
             }
         };
-        Ok(Some(e))
+        let low_remove = lower_of(remove, |p| p.0);
+        let low_add = if parts.iter().all(|((r, a), _)| r == a) {
+            low_remove
+        } else {
+            lower_of(add, |p| p.1)
+        };
+        Ok(Some(low_remove.max(low_add)))
     }
 }

@@ -11,7 +11,10 @@ use convert::Objective;
 pub use convert::{Conversion, RdpDelta, RdpEpsilon};
 pub use curves::objpert_rdp;
 
-use crate::accountant::Accountant;
+use std::cell::Cell;
+
+use crate::accountant::{Accountant, Note, NoteValue};
+use crate::checks::Facts;
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
@@ -74,6 +77,10 @@ pub struct RdpAccountant {
     /// The composed mechanisms, to evaluate the curve between grid orders; `None` when the
     /// curve is known only on the grid.
     parts: Option<Vec<(Mechanism, u64)>>,
+    /// Closed-form single-step facts every answer is checked against.
+    facts: Facts,
+    /// The order of the last answer (for [`Accountant::notes`]).
+    last_order: Cell<Option<f64>>,
 }
 
 impl RdpAccountant {
@@ -87,6 +94,8 @@ impl RdpAccountant {
             rdp,
             dropped: Vec::new(),
             parts: Some(Vec::new()),
+            facts: Facts::default(),
+            last_order: Cell::new(None),
         }
     }
 
@@ -112,6 +121,8 @@ impl RdpAccountant {
             rdp,
             dropped: Vec::new(),
             parts: Some(Vec::new()),
+            facts: Facts::default(),
+            last_order: Cell::new(None),
         })
     }
 
@@ -143,6 +154,8 @@ impl RdpAccountant {
             rdp,
             dropped: self.dropped.clone(),
             parts: None,
+            facts: self.facts.clone(),
+            last_order: Cell::new(None),
         })
     }
 
@@ -327,19 +340,44 @@ impl Accountant for RdpAccountant {
         if let Some(parts) = &mut self.parts {
             parts.push((mechanism.clone(), count));
         }
+        self.facts.record(mechanism, count, self.rel);
         Ok(())
     }
 
     /// # Privacy
-    /// See [`RdpAccountant::epsilon_at_best_order`].
+    /// See [`RdpAccountant::epsilon_at_best_order`]; checked against the single-step closed
+    /// forms before it is returned.
     fn epsilon(&self, delta: f64) -> Result<f64> {
-        Ok(self.epsilon_at_best_order(delta)?.epsilon)
+        let best = self.epsilon_at_best_order(delta)?;
+        self.last_order.set(Some(best.order));
+        self.facts.check_epsilon("rdp", delta, best.epsilon)
     }
 
     /// # Privacy
-    /// See [`RdpAccountant::delta_at_best_order`].
+    /// See [`RdpAccountant::delta_at_best_order`]; checked against the single-step closed
+    /// forms before it is returned.
     fn delta(&self, epsilon: f64) -> Result<f64> {
-        Ok(self.delta_at_best_order(epsilon)?.delta)
+        let best = self.delta_at_best_order(epsilon)?;
+        self.last_order.set(best.order);
+        self.facts.check_delta("rdp", epsilon, best.delta)
+    }
+
+    fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if let Some(order) = self.last_order.get() {
+            notes.push(Note {
+                name: "order",
+                value: NoteValue::Number(order),
+            });
+        }
+        let mut dropped: Vec<f64> = self.dropped.iter().map(|d| d.order).collect();
+        dropped.sort_by(f64::total_cmp);
+        dropped.dedup();
+        notes.push(Note {
+            name: "dropped_orders",
+            value: NoteValue::Numbers(dropped),
+        });
+        notes
     }
 }
 

@@ -1,5 +1,6 @@
 //! Row-bounding steps of the papers' recipes (shared/data/README.md, sections 1–3).
 
+use dp_optim::numeric::{project_to_ball, scale_to_norm};
 use ndarray::{Array2, Axis, Zip};
 
 use crate::error::{Error, Result};
@@ -8,11 +9,10 @@ use crate::error::{Error, Result};
 /// L2-norm"); all-zero rows stay zero. Returns the number of all-zero rows.
 pub fn normalize_rows(x: &mut Array2<f64>) -> usize {
     let mut zero = 0;
-    for mut row in x.axis_iter_mut(Axis(0)) {
-        let norm = row.dot(&row).sqrt();
-        if norm > 0.0 {
-            row /= norm;
-        } else {
+    for row in x.axis_iter_mut(Axis(0)) {
+        // Scaled by the largest entry first (no overflow for entries near f64::MAX, no
+        // underflow in the squares of tiny entries).
+        if !scale_to_norm(row, 1.0) {
             zero += 1;
         }
     }
@@ -31,10 +31,8 @@ pub fn normalize_rows(x: &mut Array2<f64>) -> usize {
 pub fn project_rows_to_ball(x: &mut Array2<f64>, radius: f64) -> Result<usize> {
     check_bound("radius", radius)?;
     let mut moved = 0;
-    for mut row in x.axis_iter_mut(Axis(0)) {
-        let norm = row.dot(&row).sqrt();
-        if norm > radius {
-            row *= radius / norm;
+    for row in x.axis_iter_mut(Axis(0)) {
+        if project_to_ball(row, radius) {
             moved += 1;
         }
     }
@@ -75,6 +73,19 @@ fn check_bound(name: &'static str, value: f64) -> Result<()> {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn extreme_rows_keep_their_direction() {
+        // Norm above f64::MAX (was a zero row), a norm whose square underflows (was 1.22).
+        let mut x = array![[1.7e308, 1.7e308, 1.7e308], [2.72e-162, 0.0, 0.0]];
+        assert_eq!(normalize_rows(&mut x), 0);
+        let e = 1.0 / 3f64.sqrt();
+        assert!(x.row(0).iter().all(|&v| (v - e).abs() < 1e-15), "{x}");
+        assert_eq!(x.row(1), array![1.0, 0.0, 0.0]);
+        let mut x = array![[-1.7e308, 0.0, 1e-320]];
+        assert_eq!(project_rows_to_ball(&mut x, 0.5).unwrap(), 1);
+        assert_eq!(x, array![[-0.5, 0.0, 0.0]]);
+    }
 
     #[test]
     fn row_bounding() {

@@ -74,7 +74,9 @@ impl Amp {
         self
     }
 
-    /// The calibrated `(σ, λ)` of the composed mechanism.
+    /// The calibrated `(σ, λ)` of the composed mechanism, with the idealised output release
+    /// (sensitivity `2τ/λ`); [`Amp::fit`] calibrates with the grid release's rounding slack
+    /// `γ√d` added (dp_optim's noise docs), so its `(σ, λ)` can be a hair larger.
     ///
     /// # Errors
     /// As [`ObjectivePerturbation::calibrate`], and τ or σ_out not finite and positive.
@@ -85,7 +87,7 @@ impl Amp {
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let (tau, sigma_out) = self.checked()?;
         let b = self.objpert.bounds()?;
-        self.calibrate_with(&b, tau, sigma_out)
+        self.calibrate_with(&b, tau, sigma_out, 0.0)
     }
 
     fn checked(&self) -> Result<(f64, f64)> {
@@ -95,11 +97,27 @@ impl Amp {
         ))
     }
 
-    fn calibrate_with(&self, b: &ObjPertBounds, tau: f64, sigma_out: f64) -> Result<(f64, f64)> {
+    /// Calibrates with `slack` added to the output release's sensitivity `2τ/λ` (the grid
+    /// release's rounding slack; 0 for the idealised mechanism [`Amp::calibrate`] prices), by
+    /// stating the mechanism with `τ + λ·slack/2`.
+    fn calibrate_with(
+        &self,
+        b: &ObjPertBounds,
+        tau: f64,
+        sigma_out: f64,
+        slack: f64,
+    ) -> Result<(f64, f64)> {
         let o = &self.objpert;
-        calibrate_objpert(&o.budget, b, o.lambda, o.sigma_factor, |p| {
-            Mechanism::amp(p, tau, sigma_out)
-        })
+        calibrate_objpert(
+            &o.budget,
+            b,
+            o.lambda,
+            o.sigma_factor,
+            |p| Mechanism::amp(p, tau + p.lambda * slack / 2.0, sigma_out),
+            // The output noise: a Gaussian of sensitivity 2τ/λ (paper 001, Thm 4.1), plus the
+            // grid rounding's slack.
+            |lambda| Some((sigma_out, 2.0 * tau / lambda + slack)),
+        )
     }
 
     /// Fits the model.
@@ -112,7 +130,10 @@ impl Amp {
         let o = &self.objpert;
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
-        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out)?;
+        // The output is a grid release (dp_optim's noise docs): calibrate with its slack.
+        let grid = Noise::Gaussian { std: sigma_out }.on_grid(None)?;
+        let slack = grid.slack(data.n_features());
+        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, slack)?;
         let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
         let rows = bounded_rows(data, o.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
@@ -137,10 +158,10 @@ impl Amp {
                 "the solver stopped at ‖∇J‖ = {g:e} > tau = {tau:e}: nothing is released"
             )));
         }
+        // Grid-safe output release (dp_optim's noise docs): θ rounded to the grid plus exact
+        // discrete Gaussian noise; the rounding's slack is in the sensitivity below.
         let mut released = theta;
-        let mut z = Array1::zeros(released.len());
-        Noise::Gaussian { std: sigma_out }.sample_into(rng, z.view_mut())?;
-        released += &z;
+        grid.add_to(rng, released.view_mut())?;
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         ledger.record(
             Mechanism::objective_perturbation(params),
@@ -148,9 +169,9 @@ impl Amp {
             "objective perturbation",
         );
         ledger.record(
-            Mechanism::gaussian(sigma_out, 2.0 * tau / lambda)?,
+            Mechanism::gaussian(sigma_out, 2.0 * tau / lambda + slack)?,
             1,
-            "output noise on the approximate minimiser (sensitivity 2·tau/lambda)",
+            "output noise on the approximate minimiser (sensitivity 2·tau/lambda + grid slack)",
         );
         let mut noise = objpert_noise(sigma, lambda, &b);
         noise.push(("tau".to_string(), tau));

@@ -2,6 +2,7 @@
 //! regression with a privately estimated, adaptive clipping threshold (DP-STAT).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_optim::numeric;
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rand::Rng;
 
@@ -9,6 +10,7 @@ use super::dpssgd::{normal, permutation};
 use super::{Budget, calibrate, positive, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::glm::residual_coefficient;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 
@@ -136,9 +138,7 @@ impl DpAmbSsgd {
             grad.fill(0.0);
             for &i in batch {
                 let xi = x.row(i);
-                let r = xi.dot(&w) - y[i];
-                let g_norm = r.abs() * norms[i];
-                let c = if g_norm > zeta { zeta / g_norm * r } else { r };
+                let c = residual_coefficient(xi, w.view(), y[i], norms[i], zeta);
                 grad.scaled_add(c, &xi);
             }
             let std = 2.0 * zeta * alpha / b as f64;
@@ -195,7 +195,7 @@ pub(crate) fn dp_stat<R: Rng + ?Sized>(
 ) -> f64 {
     let residuals: Vec<f64> = idx
         .iter()
-        .map(|&j| (x.row(j).dot(&w) - y[j]).abs())
+        .map(|&j| (numeric::dot(x.row(j), w) - y[j]).abs())
         .collect();
     let std = (rounds as f64).sqrt() * alpha;
     let s = idx.len() as f64;

@@ -2,11 +2,14 @@
 //! with Gaussian noise, optional projection, averaged or last iterate.
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained};
+use dp_optim::{
+    Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained,
+    grid_noise_multiplier,
+};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
@@ -64,7 +67,8 @@ impl DpGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the Gaussian under the relation, or a non-finite result.
+    /// that cannot analyse the Gaussian under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`] for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
@@ -85,10 +89,16 @@ impl DpGd {
         if let Some(r) = self.radius {
             positive("radius", r)?;
         }
+        check_steps("steps", self.steps as f64, self.steps as f64)?;
         data.check_labels(&self.loss)?;
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
-        let sigma = calibrate(&self.budget, steps, |s| Mechanism::gaussian(s, 1.0))?;
+        // Calibrated on the multiplier the grid-safe release is private as (dp_optim's noise
+        // docs): the rounding's slack is in the ledger NoisyGd records.
+        let (n, d) = (data.n_samples(), data.n_features());
+        let sigma = calibrate(&self.budget, steps, |s| {
+            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, d)?, 1.0)
+        })?;
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let gd = NoisyGd::new(
             StepSize::Constant(eta),

@@ -4,12 +4,12 @@
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, StepSize, Unconstrained,
-    UpdateRule,
+    UpdateRule, grid_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -149,13 +149,19 @@ impl DpSgd {
     /// Invalid hyper-parameters or budget (batch larger than the data, `q ∉ (0, 1]`, a
     /// non-finite or non-positive clip or step size, zero epochs, an invalid update rule),
     /// labels outside the loss's domain, an accountant that cannot analyse the mechanism, or a
-    /// non-finite result.
+    /// non-finite result; [`Error::ResourceLimit`](crate::Error::ResourceLimit) if the epochs
+    /// ask for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let plan = self.plan(data)?;
         let (noise, name, value) = match self.noise {
             SgdNoise::Gaussian => {
+                // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
+                let (n, d) = (data.n_samples(), data.n_features());
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
-                    Mechanism::subsampled_gaussian(s, plan.q)
+                    Mechanism::subsampled_gaussian(
+                        grid_noise_multiplier(s, plan.clip, n, d)?,
+                        plan.q,
+                    )
                 })?;
                 (
                     NoiseDistribution::Gaussian {
@@ -206,6 +212,12 @@ impl DpSgd {
         data.check_labels(&self.loss)?;
         let n = data.n_samples();
         let q = self.rate(n)?;
+        // ⌈epochs/q⌉ steps, checked before the optimiser computes it as an integer.
+        check_steps(
+            "epochs",
+            self.epochs as f64,
+            (self.epochs as f64 / q).ceil(),
+        )?;
         // The step count does not depend on the noise: plan it with a placeholder.
         let steps = dp_optim::DpSgd::new(
             BatchSchedule::Poisson { q },

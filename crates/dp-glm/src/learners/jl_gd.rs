@@ -3,12 +3,13 @@
 
 use rand::Rng;
 
-use super::{NoisyProjectedGd, positive};
+use super::{NoisyProjectedGd, check_memory, positive};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::jl::JlProjection;
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::preprocess::BallProjector;
 
 /// Paper 003, Alg. 2: draw `Φ ∈ R^{k×d}` with `N(0, 1/k)` entries, map `x ↦ Φx`, run
 /// [`NoisyProjectedGd`] in `R^k` on the ball of radius `2B`, return `Φᵀw̃ ∈ R^d` (not
@@ -17,10 +18,13 @@ use crate::model::LinearModel;
 /// The default `k` is the paper's `(B·H·X·log(2n/δ)·nε/(Y·X + H·B·X²))^{2/3}`, rounded up and
 /// capped at `d` (a projection to `k ≥ d` dimensions gains nothing). The gradient bound in
 /// `R^k` is computed with the same `X`; projected rows whose norm grew are handled by the clip.
+/// Rows longer than `X` are scaled to norm `X` before the projection (a per-record map, as
+/// the paper's `‖x‖ ≤ X` assumes), so that `Φx` is finite whatever one row holds.
 ///
 /// # Privacy
 /// Paper 003, Thm 2 (privacy part): `Φ` is drawn from the caller's generator without looking
-/// at the data, so projecting is free; the run in `R^k` is the (ε, δ)-DP
+/// at the data, so projecting is free; scaling rows longer than `X` to norm `X` acts on each
+/// record alone (a neighbouring dataset maps to a neighbouring one); the run in `R^k` is the (ε, δ)-DP
 /// [`NoisyProjectedGd`] (T Gaussian mechanisms with sensitivity `2G/n` under replace-one,
 /// calibrated exactly, MATH §9), whose clip at `G` holds for any projected data; lifting with
 /// `Φᵀ` is post-processing. The report is that run's, with `k` added.
@@ -85,7 +89,9 @@ impl JlNoisyGd {
     /// Fits the model.
     ///
     /// # Errors
-    /// As [`NoisyProjectedGd::fit`], and `k = 0`.
+    /// As [`NoisyProjectedGd::fit`], and `k = 0`;
+    /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) if `Φ` and the projected data
+    /// (`k·(n + d)` values) exceed [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let radius = positive("radius", self.base.radius)?;
         data.check_labels(&self.base.loss)?;
@@ -97,8 +103,15 @@ impl JlNoisyGd {
         // Validate everything that reads no data before drawing Φ.
         inner.gradient_bound()?;
         inner.budget.target()?;
+        // Φ (k × d) and the projected rows (n × k), checked before they are allocated.
+        let (n, d) = (data.n_samples() as f64, data.n_features() as f64);
+        check_memory("k", k as f64, k as f64 * (n + d))?;
         let phi = JlProjection::gaussian(k, data.n_features(), rng)?;
-        let projected = Dataset::new(phi.apply(data.x())?, data.y().to_owned())?;
+        // Rows longer than X are scaled to norm X before projecting (a per-record map; the
+        // paper assumes ‖x‖ ≤ X), so that Φx cannot overflow whatever a row holds.
+        let x_bound = positive("x_bound", self.base.x_bound)?;
+        let rows = BallProjector::new(x_bound)?.transform(data.x())?;
+        let projected = Dataset::new(phi.apply(rows.view())?, data.y().to_owned())?;
         let fitted = inner.fit(&projected, rng)?;
         let coef = phi.lift(fitted.coef())?;
         let mut report = fitted.privacy().clone();

@@ -146,7 +146,19 @@ pub(crate) fn report(
             budget.neighbouring
         )));
     }
-    let epsilon = ledger.epsilon(budget.accountant, budget.delta)?;
+    let accountant = ledger.accountant(budget.accountant)?;
+    let epsilon = accountant.epsilon(budget.delta)?;
+    // How the accountant computed it (the PLD grid, the RDP order and dropped orders): public
+    // facts about the mechanisms, not about the data.
+    let how: Vec<String> = accountant.notes().iter().map(ToString::to_string).collect();
+    let mut notes = notes;
+    if !how.is_empty() {
+        notes.push(format!(
+            "{} accountant: {}",
+            accountant.name(),
+            how.join(", ")
+        ));
+    }
     if epsilon > budget.epsilon * (1.0 + 1e-9) {
         return Err(Error::Privacy(format!(
             "the released mechanisms cost epsilon = {epsilon} > target {}",
@@ -187,6 +199,57 @@ pub(crate) fn self_bounding_gradient(
     let y = positive("y_bound", y_bound)?;
     let h = loss.smoothness();
     Ok(x * ((2.0 * h).sqrt() * y + h * b * x))
+}
+
+/// The memory a learner may allocate for buffers whose size derives from a hyper-parameter
+/// (4 GiB): a JL matrix and the projected data (`k`), the iterates non-convex DP-GD keeps
+/// (`steps`). A larger request is refused with [`Error::ResourceLimit`] before anything is
+/// allocated, instead of aborting the process on a failed allocation.
+pub const MEMORY_BUDGET_BYTES: f64 = 4.0 * 1024.0 * 1024.0 * 1024.0;
+
+/// Checks that `count` values of `f64` (a buffer sized by the hyper-parameter `name` =
+/// `value`) fit in [`MEMORY_BUDGET_BYTES`]; `count` is a float so that the product of sizes
+/// that computes it cannot wrap.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] naming the hyper-parameter and the bytes needed.
+pub(crate) fn check_memory(name: &'static str, value: f64, count: f64) -> Result<()> {
+    let needed = count * std::mem::size_of::<f64>() as f64;
+    if needed <= MEMORY_BUDGET_BYTES {
+        Ok(())
+    } else {
+        Err(Error::ResourceLimit {
+            name,
+            value,
+            needed,
+            limit: MEMORY_BUDGET_BYTES,
+            unit: "bytes",
+        })
+    }
+}
+
+/// The most optimiser steps a learner runs (10⁸): every step reads the data (or a batch)
+/// once, so more is days of work — refused up front with [`Error::ResourceLimit`] instead of
+/// a run that looks hung. Applies to `steps` (DP-GD, non-convex DP-GD, noisy projected GD,
+/// the JL method) and to the steps `epochs` implies for DP-SGD.
+pub const MAX_STEPS: f64 = 1e8;
+
+/// Checks that the hyper-parameter `name` = `value` asks for at most [`MAX_STEPS`] steps.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] naming the hyper-parameter and the steps it asks for.
+pub(crate) fn check_steps(name: &'static str, value: f64, steps: f64) -> Result<()> {
+    if steps <= MAX_STEPS {
+        Ok(())
+    } else {
+        Err(Error::ResourceLimit {
+            name,
+            value,
+            needed: steps,
+            limit: MAX_STEPS,
+            unit: "steps",
+        })
+    }
 }
 
 /// Checks a hyper-parameter is finite and positive.

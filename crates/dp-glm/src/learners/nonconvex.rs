@@ -2,11 +2,13 @@
 //! (paper 000, Thm 4.1).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
-use dp_optim::{ClippedSum, L2Regulariser, Noise, NoisyGd, StepSize, Unconstrained};
+use dp_optim::{
+    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, grid_noise_multiplier, laplace_for,
+};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report};
+use super::{Budget, calibrate, check_memory, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -67,7 +69,10 @@ impl NonConvexDpGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the mechanisms under the relation, or a non-finite result.
+    /// that cannot analyse the mechanisms under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) if the `steps + 1` iterates kept
+    /// for the selection exceed [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES), or more
+    /// than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
@@ -80,18 +85,28 @@ impl NonConvexDpGd {
         )?;
         self.budget.target()?;
         data.check_labels(&self.loss)?;
+        check_steps("steps", self.steps as f64, self.steps as f64)?;
+        // Every iterate is kept for the selection: (steps + 1)·d values.
+        check_memory(
+            "steps",
+            self.steps as f64,
+            (self.steps as f64 + 1.0) * data.n_features() as f64,
+        )?;
         let rel = self.budget.neighbouring;
         let half = Budget {
             epsilon: self.budget.epsilon / 2.0,
             ..self.budget
         };
         let eps_select = self.budget.epsilon / 2.0;
-        let sigma = calibrate(&half, self.steps as u64, |s| Mechanism::gaussian(s, 1.0))?;
-        let n = data.n_samples() as f64;
+        let (rows, dim) = (data.n_samples(), data.n_features());
+        let sigma = calibrate(&half, self.steps as u64, |s| {
+            Mechanism::gaussian(grid_noise_multiplier(s, clip, rows, dim)?, 1.0)
+        })?;
+        let n = rows as f64;
         let sensitivity = rel.sum_sensitivity_factor() * clip / n;
-        let laplace = Noise::Laplace {
-            scale: 2.0 * sensitivity / eps_select,
-        };
+        // Report-noisy-min on the grid: discrete Laplace, the rounding's slack included in the
+        // ε it achieves (≤ eps_select; dp_optim::laplace_for).
+        let (laplace, laplace_scale, eps_achieved) = laplace_for(2.0 * sensitivity, eps_select, 2)?;
 
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let reg = L2Regulariser {
@@ -115,27 +130,26 @@ impl NonConvexDpGd {
 
         // Report-noisy-min over the mean clipped gradient norms.
         let mut g = Array1::zeros(data.n_features());
-        let mut noise = Array1::zeros(iterates.len());
-        laplace.sample_into(rng, noise.view_mut())?;
-        let mut best = (f64::INFINITY, 0);
+        let mut scores = Array1::zeros(iterates.len());
         for (t, theta) in iterates.iter().enumerate() {
             objective.clipped_sum(theta.view(), None, clip, g.view_mut());
-            let score = g.dot(&g).sqrt() / n + noise[t];
+            scores[t] = g.dot(&g).sqrt() / n;
+        }
+        laplace.add_to(rng, scores.view_mut())?;
+        let mut best = (f64::INFINITY, 0);
+        for (t, &score) in scores.iter().enumerate() {
             if score < best.0 {
                 best = (score, t);
             }
         }
-        ledger.record(Mechanism::pure_dp(eps_select)?, 1, SELECTION_LABEL);
+        ledger.record(Mechanism::pure_dp(eps_achieved)?, 1, SELECTION_LABEL);
 
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
             ("clip".to_string(), clip),
             ("steps".to_string(), self.steps as f64),
-            (
-                "selection_laplace_scale".to_string(),
-                2.0 * sensitivity / eps_select,
-            ),
-            ("selection_epsilon".to_string(), eps_select),
+            ("selection_laplace_scale".to_string(), laplace_scale),
+            ("selection_epsilon".to_string(), eps_achieved),
         ];
         let notes = vec![format!("released iterate {} of 0..={}", best.1, self.steps)];
         let report = report(&self.budget, ledger, noise, notes)?;
@@ -165,10 +179,20 @@ mod tests {
         assert_eq!((e[0].mechanism.name(), e[0].count), ("gaussian", 100));
         assert_eq!((e[1].mechanism.name(), e[1].count), ("pure-dp", 1));
         assert_eq!(e[1].label, SELECTION_LABEL);
-        assert_eq!(e[1].mechanism, Mechanism::pure_dp(1.0).unwrap());
-        // Laplace scale 2Δ/ε₂ with Δ = 2L/n, ε₂ = 1.
+        // The grid release's rounding slack is paid inside ε₂ = 1: the Laplace scale is
+        // (2Δ + slack)/ε₂ with Δ = 2L/n, a hair above 2Δ/ε₂, and the recorded ε at most 1.
+        let eps2 = r
+            .noise
+            .iter()
+            .find(|(k, _)| k == "selection_epsilon")
+            .unwrap()
+            .1;
+        assert!(eps2 <= 1.0 && eps2 > 1.0 - 1e-6, "{eps2}");
+        assert_eq!(e[1].mechanism, Mechanism::pure_dp(eps2).unwrap());
         let scale = r.noise.iter().find(|(k, _)| k == "selection_laplace_scale");
-        assert_eq!(scale.unwrap().1, 2.0 * 2.0 / 2000.0);
+        let scale = scale.unwrap().1;
+        let base = 2.0 * 2.0 / 2000.0;
+        assert!(scale >= base && scale <= base * (1.0 + 1e-6), "{scale}");
         // The Gaussian part alone costs at most ε/2.
         let mut gd = Ledger::new(Neighbouring::ReplaceOne);
         gd.record(e[0].mechanism.clone(), e[0].count, &e[0].label);

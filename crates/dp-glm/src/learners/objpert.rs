@@ -8,9 +8,10 @@ use dp_accounting::{
     AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
     gaussian_sigma,
 };
-use dp_optim::{FiniteSum, GlmSum, Lbfgs, Noise, Objective, Sag};
+use dp_optim::{FiniteSum, GlmSum, Lbfgs, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
 
 use super::{Budget, positive, report};
 use crate::clipping::ClippedLoss;
@@ -102,9 +103,14 @@ impl ObjectivePerturbation {
     /// rule's feasible end otherwise, so its ε is `≤` the target.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let b = self.bounds()?;
-        calibrate_objpert(&self.budget, &b, self.lambda, self.sigma_factor, |p| {
-            Ok(Mechanism::objective_perturbation(p))
-        })
+        calibrate_objpert(
+            &self.budget,
+            &b,
+            self.lambda,
+            self.sigma_factor,
+            |p| Ok(Mechanism::objective_perturbation(p)),
+            |_| None,
+        )
     }
 
     /// Fits the model.
@@ -234,24 +240,58 @@ pub(crate) fn objpert_noise(sigma: f64, lambda: f64, b: &ObjPertBounds) -> Vec<(
     ]
 }
 
+/// Whether a Gaussian mechanism with sensitivity-to-noise ratio `s` is certainly not
+/// `(ε, δ)`-DP, by a closed form needing no special function: its exact profile (Balle & Wang
+/// 2018, Thm 8) is `δ(ε) = P[Z ≥ a] − e^ε·P[Z ≥ b]` with `a = ε/s − s/2`, `b = ε/s + s/2`;
+/// when `s² ≥ 2ε`, `a ≤ 0` gives `P[Z ≥ a] ≥ 1/2`, and `P[Z ≥ b] ≤ e^{−b²/2}/2` (`b ≥ 0`)
+/// gives `e^ε·P[Z ≥ b] ≤ e^{ε/2 − s²/8}/2`. So `s² ≥ 4ε + 8 ln 2` forces `δ(ε) ≥ 1/4`, more
+/// than any target `δ < 1/4`. `false` means "not decided here", not "feasible".
+fn gaussian_misses(s: f64, epsilon: f64, delta: f64) -> bool {
+    let s2 = s * s;
+    delta < 0.25 && s2 >= 2.0 * epsilon && s2 >= 4.0 * epsilon + 8.0 * std::f64::consts::LN_2
+}
+
 /// `(σ, λ)` for the mechanism `make` builds from ObjPert parameters: the smallest `σ` at the
-/// given `λ`, or paper 001's rule (see [`ObjectivePerturbation`]).
-pub(crate) fn calibrate_objpert<F>(
+/// given `λ`, or paper 001's rule (see [`ObjectivePerturbation`]). `gaussian_part(λ)` is the
+/// `(std, sensitivity)` of a Gaussian component of the mechanism that does not depend on `σ`
+/// (AMP's output noise), or `None`.
+///
+/// # Privacy
+/// Only points the accountant found feasible are returned. The Gaussian component is used
+/// as a necessary condition only: when it alone is certainly not (ε, δ)-DP at the target
+/// ([`gaussian_misses`]), the composed mechanism is not either, since releasing both outputs
+/// is at least as revealing as releasing one; such a `λ` is rejected without asking the
+/// accountant, whose grid for it could need terabytes.
+pub(crate) fn calibrate_objpert<F, G>(
     budget: &Budget,
     b: &ObjPertBounds,
     lambda: Option<f64>,
     factor: f64,
     make: F,
+    gaussian_part: G,
 ) -> Result<(f64, f64)>
 where
     F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
+    G: Fn(f64) -> Option<(f64, f64)>,
 {
     let target = budget.target()?;
     budget.require_relation(
         Neighbouring::AddRemove,
         "objective perturbation (paper 001)",
     )?;
+    // The Gaussian component's ratio sensitivity/std at λ, when it alone misses the target.
+    let missed = |lambda: f64| {
+        gaussian_part(lambda)
+            .map(|(std, sensitivity)| sensitivity / std)
+            .filter(|&s| gaussian_misses(s, target.epsilon(), target.delta()))
+    };
     let sigma_at = |lambda: f64| -> Result<f64> {
+        if let Some(s) = missed(lambda) {
+            return Err(Error::Privacy(format!(
+                "at lambda = {lambda} the output noise alone (sensitivity/std = {s}) misses \
+                 the target: no sigma can meet it"
+            )));
+        }
         let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
             make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
         })?;
@@ -281,6 +321,13 @@ where
     let ceiling = factor * reference;
     // ε(σ, λ) − target: feasible when ≤ 0, non-increasing in σ and in λ.
     let excess = |sigma: f64, lambda: f64| -> Result<f64> {
+        // A component that alone misses the target makes the composition miss it too
+        // (dropping an output is post-processing): say so from a closed form, without asking
+        // the accountant about a mechanism whose ε may be huge (AMP with a large τ would need
+        // a PLD grid of terabytes). The value returned is only a guide for the search.
+        if let Some(s) = missed(lambda) {
+            return Ok((0.125 * s * s - target.epsilon()).max(f64::MIN_POSITIVE));
+        }
         let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
         let eps = epsilon_of(
             budget.accountant,
@@ -445,12 +492,27 @@ impl<'a> Perturbed<'a> {
         sigma: f64,
         rng: &mut R,
     ) -> Result<Self> {
+        // Values relative to θ = 0 (same gradient and minimiser): finite for labels near
+        // f64::MAX, whose losses at θ = 0 are not.
         let glm = match b.clipped {
             Some(c) => GlmObjective::clipped(data, c, lambda, Scale::Sum)?,
             None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
-        };
+        }
+        .relative_to_zero();
+        // `b` stays continuous-law floating-point noise, deliberately not a grid release:
+        // ObjPert's proof (a change of variables `b ↔ θ*` through the density of `b`) needs a
+        // density; with grid-valued `b` the neighbour's `b' = b + ∇ℓ(θ*; x) − ∇ℓ(θ*; x')` is off
+        // the grid, so the exact minimiser would be impossible under the neighbour (ε = ∞).
+        // `b` is never released: what leaves the library is the solver's approximate
+        // minimiser — for AMP with grid-safe output noise on top (dp_optim's noise docs), whose
+        // analysis needs only `‖∇J‖ ≤ τ`, so the released low-order bits carry no data. Plain
+        // ObjPert releases the solver's output itself; its low-order bits are not covered by
+        // any grid argument (use AMP when that matters).
         let mut linear = Array1::zeros(data.n_features());
-        Noise::Gaussian { std: sigma }.sample_into(rng, linear.view_mut())?;
+        linear.mapv_inplace(|_| {
+            let z: f64 = StandardNormal.sample(rng);
+            sigma * z
+        });
         Ok(Self { glm, linear })
     }
 

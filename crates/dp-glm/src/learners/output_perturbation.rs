@@ -100,14 +100,27 @@ impl OutputPerturbation {
         let delta_2 = self.sensitivity(data.n_samples())?;
         let g = self.gradient_bound()?;
         data.check_labels(&self.loss)?;
-        let sigma = calibrate(&self.budget, 1, |s| Mechanism::gaussian(s, delta_2))?;
+        // Grid-safe release (dp_optim's noise docs): calibrated with the rounding's slack in
+        // the sensitivity, for values within the radius (a data-independent bound).
+        let (dim, radius) = (data.n_features(), self.radius);
+        let slack = |s: f64| -> dp_optim::Result<f64> {
+            Ok(Noise::Gaussian { std: s }.on_grid(Some(radius))?.slack(dim))
+        };
+        // `delta_2` is the distance between the two releases under replace-one; the ledger's
+        // Gaussian takes a per-record bound and doubles it under replace-one (a sum's
+        // sensitivity), so the distance is stated as half of it per record.
+        let per_record =
+            |distance: f64| distance / Neighbouring::ReplaceOne.sum_sensitivity_factor();
+        let sigma = calibrate(&self.budget, 1, |s| {
+            let slack = slack(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
+            Mechanism::gaussian(s, per_record(delta_2 + slack))
+        })?;
         let mut w = self.minimiser(data)?;
-        let mut z = Array1::zeros(w.len());
-        Noise::Gaussian { std: sigma }.sample_into(rng, z.view_mut())?;
-        w += &z;
+        let grid = Noise::Gaussian { std: sigma }.on_grid(Some(radius))?;
+        grid.add_to(rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
         ledger.record(
-            Mechanism::gaussian(sigma, delta_2)?,
+            Mechanism::gaussian(sigma, per_record(delta_2 + grid.slack(dim)))?,
             1,
             "regularised ERM minimiser",
         );

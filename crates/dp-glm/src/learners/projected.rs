@@ -2,11 +2,11 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize};
+use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize, grid_noise_multiplier};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, ledger_of, positive, report, self_bounding_gradient};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, report, self_bounding_gradient};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -84,7 +84,9 @@ impl NoisyProjectedGd {
     ///
     /// # Errors
     /// Invalid hyper-parameters or budget, labels outside the loss's domain, an accountant
-    /// that cannot analyse the Gaussian under the relation, or a non-finite result.
+    /// that cannot analyse the Gaussian under the relation, or a non-finite result;
+    /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) for more than
+    /// [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let clip = self.gradient_bound()?;
         self.loss.validate()?;
@@ -92,11 +94,16 @@ impl NoisyProjectedGd {
         let d = data.n_features() as f64;
         let steps = self.steps.unwrap_or(n);
         ensure(steps >= 1, "steps", steps as f64, "must be >= 1")?;
+        check_steps("steps", steps as f64, steps as f64)?;
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }
         data.check_labels(&self.loss)?;
-        let sigma = calibrate(&self.budget, steps as u64, |s| Mechanism::gaussian(s, 1.0))?;
+        // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
+        let dim = data.n_features();
+        let sigma = calibrate(&self.budget, steps as u64, |s| {
+            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, dim)?, 1.0)
+        })?;
         let nf = n as f64;
         let eta = match self.learning_rate {
             Some(eta) => eta,
@@ -154,9 +161,13 @@ mod tests {
         // G = X(√(2H)Y + HBX) = √0.5 + 1.25 for the logistic loss, B = 5.
         let g = 0.5f64.sqrt() + 1.25;
         assert!((r.noise[1].1 - g).abs() < 1e-12);
+        // The per-step sensitivity includes the grid release's rounding slack.
+        let (n, d) = (data.n_samples(), data.n_features());
+        let (grid, _) = dp_optim::grid_multiplier(r.noise[0].1, g, n, d).unwrap();
+        assert!(grid.slack(d) > 0.0 && grid.slack(d) < 1e-3 * g);
         assert_eq!(
             e[0].mechanism,
-            Mechanism::gaussian(r.noise[0].1 * g, g).unwrap()
+            Mechanism::gaussian(r.noise[0].1 * g, g + grid.slack(d)).unwrap()
         );
         assert!(m.coef().dot(&m.coef()).sqrt() <= 5.0 + 1e-9);
         let acc = accuracy(&m, &data);

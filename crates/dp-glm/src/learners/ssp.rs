@@ -1,9 +1,10 @@
 //! Sufficient-statistics perturbation for linear regression: AdaSSP (Wang 2018, UAI, Alg. 2).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_optim::numeric::project_to_ball;
+use dp_optim::{grid_multiplier, grid_noise_multiplier};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 use super::{Budget, calibrate, positive, report};
 use crate::data::Dataset;
@@ -97,16 +98,29 @@ impl Ssp {
             });
         }
         // Noise multiplier shared by the three releases (calibrated before reading the data).
-        let z = calibrate(&self.budget, 3, |s| Mechanism::gaussian(s, 1.0))?;
+        // Each release is grid-safe (dp_optim's noise docs): its rounding slack lowers its
+        // effective multiplier; calibrate on the smallest of the three (each release's ε is
+        // at most that one's), record each with its own slack.
+        let (d, rows) = (data.n_features(), data.n_samples());
+        let releases = [(d_lam, 1), (d_mat, d * (d + 1) / 2), (d_vec, d)];
+        let z = calibrate(&self.budget, 3, |s| {
+            let mut worst = f64::INFINITY;
+            for &(delta, dim) in &releases {
+                worst = worst.min(grid_noise_multiplier(s, delta, rows, dim)?);
+            }
+            Mechanism::gaussian(worst, 1.0)
+        })?;
         let (s_mat, s_vec, s_lam) = (z * d_mat, z * d_vec, z * d_lam);
+        let [g_lam, g_mat, g_vec] =
+            releases.map(|(delta, dim)| grid_multiplier(z, delta, rows, dim));
+        let (g_lam, g_mat, g_vec) = (g_lam?.0, g_mat?.0, g_vec?.0);
 
         // Clipped data.
-        let d = data.n_features();
         let mut x = data.x().to_owned();
-        for (mut row, &norm) in x.axis_iter_mut(Axis(0)).zip(data.row_norms()) {
-            if norm > bx {
-                row *= bx / norm;
-            }
+        for row in x.axis_iter_mut(Axis(0)) {
+            // Scaled by the largest entry first: a row whose norm overflows keeps its
+            // direction (bx/∞ would zero it).
+            project_to_ball(row, bx);
         }
         let y = data.y().mapv(|v| v.clamp(-by, by));
         let gram = x.t().dot(&x);
@@ -117,37 +131,52 @@ impl Ssp {
         let (eig, _) = jacobi_eigen(&gram);
         let lam_min = eig.iter().fold(f64::INFINITY, |m, &v| m.min(v)).max(0.0);
         let shift = s_lam * (6.0 / target.delta()).ln().sqrt();
-        let lam_tilde = (lam_min + s_lam * normal(rng) - shift).max(0.0);
+        let mut lam = ndarray::arr1(&[lam_min]);
+        g_lam.add_to(rng, lam.view_mut())?;
+        let lam_tilde = (lam[0] - shift).max(0.0);
         let df = d as f64;
         let c = s_mat * (df * (2.0 * df * df / rho).ln()).sqrt();
         let ridge = (c - lam_tilde).max(0.0);
 
         // Release 2: XᵀX, noise on the upper triangle incl. the diagonal, mirrored.
         let mut m = gram;
+        let mut upper: Array1<f64> = (0..d)
+            .flat_map(|i| (i..d).map(move |j| (i, j)))
+            .map(|ij| m[ij])
+            .collect();
+        g_mat.add_to(rng, upper.view_mut())?;
+        let mut k = 0;
         for i in 0..d {
             for j in i..d {
-                let g = s_mat * normal(rng);
-                m[[i, j]] += g;
-                if j != i {
-                    m[[j, i]] += g;
-                }
+                m[[i, j]] = upper[k];
+                m[[j, i]] = upper[k];
+                k += 1;
             }
         }
         // Release 3: Xᵀy.
         let mut b = xty;
-        b.mapv_inplace(|v| v + s_vec * normal(rng));
+        g_vec.add_to(rng, b.view_mut())?;
 
         // Post-processing: solve (X̂ᵀX + λI) w = X̂ᵀy.
         let coef = solve_regularised(&m, ridge, b.view());
 
         let mut ledger = Ledger::new(rel);
-        ledger.record(Mechanism::gaussian(s_lam, d_lam)?, 1, "lambda_min(XtX)");
+        let tri = d * (d + 1) / 2;
         ledger.record(
-            Mechanism::gaussian(s_mat, d_mat)?,
+            Mechanism::gaussian(s_lam, d_lam + g_lam.slack(1))?,
+            1,
+            "lambda_min(XtX)",
+        );
+        ledger.record(
+            Mechanism::gaussian(s_mat, d_mat + g_mat.slack(tri))?,
             1,
             "XtX (upper triangle)",
         );
-        ledger.record(Mechanism::gaussian(s_vec, d_vec)?, 1, "Xty");
+        ledger.record(
+            Mechanism::gaussian(s_vec, d_vec + g_vec.slack(d))?,
+            1,
+            "Xty",
+        );
         let noise = vec![
             ("noise_multiplier".to_string(), z),
             ("sigma_xtx".to_string(), s_mat),
@@ -165,10 +194,6 @@ impl Ssp {
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(coef, 0.0, Loss::Squared, report)
     }
-}
-
-fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    StandardNormal.sample(rng)
 }
 
 /// Solves `(m + λI) w = b` for symmetric `m`: Cholesky if `m + λI` is positive definite,
@@ -303,6 +328,11 @@ pub(crate) fn jacobi_eigen(a: &Array2<f64>) -> (Array1<f64>, Array2<f64>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use rand_distr::{Distribution, StandardNormal};
+
+    fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+        StandardNormal.sample(rng)
+    }
     use crate::learners::testdata::{assert_reproducible, rng};
     use ndarray::array;
     use rand::SeedableRng;
@@ -365,10 +395,9 @@ pub(crate) mod tests {
         s.budget.neighbouring = Neighbouring::ReplaceOne;
         let r = s.fit(&data, &mut rng).unwrap();
         assert!(r.privacy().epsilon <= 1.0);
-        assert_eq!(
-            r.privacy().ledger.entries()[0].mechanism.parameters()[1].1,
-            32.0
-        );
+        // 32 plus the grid release's rounding slack.
+        let sens = r.privacy().ledger.entries()[0].mechanism.parameters()[1].1;
+        assert!(sens > 32.0 && sens < 32.0 * (1.0 + 1e-5), "{sens}");
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! report-noisy-max on a held-out part.
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism};
+use dp_optim::laplace_for;
 use rand::Rng;
 use rand::seq::SliceRandom;
-use rand_distr::{Distribution, Exp1};
 
 use super::grid_search::RadiusLearner;
 use super::{clipped_mean_loss, loss_bound};
@@ -85,8 +85,11 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
         let cap = loss_bound(loss, self.radius, self.x_bound, self.y_bound);
         let sensitivity = cap / held_out.n_samples() as f64;
         let eps_sel = self.epsilon / 2.0;
-        let scale = 2.0 * sensitivity / eps_sel;
-        let mut best: Option<(f64, LinearModel, usize)> = None;
+        // Report-noisy-max on the grid: discrete Laplace, the rounding's slack included in the
+        // ε it achieves (≤ eps_sel; dp_optim::laplace_for).
+        let (laplace, scale, eps_achieved) = laplace_for(2.0 * sensitivity, eps_sel, 2)?;
+        let mut models = Vec::with_capacity(m);
+        let mut scores = ndarray::Array1::zeros(m);
         let mut ledger = Ledger::new(rel);
         for j in 0..m {
             let train = data.select_rows(&order[j * part..(j + 1) * part])?;
@@ -99,20 +102,22 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
                     ledger.record(e.mechanism.clone(), e.count, &label);
                 }
             }
-            let score = clipped_mean_loss(model.coef(), &held_out, loss, cap);
-            // Laplace noise as the difference of two unit exponentials.
-            let e1: f64 = Exp1.sample(rng);
-            let e2: f64 = Exp1.sample(rng);
-            let noisy = score + scale * (e1 - e2);
-            if best.as_ref().is_none_or(|b| noisy < b.0) {
-                best = Some((noisy, model, j));
+            scores[j] = clipped_mean_loss(model.coef(), &held_out, loss, cap);
+            models.push(model);
+        }
+        laplace.add_to(rng, scores.view_mut())?;
+        let mut best: Option<(f64, usize)> = None;
+        for (j, &noisy) in scores.iter().enumerate() {
+            if best.is_none_or(|b| noisy < b.0) {
+                best = Some((noisy, j));
             }
         }
-        let Some((_, model, chosen)) = best else {
+        let Some((_, chosen)) = best else {
             return Err(Error::Privacy("no model was trained".into()));
         };
+        let model = models.swap_remove(chosen);
         ledger.record(
-            Mechanism::pure_dp(eps_sel)?,
+            Mechanism::pure_dp(eps_achieved)?,
             1,
             "report-noisy-max over the models' held-out losses",
         );

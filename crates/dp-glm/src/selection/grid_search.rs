@@ -82,6 +82,11 @@ impl RadiusLearner for DpGd {
     }
 }
 
+/// The largest number of radii [`PrivateGridSearch`] tries (64, radii up to `2^64`): each is
+/// a full run, and beyond `2^511` the loss bound `Λ(B)` is not even a finite number. More is
+/// refused with [`Error::ResourceLimit`] before anything runs.
+pub const MAX_CANDIDATES: usize = 64;
+
 /// Paper 003, Alg. 4: split the data in random halves `S1`, `S2`; fit the learner on `S1` at
 /// each radius `B_j = 2^j` (`j = 1..K`) with `(ε/(2K), δ/(2K))`; score each model by its mean
 /// loss on `S2`, each example's loss clipped to `[0, Λ(B_j)]` with
@@ -140,7 +145,8 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
     ///
     /// # Errors
     /// Invalid settings, a learner not under replace-one, fewer than 4 rows, the learners'
-    /// and the selection's errors.
+    /// and the selection's errors; [`Error::ResourceLimit`] for more than [`MAX_CANDIDATES`]
+    /// radii.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let budget = Budget::new(
             self.epsilon,
@@ -151,6 +157,15 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
         budget.target()?;
         let k = self.candidates;
         ensure(k >= 1, "candidates", k as f64, "must be >= 1")?;
+        if k > MAX_CANDIDATES {
+            return Err(Error::ResourceLimit {
+                name: "candidates",
+                value: k as f64,
+                needed: k as f64,
+                limit: MAX_CANDIDATES as f64,
+                unit: "radii",
+            });
+        }
         ensure(
             self.x_bound > 0.0 && self.x_bound.is_finite(),
             "x_bound",

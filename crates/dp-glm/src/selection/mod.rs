@@ -8,9 +8,10 @@ mod grid_search;
 mod tuning;
 
 pub use boosting::ConfidenceBoosting;
-pub use grid_search::{PrivateGridSearch, RadiusLearner};
-pub use tuning::{HonestTuning, TuningWithoutPrivacyAccounting};
+pub use grid_search::{MAX_CANDIDATES, PrivateGridSearch, RadiusLearner};
+pub use tuning::{HonestTuning, MAX_MEAN_TRIALS, TuningWithoutPrivacyAccounting};
 
+use dp_optim::numeric;
 use ndarray::ArrayView1;
 
 use crate::data::Dataset;
@@ -23,17 +24,29 @@ pub(crate) fn loss_bound(loss: Loss, radius: f64, x_bound: f64, y_bound: f64) ->
 }
 
 /// The mean over `data` of the loss of `coef`, each example's loss clipped to `[0, cap]`: a
-/// score of sensitivity `cap/n` whatever the data.
+/// score of sensitivity `cap/n` whatever the data. Margins that overflow are recomputed
+/// scaled ([`numeric::dot`]: `±∞`, never NaN), and a loss that is not a number counts as
+/// `cap`, so one extreme row moves the score by at most `cap/n` and never makes it NaN.
 pub(crate) fn clipped_mean_loss(
     coef: ArrayView1<'_, f64>,
     data: &Dataset,
     loss: Loss,
     cap: f64,
 ) -> f64 {
-    let z = data.x().dot(&coef);
+    let x = data.x();
+    let z = x.dot(&coef);
     z.iter()
         .zip(data.y())
-        .map(|(&z, &y)| loss.value(z, y).clamp(0.0, cap))
+        .enumerate()
+        .map(|(i, (&z, &y))| {
+            let z = if z.is_finite() {
+                z
+            } else {
+                numeric::dot(x.row(i), coef)
+            };
+            let v = loss.value(z, y);
+            if v.is_nan() { cap } else { v.clamp(0.0, cap) }
+        })
         .sum::<f64>()
         / data.n_samples() as f64
 }

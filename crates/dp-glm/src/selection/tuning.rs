@@ -4,11 +4,11 @@
 use dp_accounting::{
     Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned,
 };
-use dp_optim::NoiseDistribution;
+use dp_optim::{Noise, NoiseDistribution, grid_noise_multiplier};
 use ndarray::Array1;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, Normal, Poisson};
+use rand_distr::{Distribution, Poisson};
 
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
@@ -70,6 +70,12 @@ fn correct(theta: &Array1<f64>, validation: &Dataset) -> f64 {
         .count() as f64
 }
 
+/// The largest mean number of trials [`HonestTuning`] runs (10⁴): each trial is a full
+/// DP-SGD run, so a larger mean is refused up front with [`Error::ResourceLimit`] rather than
+/// left to run for days. (The law of `K` itself is not truncated: that would change the
+/// Papernot–Steinke analysis.)
+pub const MAX_MEAN_TRIALS: f64 = 1e4;
+
 /// Honest hyper-parameter tuning of DP-SGD (Papernot & Steinke 2022; paper 001 §5): draw the
 /// number of trials `K` from `trials`, run DP-SGD `K` times with a learning rate drawn
 /// uniformly from `learning_rates`, each run scored by its noisy validation accuracy, and
@@ -125,25 +131,39 @@ impl HonestTuning {
             .unwrap_or_else(|| sigma / (plan.q * (plan.steps as f64 / 5.0).sqrt()))
     }
 
-    /// The RDP accountant of one trial at noise multiplier `sigma`.
-    fn trial(&self, plan: &SgdPlan, sigma: f64) -> Result<RdpAccountant> {
+    /// The RDP accountant of one trial at noise multiplier `sigma`, both releases grid-safe
+    /// (dp_optim's noise docs): DP-SGD at the multiplier [`grid_noise_multiplier`] records,
+    /// the score (a count, sensitivity 1) with the rounding slack of its grid added.
+    fn trial(&self, plan: &SgdPlan, sigma: f64, rows: usize, dim: usize) -> Result<RdpAccountant> {
         let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
-        acc.compose(&Mechanism::subsampled_gaussian(sigma, plan.q)?, plan.steps)?;
-        acc.compose(&Mechanism::gaussian(self.score_std(plan, sigma), 1.0)?, 1)?;
+        let z = grid_noise_multiplier(sigma, plan.clip, rows, dim)?;
+        acc.compose(&Mechanism::subsampled_gaussian(z, plan.q)?, plan.steps)?;
+        acc.compose(&self.score_mechanism(plan, sigma)?, 1)?;
         Ok(acc)
     }
 
+    /// The noisy validation count's mechanism: Gaussian of std `score_std`, sensitivity 1 plus
+    /// the grid's rounding slack in one dimension.
+    fn score_mechanism(&self, plan: &SgdPlan, sigma: f64) -> Result<Mechanism> {
+        let std = self.score_std(plan, sigma);
+        let slack = Noise::Gaussian { std }.rounding_slack(1)?;
+        Ok(Mechanism::gaussian(std, 1.0 + slack)?)
+    }
+
     /// The Papernot–Steinke ε of the whole tuning at per-trial noise multiplier `sigma`.
-    fn tuned_epsilon(&self, plan: &SgdPlan, sigma: f64) -> Result<f64> {
+    fn tuned_epsilon(&self, plan: &SgdPlan, sigma: f64, shape: (usize, usize)) -> Result<f64> {
         let delta = self.base.budget.delta;
-        Ok(tuned(&self.trial(plan, sigma)?, self.trials)?.epsilon(delta)?)
+        let trial = self.trial(plan, sigma, shape.0, shape.1)?;
+        Ok(tuned(&trial, self.trials)?.epsilon(delta)?)
     }
 
     /// The smallest per-trial noise multiplier (relative precision 1e-6, upper end of the
     /// bracket) for which the tuned ε meets the target.
-    fn calibrate(&self, plan: &SgdPlan) -> Result<f64> {
+    fn calibrate(&self, plan: &SgdPlan, shape: (usize, usize)) -> Result<f64> {
         let target = self.base.budget.target()?;
-        let ok = |s: f64| -> Result<bool> { Ok(self.tuned_epsilon(plan, s)? <= target.epsilon()) };
+        let ok = |s: f64| -> Result<bool> {
+            Ok(self.tuned_epsilon(plan, s, shape)? <= target.epsilon())
+        };
         let mut hi = 1.0;
         while !ok(hi)? {
             hi *= 2.0;
@@ -172,6 +192,40 @@ impl HonestTuning {
         Ok(hi)
     }
 
+    /// Checks the trials' law: a valid law whose mean is at most [`MAX_MEAN_TRIALS`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] for an invalid law, [`Error::ResourceLimit`] for a
+    /// mean above the cap.
+    fn check_trials(&self) -> Result<()> {
+        if let Repetitions::Poisson { mean } = self.trials {
+            ensure(
+                mean > 0.0 && mean.is_finite(),
+                "mean_trials",
+                mean,
+                "must be finite and > 0",
+            )?;
+        }
+        let mean = self.trials.mean()?;
+        if mean > MAX_MEAN_TRIALS {
+            let value = match self.trials {
+                Repetitions::Poisson { mean } => mean,
+                Repetitions::TruncatedNegativeBinomial { gamma, .. } => gamma,
+            };
+            return Err(Error::ResourceLimit {
+                name: match self.trials {
+                    Repetitions::Poisson { .. } => "mean_trials",
+                    Repetitions::TruncatedNegativeBinomial { .. } => "gamma",
+                },
+                value,
+                needed: mean,
+                limit: MAX_MEAN_TRIALS,
+                unit: "trials on average",
+            });
+        }
+        Ok(())
+    }
+
     /// Draws `K` from the trials' law.
     fn draw_trials<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<u64> {
         match self.trials {
@@ -194,9 +248,12 @@ impl HonestTuning {
     ///
     /// # Errors
     /// Invalid settings (no learning rates, a non-Gaussian or replace-one base, bad split or
-    /// score noise), calibration failure, the trials' errors.
+    /// score noise, an invalid law of `K`), calibration failure, the trials' errors;
+    /// [`Error::ResourceLimit`] if the mean number of trials exceeds [`MAX_MEAN_TRIALS`]
+    /// (checked before anything runs).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         check_rates(&self.learning_rates)?;
+        self.check_trials()?;
         if let Some(s) = self.score_noise {
             ensure(
                 s > 0.0 && s.is_finite(),
@@ -215,15 +272,13 @@ impl HonestTuning {
         }
         let (train, validation) = split(data, self.validation_fraction, rng)?;
         let plan = self.base.plan(&train)?;
-        let sigma = self.calibrate(&plan)?;
-        let spent = self.tuned_epsilon(&plan, sigma)?;
+        let shape = (train.n_samples(), train.n_features());
+        let sigma = self.calibrate(&plan, shape)?;
+        let spent = self.tuned_epsilon(&plan, sigma, shape)?;
         let k = self.draw_trials(rng)?;
         let score_std = self.score_std(&plan, sigma);
-        let score_law = Normal::new(0.0, score_std).map_err(|_| Error::InvalidHyperParameter {
-            name: "score_noise",
-            value: score_std,
-            reason: "must be finite and > 0",
-        })?;
+        // The noisy count is a grid release (dp_optim's noise docs).
+        let score_grid = Noise::Gaussian { std: score_std }.on_grid(None)?;
         let mut best: Option<(f64, Array1<f64>, f64)> = None;
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         for _ in 0..k {
@@ -240,12 +295,14 @@ impl HonestTuning {
                     ledger.record(e.mechanism.clone(), e.count, &e.label);
                 }
                 ledger.record(
-                    Mechanism::gaussian(score_std, 1.0)?,
+                    self.score_mechanism(&plan, sigma)?,
                     1,
                     "noisy validation count",
                 );
             }
-            let score = correct(&theta, &validation) + score_law.sample(rng);
+            let mut score = ndarray::arr1(&[correct(&theta, &validation)]);
+            score_grid.add_to(rng, score.view_mut())?;
+            let score = score[0];
             if best.as_ref().is_none_or(|b| score > b.0) {
                 best = Some((score, theta, lr));
             }

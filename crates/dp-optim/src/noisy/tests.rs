@@ -59,6 +59,20 @@ impl Observer for Grads {
     }
 }
 
+/// The grid release costs a relative `σ√d·2^-24` of the noise multiplier, no more.
+#[test]
+fn grid_multiplier_is_close_to_the_requested_one() {
+    for (sigma, clip, n, d) in [
+        (0.9, 2.0, 200, 5),
+        (1.0, 1.0, 45_000, 104),
+        (8.0, 0.1, 10, 1),
+    ] {
+        let (grid, z) = grid_multiplier(sigma, clip, n, d).unwrap();
+        assert!(z < sigma && z > sigma * (1.0 - 4.0 * sigma * (d as f64).sqrt() * 2f64.powi(-24)));
+        assert!(grid.slack(d) > 0.0);
+    }
+}
+
 fn flat(grads: &Grads) -> Vec<f64> {
     grads.0.iter().flat_map(|g| g.iter().copied()).collect()
 }
@@ -109,7 +123,11 @@ fn noisy_gd_releases_the_claimed_gaussian() {
     assert_eq!(e.count, steps as u64);
     assert_eq!(
         e.mechanism,
-        Mechanism::gaussian(sigma * clip, clip).unwrap()
+        Mechanism::gaussian(
+            sigma * clip,
+            clip + grid_multiplier(sigma, clip, n, d).unwrap().0.slack(d)
+        )
+        .unwrap()
     );
     assert_eq!(e.label, NOISY_GRADIENT_LABEL);
     assert_eq!(sol.status, Status::IterationLimit);
@@ -149,7 +167,7 @@ fn dp_sgd_poisson_releases_the_claimed_gaussian() {
     assert_eq!(ledger.entries()[0].count, steps as u64);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::subsampled_gaussian(sigma, q).unwrap()
+        Mechanism::subsampled_gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1, q).unwrap()
     );
     // Batch sizes are Binomial(n, q).
     let sizes: Vec<f64> = oracle
@@ -254,7 +272,12 @@ fn dp_sgd_fixed_size_batches() {
     assert_eq!(ledger.neighbouring(), Neighbouring::ReplaceOne);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::subsampled_gaussian_without_replacement(sigma, b as u64, n as u64).unwrap()
+        Mechanism::subsampled_gaussian_without_replacement(
+            grid_multiplier(sigma, clip, n, d).unwrap().1,
+            b as u64,
+            n as u64
+        )
+        .unwrap()
     );
     assert_eq!(ledger.entries()[0].count, steps as u64);
 }
@@ -295,7 +318,7 @@ fn dp_sgd_shuffle_once_uses_each_example_once() {
     assert_eq!(ledger.neighbouring(), Neighbouring::ReplaceOne);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::gaussian(sigma * clip, clip).unwrap()
+        Mechanism::gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1 * clip, clip).unwrap()
     );
     assert_eq!(ledger.entries()[0].count, (n / b) as u64);
     // Fewer steps are allowed; more than one pass is not.
