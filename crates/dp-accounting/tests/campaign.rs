@@ -458,14 +458,17 @@ fn campaign_no_accountant_under_reports() {
 /// Monotonicity without a closed form: composed Poisson-subsampled Gaussian (add/remove).
 #[test]
 fn composed_subsampled_gaussian_is_monotone() {
-    let ts: [u64; 7] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
-    let sigmas = [0.5, 1.0, 2.0, 8.0];
-    let qs = [1e-6, 1e-4, 1e-2, 0.1];
+    // A small grid: each PLD point is composed twice (upper bound and optimistic estimate).
+    let ts: [u64; 4] = [1, 100, 10_000, 1_000_000];
+    let sigmas = [0.5, 2.0, 8.0];
+    let qs = [1e-6, 1e-3, 0.1];
     let delta = 1e-5;
     let mut failures = Vec::new();
     let mut checked = 0u64;
     let mut errors = 0u64;
+    let mut seconds: BTreeMap<String, f64> = BTreeMap::new();
     for kind in all_kinds() {
+        let start = Instant::now();
         for &q in &qs {
             // eps[i][j]: sigma i, T j (None: a typed error).
             let mut table: Vec<Vec<Option<f64>>> = Vec::new();
@@ -545,14 +548,18 @@ fn composed_subsampled_gaussian_is_monotone() {
                 }
             }
         }
+        *seconds.entry(kind.to_string()).or_default() += start.elapsed().as_secs_f64();
     }
     for f in &failures {
         eprintln!("monotone: FAIL {f}");
+    }
+    for (k, s) in &seconds {
+        eprintln!("monotone: {k} took {s:.2} s");
     }
     eprintln!(
         "monotone: {checked} comparisons, {errors} typed errors, {} failures",
         failures.len()
     );
-    assert!(checked > 100, "only {checked} comparisons");
+    assert!(checked > 50, "only {checked} comparisons");
     assert!(failures.is_empty(), "{} failures", failures.len());
 }
