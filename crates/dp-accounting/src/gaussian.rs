@@ -12,8 +12,19 @@ pub(crate) const REL_TOL: f64 = 1e-13;
 
 /// `δ(ε)` of a Gaussian mechanism with sensitivity-to-noise ratio `s = Δ/σ`:
 /// `Φ(s/2 − ε/s) − e^ε Φ(−s/2 − ε/s)`.
+///
+/// For ε < 0 (where the PLD discretisation evaluates it) the reflected form
+/// `(1 − e^ε) + e^ε·[Φ̄(−ε/s − s/2) − e^{−ε}Φ̄(−ε/s + s/2)]` is used: the direct form takes
+/// the weight `e^ε` from `(b² − a²)/2` of its two arguments, which lose `s/2` against a huge
+/// `ε/s` when `s` is tiny (`s = 1e-16`, `ε = −1e-4` gave δ = 0 instead of `1 − e^ε ≈ 1e-4`,
+/// putting a Gaussian's whole mass at a negative loss), while `1 − e^ε` here is exact.
 pub(crate) fn delta_for_ratio(s: f64, eps: f64) -> f64 {
-    tail_gap(eps / s - 0.5 * s, eps / s + 0.5 * s)
+    if eps < 0.0 {
+        let m = -eps / s;
+        -eps.exp_m1() + eps.exp() * tail_gap(m - 0.5 * s, m + 0.5 * s)
+    } else {
+        tail_gap(eps / s - 0.5 * s, eps / s + 0.5 * s)
+    }
 }
 
 /// Privacy profile `δ(ε)` of the Gaussian mechanism `f(D) + N(0, σ²I)` where `f` has L2

@@ -33,6 +33,11 @@ fn neg_half_square(x: f64) -> (f64, f64) {
 /// Standard normal density `φ(x)` with full relative precision for large `|x|`.
 pub(crate) fn pdf(x: f64) -> f64 {
     let (a, b) = neg_half_square(x);
+    // For |x| ≳ 2^26 the remainder `b` can itself overflow `exp` while `a` underflows
+    // (0·∞ = NaN): the density is then far below the smallest double.
+    if a + b < -746.0 {
+        return 0.0;
+    }
     a.exp() * b.exp() / (2.0 * PI).sqrt()
 }
 
@@ -188,7 +193,9 @@ pub(crate) fn tail_gap(a: f64, b: f64) -> f64 {
         let w = (0.5 * (b - a) * (b + a)).exp();
         sf(a) - w * sf(b)
     };
-    gap.max(0.0)
+    // Rounding can leave a hair below 0; a NaN is passed on (never turned into 0), so the
+    // callers' checks see it.
+    if gap.is_nan() { gap } else { gap.max(0.0) }
 }
 
 /// `ln(e^a + e^b)`.

@@ -5,13 +5,14 @@ use std::time::Instant;
 
 use dp_accounting::{
     Accountant, AccountantKind, DEFAULT_CHAIN, Error, Neighbouring, NoteValue, PldConfig, Query,
-    Target, answer_with_fallback, calibrate_noise,
+    ShuffleMethod, Target, answer_with_fallback, calibrate_noise, shuffle_delta_numerical,
+    shuffle_epsilon_numerical,
 };
 use serde_json::json;
 
 use crate::CliError;
 use crate::cli::{AccountArgs, CalibrateArgs, CalibrationAccountantArg};
-use crate::mechanism_args::map_error;
+use crate::mechanism_args::{MechanismName, map_error};
 
 fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
@@ -73,6 +74,75 @@ fn check_steps(steps: u64) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `dpglm account --mechanism shuffling`: one shuffled round of `n` (ε0, δ0)-DP local
+/// randomisers, by the numerical bound of Feldman, McMillan & Talwar 2021 (closed form as
+/// fallback), under replace-one.
+fn shuffling(a: &AccountArgs, out: &mut dyn Write, start: Instant) -> Result<(), CliError> {
+    let m = &a.mechanism;
+    if a.steps != 1 {
+        return Err(CliError::Usage(format!(
+            "invalid value for --steps: {} (--mechanism shuffling prices one shuffled round)",
+            a.steps
+        )));
+    }
+    if a.accountant.is_some() {
+        return Err(CliError::Usage(
+            "--accountant does not apply to --mechanism shuffling (it has its own bound)".into(),
+        ));
+    }
+    if matches!(a.neighbouring, Some(crate::cli::NeighbouringArg::AddRemove)) {
+        return Err(CliError::Usage(
+            "--mechanism shuffling is analysed under replace-one only".into(),
+        ));
+    }
+    let eps0 = m
+        .eps0
+        .ok_or_else(|| CliError::Usage("--eps0 is required for --mechanism shuffling".into()))?;
+    let n =
+        m.n.ok_or_else(|| CliError::Usage("--n is required for --mechanism shuffling".into()))?;
+    let delta0 = m.delta0.unwrap_or(0.0);
+    let (epsilon, delta, method) = match (a.delta, a.epsilon) {
+        (Some(d), None) => {
+            let b = shuffle_epsilon_numerical(eps0, delta0, n, d).map_err(map_error)?;
+            (b.epsilon, b.delta, b.method.name())
+        }
+        (None, Some(e)) => {
+            let d = shuffle_delta_numerical(eps0, delta0, n, e).map_err(map_error)?;
+            (e, d, ShuffleMethod::Numerical.name())
+        }
+        _ => {
+            return Err(CliError::Usage(
+                "give exactly one of --delta and --epsilon".into(),
+            ));
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    if a.json {
+        let v = json!({
+            "epsilon": epsilon,
+            "delta": delta,
+            "accountant": "shuffle",
+            "method": method,
+            "mechanism": "shuffling",
+            "steps": 1,
+            "neighbouring": Neighbouring::ReplaceOne.as_str(),
+            "epsilon_lower": serde_json::Value::Null,
+            "fallback": [],
+            "notes": {},
+            "seconds": seconds,
+        });
+        writeln!(out, "{v}").map_err(io)?;
+    } else {
+        writeln!(
+            out,
+            "{n} shuffled ({eps0}, {delta0:e})-DP local randomisers under replace-one ({method} bound):"
+        )
+        .map_err(io)?;
+        writeln!(out, "  epsilon = {epsilon:.6} at delta = {delta:e}").map_err(io)?;
+    }
+    Ok(())
+}
+
 /// `dpglm account`.
 pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
@@ -83,6 +153,9 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
             "invalid value for --epsilon-error: {} (must be in (0, 1))",
             crate::mechanism_args::show(a.epsilon_error)
         )));
+    }
+    if a.mechanism.mechanism == MechanismName::Shuffling {
+        return shuffling(a, out, start);
     }
     let mech = a.mechanism.build(None)?;
     let rel = a

@@ -14,6 +14,8 @@ pub(crate) enum MechanismName {
     Objpert,
     Amp,
     GammaBall,
+    /// `n` shuffled (ε0, δ0)-DP local randomisers (Feldman, McMillan & Talwar 2021).
+    Shuffling,
 }
 
 /// How a subsampled batch is drawn.
@@ -66,6 +68,12 @@ pub(crate) struct MechanismArgs {
     /// Dimension (gamma-ball).
     #[arg(long)]
     pub dim: Option<u64>,
+    /// ε0 of each local randomiser (shuffling).
+    #[arg(long)]
+    pub eps0: Option<f64>,
+    /// δ0 of each local randomiser (shuffling; default 0).
+    #[arg(long)]
+    pub delta0: Option<f64>,
 }
 
 /// The flag that carries a library parameter's value.
@@ -115,6 +123,7 @@ impl MechanismArgs {
             MechanismName::Objpert => "objpert",
             MechanismName::Amp => "amp",
             MechanismName::GammaBall => "gamma-ball",
+            MechanismName::Shuffling => "shuffling",
         }
     }
 
@@ -122,13 +131,16 @@ impl MechanismArgs {
     pub fn noise_flag(&self) -> &'static str {
         match self.mechanism {
             MechanismName::Laplace | MechanismName::GammaBall => "--scale",
+            MechanismName::Shuffling => "--eps0",
             _ => "--sigma",
         }
     }
 
     /// The relation the mechanism's analysis is natural for.
     pub fn natural_relation(&self) -> Neighbouring {
-        if self.sampling == Some(SamplingArg::WithoutReplacement) {
+        if self.sampling == Some(SamplingArg::WithoutReplacement)
+            || self.mechanism == MechanismName::Shuffling
+        {
             Neighbouring::ReplaceOne
         } else {
             Neighbouring::AddRemove
@@ -149,6 +161,8 @@ impl MechanismArgs {
             ("--tau", self.tau.is_some()),
             ("--sigma-out", self.sigma_out.is_some()),
             ("--dim", self.dim.is_some()),
+            ("--eps0", self.eps0.is_some()),
+            ("--delta0", self.delta0.is_some()),
         ]
     }
 
@@ -167,6 +181,7 @@ impl MechanismArgs {
                 "--sigma-out",
             ],
             MechanismName::GammaBall => &["--scale", "--q", "--dim", "--sensitivity"],
+            MechanismName::Shuffling => &["--eps0", "--delta0", "--n"],
         }
     }
 
@@ -260,6 +275,13 @@ impl MechanismArgs {
                 })?,
                 sens,
             ),
+            MechanismName::Shuffling => {
+                return Err(CliError::Usage(
+                    "--mechanism shuffling is priced by its own bound in `dpglm account` \
+                     (one shuffled round); it cannot be calibrated or composed"
+                        .into(),
+                ));
+            }
         };
         m.map_err(map_error)
     }

@@ -171,3 +171,29 @@ fn calibration_at_large_targets_ends_and_keeps_its_promise() {
     let v = json("calibrate --mechanism gaussian --steps 1 --target-epsilon 1e6 --delta 1e-5");
     assert!(num(&v, "sigma") > 0.0 && num(&v, "epsilon") <= 1e6, "{v}");
 }
+
+#[test]
+fn shuffling_is_priced_by_the_numerical_bound() {
+    // 1e5 shuffled 1-DP randomisers at δ = 1e-6: the numerical bound of Feldman, McMillan &
+    // Talwar gives ε ≈ 0.0153, five times below their closed form (0.0753).
+    let v = json("account --mechanism shuffling --eps0 1 --n 100000 --delta 1e-6");
+    assert_eq!(v["method"], "numerical", "{v}");
+    assert_eq!(v["neighbouring"], "replace-one", "{v}");
+    let eps = num(&v, "epsilon");
+    assert!(eps > 0.0152 && eps < 0.0154, "{v}");
+    // δ at that ε is back at the target (within the bisection's precision).
+    let back = json(&format!(
+        "account --mechanism shuffling --eps0 1 --n 100000 --epsilon {eps}"
+    ));
+    let d = num(&back, "delta");
+    assert!(d <= 1e-6 * (1.0 + 1e-6) && d > 0.9e-6, "{back}");
+    for args in [
+        "account --mechanism shuffling --eps0 1 --n 100000 --steps 2 --delta 1e-6",
+        "account --mechanism shuffling --eps0 1 --delta 1e-6",
+        "account --mechanism shuffling --eps0 1 --n 100 --neighbouring add-remove --delta 1e-6",
+        "calibrate --mechanism shuffling --n 100 --steps 1 --target-epsilon 1 --delta 1e-6",
+    ] {
+        let o = dpglm(args);
+        assert_eq!(o.status.code(), Some(2), "`{args}`: {o:?}");
+    }
+}

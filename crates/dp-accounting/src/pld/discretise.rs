@@ -14,6 +14,7 @@
 //! a lower estimate shown beside the upper bound so the discretisation gap is visible.
 
 use super::pmf::LatticePmf;
+use crate::error::{Error, Result};
 use crate::profile::Profile;
 
 /// The interval of privacy-loss values worth discretising.
@@ -62,12 +63,21 @@ fn index_range(p: &Profile, h: f64) -> (i64, i64) {
 }
 
 /// Pessimistic (dominating) grid PLD of one profile by connecting the dots.
-pub(crate) fn pessimistic(p: &Profile, h: f64) -> LatticePmf {
+///
+/// # Errors
+/// A profile value that is not a number (never turned into a mass of 0).
+pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
     let (lo, hi) = index_range(p, h);
     let n = (hi - lo + 1) as usize;
     let d: Vec<f64> = (0..n)
         .map(|i| p.delta((lo + i as i64) as f64 * h))
         .collect();
+    if let Some(i) = d.iter().position(|v| v.is_nan()) {
+        return Err(Error::Numerical(format!(
+            "the privacy profile {p:?} is not a number at epsilon = {}",
+            (lo + i as i64) as f64 * h
+        )));
+    }
     let up = h.exp_m1(); // e^h − 1
     let down = -(-h).exp_m1(); // 1 − e^{−h}
     let mut masses = vec![0.0; n];
@@ -83,13 +93,13 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> LatticePmf {
     let inf_mass = d[n - 1];
     let rest: f64 = masses[1..].iter().sum();
     masses[0] = (1.0 - inf_mass - rest).max(0.0);
-    LatticePmf {
+    Ok(LatticePmf {
         h,
         offset: lo,
         masses,
         inf_mass,
         error_l2: 0.0,
-    }
+    })
 }
 
 /// Optimistic grid PLD of one profile: losses rounded down to the grid.
@@ -162,7 +172,7 @@ mod tests {
             Profile::RandomizedResponse { eps: 0.73 },
             Profile::ObjPert { c: 0.2, s: 1.1 },
         ] {
-            let pmf = pessimistic(&p, h);
+            let pmf = pessimistic(&p, h).unwrap();
             let total = pmf.finite_mass() + pmf.inf_mass;
             assert!((total - 1.0).abs() < 1e-9, "{p:?}: total {total}");
             for k in 0..40 {

@@ -229,12 +229,12 @@ impl PldAccountant {
             let pmfs: Vec<(LatticePmf, u64)> = parts
                 .iter()
                 .map(|((r, a), c)| {
-                    (
-                        discretise::pessimistic(if dir == 0 { r } else { a }, coarse),
+                    Ok((
+                        discretise::pessimistic(if dir == 0 { r } else { a }, coarse)?,
                         *c,
-                    )
+                    ))
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let w = fft::window(&refs(&pmfs), coarse, self.config.tail_mass);
             window = window.max((w.hi_idx - w.lo_idx + 2) as f64 * coarse);
         }
@@ -270,18 +270,18 @@ impl PldAccountant {
             if pessimistic {
                 discretise::pessimistic(p, h)
             } else {
-                discretise::optimistic(p, h)
+                Ok(discretise::optimistic(p, h))
             }
         };
         // The two directions are discretised on two threads (each is independent work).
-        let remove_side = || -> Vec<(LatticePmf, u64)> {
-            parts.iter().map(|((r, _), c)| (disc(r), *c)).collect()
+        let remove_side = || -> Result<Vec<(LatticePmf, u64)>> {
+            parts.iter().map(|((r, _), c)| Ok((disc(r)?, *c))).collect()
         };
-        let add_side = || -> Vec<(LatticePmf, u64)> {
+        let add_side = || -> Result<Vec<(LatticePmf, u64)>> {
             parts
                 .iter()
                 .filter(|((r, a), _)| r != a)
-                .map(|((_, a), c)| (disc(a), *c))
+                .map(|((_, a), c)| Ok((disc(a)?, *c)))
                 .collect()
         };
         let (remove, add_only) = std::thread::scope(|s| {
@@ -289,8 +289,9 @@ impl PldAccountant {
             let remove = remove_side();
             (remove, handle.join())
         });
+        let remove = remove?;
         let add_only =
-            add_only.map_err(|_| Error::Numerical("discretisation thread panicked".into()))?;
+            add_only.map_err(|_| Error::Numerical("discretisation thread panicked".into()))??;
         // Reassemble the add side in part order (symmetric parts reuse the remove side).
         let mut extra = add_only.into_iter();
         let mut add = Vec::with_capacity(parts.len());
