@@ -366,12 +366,12 @@ fn campaign_no_accountant_under_reports() {
     let mut heavy_seen = 0usize;
     let mut diag_skipped = 0u64;
     for (i, g) in groups.iter().enumerate() {
-        if g.name.is_some() || i % FALLBACK_GROUP_STRIDE == 0 {
+        if g.name.is_some() || i.is_multiple_of(FALLBACK_GROUP_STRIDE) {
             run_fallback(g, &mut t);
         }
         for kind in all_kinds() {
             if kind == AccountantKind::Pld && g.eps_scale() > PLD_FULL_EPS {
-                let take = g.name.is_some() || heavy_seen % PLD_HEAVY_STRIDE == 0;
+                let take = g.name.is_some() || heavy_seen.is_multiple_of(PLD_HEAVY_STRIDE);
                 heavy_seen += 1;
                 if !take {
                     t.pld_skipped += 1;
