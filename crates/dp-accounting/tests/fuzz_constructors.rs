@@ -576,22 +576,29 @@ fn accountant_case(values: BoxedStrategy<f64>) -> impl Strategy<Value = Accounta
     )
 }
 
-/// Composes the case into `kind` and asks every query.
-fn run_accountant(fd: &Findings, kind: AccountantKind, case: AccountantCase) {
-    let (ar, m1, c1, m2, c2, delta, eps) = case;
+/// The relation, the exact inputs and the call name (`label` with the two constructors) of an
+/// accountant case.
+fn describe_case(label: &str, case: &AccountantCase) -> (Neighbouring, String, String) {
+    let (ar, m1, c1, m2, c2, delta, eps) = *case;
     let rel = if ar {
         Neighbouring::AddRemove
     } else {
         Neighbouring::ReplaceOne
     };
-    let inputs = format!(
-        "{kind} {rel}: {m1:?} x {c1}, then {m2:?} x {c2}; epsilon({delta:e}), delta({eps:e})"
-    );
+    let inputs =
+        format!("{rel}: {m1:?} x {c1}, then {m2:?} x {c2}; epsilon({delta:e}), delta({eps:e})");
     let what = format!(
-        "{kind} with {} then {}",
+        "{label} with {} then {}",
         mech_name(m1.which),
         mech_name(m2.which)
     );
+    (rel, inputs, what)
+}
+
+/// Composes the case into `kind` and asks every query.
+fn run_accountant(fd: &Findings, kind: AccountantKind, case: AccountantCase) {
+    let (_, m1, c1, m2, c2, delta, eps) = case;
+    let (rel, inputs, what) = describe_case(kind.as_str(), &case);
     let fd2 = fd.clone();
     let (i, w) = (inputs.clone(), what.clone());
     let _ = guarded(fd, &what, &inputs, move || {
@@ -619,19 +626,8 @@ fn run_accountant(fd: &Findings, kind: AccountantKind, case: AccountantCase) {
 
 /// The default fallback chain on the case's two mechanisms, both queries.
 fn run_fallback(fd: &Findings, case: AccountantCase) {
-    let (ar, m1, c1, m2, c2, delta, eps) = case;
-    let rel = if ar {
-        Neighbouring::AddRemove
-    } else {
-        Neighbouring::ReplaceOne
-    };
-    let inputs =
-        format!("{rel}: {m1:?} x {c1}, then {m2:?} x {c2}; epsilon({delta:e}), delta({eps:e})");
-    let what = format!(
-        "answer_with_fallback with {} then {}",
-        mech_name(m1.which),
-        mech_name(m2.which)
-    );
+    let (_, m1, c1, m2, c2, delta, eps) = case;
+    let (rel, inputs, what) = describe_case("answer_with_fallback", &case);
     let fd2 = fd.clone();
     let (i, w) = (inputs.clone(), what.clone());
     let _ = guarded(fd, &what, &inputs, move || {
