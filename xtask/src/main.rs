@@ -304,6 +304,12 @@ fn test(t: TestArgs) -> Result<()> {
             &mut totals,
         )?;
     }
+    // The accounting campaign's summary (cases, under-reports), written by its test.
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    if let Ok(summary) = std::fs::read_to_string(target.join("tmp").join("campaign-summary.txt")) {
+        eprint!("\n{summary}");
+    }
     eprintln!("\nxtask test: all steps passed.");
     // The closing line CI reads: the totals over both test runs.
     println!(

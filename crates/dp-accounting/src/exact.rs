@@ -6,7 +6,7 @@ use crate::accountant::Accountant;
 use crate::checks::Facts;
 use crate::error::{Error, Result, non_negative, open_unit};
 use crate::gaussian::{
-    EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up, round_up_eps,
+    EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps,
 };
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
@@ -112,11 +112,14 @@ impl Accountant for ExactAccountant {
     /// See [`ExactAccountant`].
     fn delta(&self, epsilon: f64) -> Result<f64> {
         non_negative("epsilon", epsilon)?;
-        let d = round_up(match self.single {
-            Some((r, a)) => r.delta(epsilon).max(a.delta(epsilon)),
-            None if self.gaussian_s2 > 0.0 => delta_for_ratio(self.gaussian_s2.sqrt(), epsilon),
-            None => 0.0,
-        });
+        let d = round_up_at(
+            match self.single {
+                Some((r, a)) => r.delta(epsilon).max(a.delta(epsilon)),
+                None if self.gaussian_s2 > 0.0 => delta_for_ratio(self.gaussian_s2.sqrt(), epsilon),
+                None => 0.0,
+            },
+            epsilon,
+        );
         self.facts.check_delta("exact", epsilon, d)
     }
 }

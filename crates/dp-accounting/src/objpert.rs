@@ -1,6 +1,6 @@
 //! Objective perturbation's privacy in closed form (paper 001), for direct use and figures.
 
-use crate::error::{Result, ensure, non_negative, open_unit, positive};
+use crate::error::{Error, Result, ensure, non_negative, open_unit, positive};
 use crate::gaussian::{EPS_MAX, REL_TOL, round_up, round_up_eps};
 use crate::mechanism::ObjPertParams;
 use crate::profile::Profile;
@@ -62,6 +62,11 @@ pub fn kifer_parameters(epsilon: f64, delta: f64, beta: f64, lipschitz: f64) -> 
     positive("lipschitz", lipschitz)?;
     let lambda = 2.0 * beta / epsilon;
     let sigma = lipschitz * (8.0 * (2.0 / delta).ln() + 4.0 * epsilon).sqrt() / epsilon;
+    if !(lambda.is_finite() && sigma.is_finite() && sigma > 0.0) {
+        return Err(Error::OutOfRange(format!(
+            "Kifer et al.'s parameters overflow: lambda = {lambda:e}, sigma = {sigma:e}"
+        )));
+    }
     Ok((lambda, sigma.next_up()))
 }
 
@@ -83,7 +88,13 @@ pub fn kifer_epsilon(sigma: f64, lipschitz: f64, delta: f64) -> Result<f64> {
         -4.0 * lipschitz * lipschitz,
         -8.0 * lipschitz * lipschitz * (2.0 / delta).ln(),
     );
-    Ok(round_up_eps(
-        (-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a),
-    ))
+    // b < 0 and c < 0, so both terms of the numerator are positive: no cancellation.
+    let eps = (-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a);
+    if !(eps.is_finite() && eps >= 0.0) {
+        return Err(Error::OutOfRange(format!(
+            "Kifer et al.'s epsilon is not representable for sigma = {sigma:e}, L = \
+             {lipschitz:e}"
+        )));
+    }
+    Ok(round_up_eps(eps))
 }

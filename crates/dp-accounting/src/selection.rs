@@ -37,11 +37,18 @@ impl Repetitions {
                     gamma,
                     "must be in (0, 1)",
                 )?;
-                Ok(if eta == 0.0 {
+                let mean = if eta == 0.0 {
                     (1.0 / gamma - 1.0) / (1.0 / gamma).ln()
                 } else {
                     eta * (1.0 - gamma) / (gamma * (1.0 - gamma.powf(eta)))
-                })
+                };
+                if !(mean.is_finite() && mean > 0.0) {
+                    return Err(crate::Error::OutOfRange(format!(
+                        "the truncated negative binomial's mean is not representable \
+                         (eta = {eta:e}, gamma = {gamma:e})"
+                    )));
+                }
+                Ok(mean)
             }
         }
     }

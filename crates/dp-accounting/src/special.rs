@@ -183,19 +183,35 @@ pub(crate) fn log_sf(x: f64) -> f64 {
 /// takes (the weight is `e^ε` for the Gaussian mechanism). The Gaussian factors cancel
 /// analytically, so the result keeps its relative precision deep in the tail (δ ≈ 1e-300).
 pub(crate) fn tail_gap(a: f64, b: f64) -> f64 {
-    debug_assert!(a <= b);
-    let gap = if a >= CF_MIN {
-        pdf(a) * (mills(a) - mills(b))
+    // Arguments out of order (or NaN, from a ratio that under- or overflowed) have no value:
+    // NaN, which every caller's check turns into an error.
+    if a.is_nan() || b.is_nan() || a > b {
+        return f64::NAN;
+    }
+    // Each branch is a difference of two terms; `scale` is the sum of their sizes, so the
+    // rounding error of the difference is a few ulps of `scale` (large against the gap when the
+    // two nearly cancel). That allowance is added: the result is an upper bound, which is what
+    // every caller (a δ) needs.
+    let (gap, scale) = if a >= CF_MIN {
+        let (ma, mb) = (mills(a), mills(b));
+        let p = pdf(a);
+        (p * (ma - mb), p * (ma + mb))
     } else if b >= CF_MIN {
-        sf(a) - pdf(a) * mills(b)
+        let (first, second) = (sf(a), pdf(a) * mills(b));
+        (first - second, first + second)
     } else {
         // Both arguments moderate: w = exp((b² − a²)/2) is moderate too.
         let w = (0.5 * (b - a) * (b + a)).exp();
-        sf(a) - w * sf(b)
+        let (first, second) = (sf(a), w * sf(b));
+        (first - second, first + second)
     };
     // Rounding can leave a hair below 0; a NaN is passed on (never turned into 0), so the
     // callers' checks see it.
-    if gap.is_nan() { gap } else { gap.max(0.0) }
+    if gap.is_nan() {
+        gap
+    } else {
+        gap.max(0.0) + 8.0 * f64::EPSILON * scale
+    }
 }
 
 /// `ln(e^a + e^b)`.

@@ -427,7 +427,7 @@ fn campaign_no_accountant_under_reports() {
     for d in &t.defects {
         eprintln!("campaign: DEFECT {d}");
     }
-    eprintln!(
+    let summary = format!(
         "campaign: {} cases in {} groups, {} answers, {} under-reports, {} invalid, {} panics, \
          {} typed errors, {} loose; PLD subsampled on ε*(1e-30) > {PLD_FULL_EPS}: {} groups \
          skipped",
@@ -440,6 +440,12 @@ fn campaign_no_accountant_under_reports() {
         count(Class::Error),
         count(Class::Loose),
         t.pld_skipped
+    );
+    eprintln!("{summary}");
+    // `cargo xtask test` prints this file after the tests, so CI's log shows the result.
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("campaign-summary.txt"),
+        format!("{summary}\n"),
     );
 
     assert!(cases >= 5000, "only {cases} cases");

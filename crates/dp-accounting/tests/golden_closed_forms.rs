@@ -12,13 +12,15 @@ use dp_accounting::{
 };
 
 #[test]
-fn gaussian_profile_to_1e12_relative_down_to_1e_minus_50() {
+fn gaussian_profile_to_1e10_relative_down_to_1e_minus_50() {
     let fx = fixture("gaussian_profile.json");
     let mut smallest = 1.0f64;
     for r in rows(&fx, "points") {
         let (s, e, d) = (f(r, "sigma"), f(r, "epsilon"), f(r, "delta"));
         let ours = gaussian_delta(s, f(r, "sensitivity"), e).unwrap();
-        assert!(rel(ours, d) < 1e-12, "sigma {s} eps {e}: {ours} vs {d}");
+        // Within 1e-10: every ratio is rounded up by 8 ulps and δ by its rounding margin, on
+        // purpose (answers are upper bounds), which moves δ deep in the tail by ~1e-12.
+        assert!(rel(ours, d) < 1e-10, "sigma {s} eps {e}: {ours} vs {d}");
         assert!(
             ours >= d,
             "rounded down: sigma {s} eps {e}: {}",

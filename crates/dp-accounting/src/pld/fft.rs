@@ -85,7 +85,7 @@ pub(crate) fn window(parts: &[(&LatticePmf, u64)], h: f64, tail: f64) -> Window 
     let (mut lo, mut hi) = (0.0, 0.0);
     for (p, t) in parts {
         lo += *t as f64 * p.offset as f64 * h;
-        hi += *t as f64 * (p.offset + p.masses.len() as i64 - 1) as f64 * h;
+        hi += *t as f64 * (p.offset as f64 + p.masses.len() as f64 - 1.0) * h;
     }
     let ts: Vec<f64> = (0..30).map(|k| 1e-3 * 2f64.powi(k)).collect();
     let ups: Vec<f64> = ts
@@ -219,7 +219,13 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
                 continue;
             };
             let e = count_exp(*c)?;
-            base[slot] += *c as i64 * p.offset;
+            base[slot] = i64::try_from(*c)
+                .ok()
+                .and_then(|c| c.checked_mul(p.offset))
+                .and_then(|x| x.checked_add(base[slot]))
+                .ok_or_else(|| {
+                    Error::OutOfRange(format!("composition of {c} steps leaves the grid's range"))
+                })?;
             // |z|^e underflows to 0 below this squared modulus: skip the power there.
             let negligible = (-1500.0 / f64::from(e)).exp();
             for (i, a) in acc[slot].iter_mut().enumerate() {

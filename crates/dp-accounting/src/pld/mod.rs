@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::checks::Facts;
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
-use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up, round_up_eps};
+use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, components};
@@ -80,17 +80,26 @@ impl Composed {
     fn epsilon(&self, delta: f64) -> Result<f64> {
         match self {
             Composed::Gaussian { s } => Ok(round_up_eps(epsilon_for_ratio(*s, delta)?)),
-            Composed::Grid { remove, add } => Ok(remove.epsilon(delta)?.max(add.epsilon(delta)?)),
+            Composed::Grid { remove, add } => {
+                let e = remove.epsilon(delta)?.max(add.epsilon(delta)?);
+                Ok(e * (1.0 + GRID_MARGIN))
+            }
         }
     }
 
     fn delta(&self, epsilon: f64) -> f64 {
         match self {
             Composed::Gaussian { s } => delta_for_ratio(*s, epsilon),
-            Composed::Grid { remove, add } => remove.delta(epsilon).max(add.delta(epsilon)),
+            Composed::Grid { remove, add } => {
+                (remove.delta(epsilon).max(add.delta(epsilon)) * (1.0 + GRID_MARGIN)).min(1.0)
+            }
         }
     }
 }
+
+/// Relative margin on every grid answer: covers the rounding of sums over up to `max_grid`
+/// masses (far below the discretisation's own error, ~1e-5).
+const GRID_MARGIN: f64 = 1e-10;
 
 /// The mechanisms after merging every Gaussian into one: `(other parts, total ratio s)`.
 type Merged = (Vec<((Profile, Profile), u64)>, f64);
@@ -425,7 +434,7 @@ impl Accountant for PldAccountant {
         open_unit("delta", delta)?;
         let eps = |c: &Composed| c.epsilon(delta);
         let e = self.answer(eps, eps)?;
-        self.facts.check_epsilon("pld", delta, e)
+        self.facts.check_epsilon("pld", delta, round_up_eps(e))
     }
 
     /// # Privacy
@@ -445,7 +454,8 @@ impl Accountant for PldAccountant {
                 }
             },
         )?;
-        self.facts.check_delta("pld", epsilon, round_up(d))
+        self.facts
+            .check_delta("pld", epsilon, round_up_at(d, epsilon))
     }
 
     fn notes(&self) -> Vec<Note> {
@@ -534,9 +544,11 @@ impl Accountant for PldAccountant {
                 error_l2: -pmf.error_l2,
                 ..pmf.clone()
             };
-            // A δ + η the distribution cannot resolve leaves only the trivial bound.
-            match lowered.epsilon(delta + eta) {
-                Ok(e) if delta + eta < 1.0 => m + e,
+            // The crossing of the rounded-down composition may be negative (its losses are
+            // shifted down by R); only the sum is clamped at 0. A δ + η the distribution cannot
+            // resolve leaves only the trivial bound.
+            match lowered.epsilon_at_least(delta + eta, f64::NEG_INFINITY) {
+                Ok(e) if delta + eta < 1.0 && (m + e).is_finite() => (m + e).max(0.0),
                 _ => 0.0,
             }
         };

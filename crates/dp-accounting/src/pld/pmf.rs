@@ -60,6 +60,12 @@ impl LatticePmf {
     /// # Errors
     /// δ not above the mass at infinity, or a non-finite intermediate (never swallowed).
     pub(crate) fn epsilon(&self, delta: f64) -> Result<f64> {
+        self.epsilon_at_least(delta, 0.0)
+    }
+
+    /// As [`LatticePmf::epsilon`], but the answer may go below 0, down to `floor` (the lower
+    /// estimate needs the crossing itself, which can be negative).
+    pub(crate) fn epsilon_at_least(&self, delta: f64, floor: f64) -> Result<f64> {
         if delta <= self.inf_mass {
             return Err(Error::OutOfRange(format!(
                 "delta = {delta:e} is below the resolution of the privacy-loss distribution \
@@ -69,7 +75,7 @@ impl LatticePmf {
         }
         let n = self.masses.len();
         if n == 0 {
-            return Ok(0.0);
+            return Ok(floor.max(0.0));
         }
         let mut a = self.inf_mass;
         let mut w_ref = self.value(n - 1);
@@ -111,10 +117,10 @@ impl LatticePmf {
                     eps = (eps + step).min(w);
                     step *= 2.0;
                 }
-                return Ok(if eps > 0.0 { eps } else { 0.0 });
+                return Ok(if eps > floor { eps } else { floor });
             }
         }
-        Ok(0.0)
+        Ok(floor)
     }
 
     /// Total finite mass.
