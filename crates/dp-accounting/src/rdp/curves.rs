@@ -40,7 +40,9 @@ pub fn objpert_rdp(p: &ObjPertParams, alpha: f64) -> f64 {
         // log(2Φ(ts)) = ln 2 + ln(1 − Φ̄(ts)) = ln 2 + log Φ̄(−ts).
         t * mu + (std::f64::consts::LN_2 + log_sf(-t * s)) / t
     };
-    p.c() + mu + k_over_t
+    let v = p.c() + mu + k_over_t;
+    // ∞ − ∞ or 0·∞ at extreme α or ratios has no value; +∞ is then the (trivial) valid bound.
+    if v.is_nan() { f64::INFINITY } else { v }
 }
 
 /// `ε(α)` of one application of `m` under `rel`, or why it cannot be computed.
