@@ -337,7 +337,8 @@ fn account_with_epsilon_returns_delta() {
             "{acc}: delta {d} vs {exact}"
         );
         if acc == "exact" {
-            assert!(same(d, exact), "{d} vs {exact}");
+            // Equal up to the accountant's 8-ulp rounding up of the ratio.
+            assert!(d >= exact && d <= exact * (1.0 + 1e-13), "{d} vs {exact}");
         }
         assert!(m["epsilon_lower"].is_null(), "{acc}: {m:?}");
     }
