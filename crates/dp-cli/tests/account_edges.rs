@@ -8,17 +8,11 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use std::process::{Command, Output};
+mod common;
+
+use common::dpglm;
 
 use serde_json::Value;
-
-fn dpglm(args: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dpglm"))
-        .args(args.split_whitespace())
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap()
-}
 
 /// The JSON answer of a successful run.
 fn json(args: &str) -> Value {

@@ -3,18 +3,13 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod common;
+
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use common::dpglm;
 
-fn dpglm(args: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dpglm"))
-        .args(args.split_whitespace())
-        // A panic would print its backtrace: make sure one would show.
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap()
-}
+use serde_json::Value;
 
 fn no_panic(args: &str, o: &Output) {
     let err = String::from_utf8_lossy(&o.stderr);
