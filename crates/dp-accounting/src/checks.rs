@@ -15,6 +15,7 @@ use crate::gaussian::delta_for_ratio;
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, components};
+use crate::special::worse;
 
 /// Relative slack of the comparisons: the lower bounds are themselves evaluated in floating
 /// point (to ~1e-13), so a disagreement smaller than this is rounding, not a defect.
@@ -63,7 +64,7 @@ impl Facts {
             return Err(fail(accountant, "epsilon is finite and >= 0", eps, 0.0));
         }
         let part = self.strongest_part_delta(eps);
-        if part > delta * (1.0 + SLACK) {
+        if part.is_nan() || part > delta * (1.0 + SLACK) {
             return Err(fail(
                 accountant,
                 "delta of each part at the reported epsilon <= delta",
@@ -78,10 +79,10 @@ impl Facts {
     fn strongest_part_delta(&self, eps: f64) -> f64 {
         let mut lower: f64 = 0.0;
         for (r, a) in &self.singles {
-            lower = lower.max(r.delta(eps)).max(a.delta(eps));
+            lower = worse(worse(lower, r.delta(eps)), a.delta(eps));
         }
         if self.gaussian_s2 > 0.0 {
-            lower = lower.max(delta_for_ratio(self.gaussian_s2.sqrt(), eps));
+            lower = worse(lower, delta_for_ratio(self.gaussian_s2.sqrt(), eps));
         }
         lower
     }
@@ -97,7 +98,7 @@ impl Facts {
             return Err(fail(accountant, "delta is in [0, 1]", delta, 0.0));
         }
         let lower = self.strongest_part_delta(epsilon);
-        if delta < lower * (1.0 - SLACK) {
+        if lower.is_nan() || delta < lower * (1.0 - SLACK) {
             return Err(fail(
                 accountant,
                 "delta >= the exact delta of a part",

@@ -12,6 +12,7 @@ use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, profiles};
 use crate::search::epsilon_for_delta;
+use crate::special::worse;
 
 /// The exact accountant.
 ///
@@ -100,7 +101,7 @@ impl Accountant for ExactAccountant {
         let eps = match self.single {
             Some((r, a)) => {
                 let e = |p: Profile| epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e)));
-                e(r)?.max(e(a)?)
+                worse(e(r)?, e(a)?)
             }
             None if self.gaussian_s2 > 0.0 => epsilon_for_ratio(self.gaussian_s2.sqrt(), delta)?,
             None => 0.0,
@@ -114,7 +115,7 @@ impl Accountant for ExactAccountant {
         non_negative("epsilon", epsilon)?;
         let d = round_up_at(
             match self.single {
-                Some((r, a)) => r.delta(epsilon).max(a.delta(epsilon)),
+                Some((r, a)) => worse(r.delta(epsilon), a.delta(epsilon)),
                 None if self.gaussian_s2 > 0.0 => delta_for_ratio(self.gaussian_s2.sqrt(), epsilon),
                 None => 0.0,
             },

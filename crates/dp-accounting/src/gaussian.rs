@@ -2,7 +2,7 @@
 
 use crate::error::{Result, non_negative, open_unit, positive};
 use crate::search::{bisect_up, epsilon_for_delta};
-use crate::special::tail_gap;
+use crate::special::{cap_one, tail_gap};
 
 /// Largest ε any inversion in this crate searches.
 pub(crate) const EPS_MAX: f64 = 1e6;
@@ -139,7 +139,7 @@ pub(crate) fn round_up(delta: f64) -> f64 {
     if delta <= 0.0 {
         return 0.0;
     }
-    (delta * (1.0 + ROUNDING_MARGIN)).min(1.0)
+    cap_one(delta * (1.0 + ROUNDING_MARGIN))
 }
 
 /// Rounds a δ(ε) up by [`ROUNDING_MARGIN`] plus `8u·(ε + |ln δ|)`: the profiles evaluate
@@ -150,7 +150,7 @@ pub(crate) fn round_up_at(delta: f64, epsilon: f64) -> f64 {
         return 0.0;
     }
     let size = epsilon.abs() + delta.ln().abs();
-    (delta * (1.0 + ROUNDING_MARGIN + 8.0 * f64::EPSILON * size)).min(1.0)
+    cap_one(delta * (1.0 + ROUNDING_MARGIN + 8.0 * f64::EPSILON * size))
 }
 
 /// Rounds an ε up by [`ROUNDING_MARGIN`].

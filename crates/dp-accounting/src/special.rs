@@ -214,6 +214,21 @@ pub(crate) fn tail_gap(a: f64, b: f64) -> f64 {
     }
 }
 
+/// The larger of two privacy numbers, NaN if either is NaN (`f64::max` would return the
+/// other one, possibly the smaller: an under-report).
+pub(crate) fn worse(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// `x` capped at 1 (a probability), NaN kept (`f64::min` would turn it into 1 and hide it).
+pub(crate) fn cap_one(x: f64) -> f64 {
+    if x.is_nan() { x } else { x.min(1.0) }
+}
+
 /// `ln(e^a + e^b)`.
 pub(crate) fn log_add(a: f64, b: f64) -> f64 {
     let (hi, lo) = if a >= b { (a, b) } else { (b, a) };

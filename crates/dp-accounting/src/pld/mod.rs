@@ -15,6 +15,7 @@ use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, components};
+use crate::special::{cap_one, worse};
 use pmf::LatticePmf;
 
 /// Settings of the PLD accountant.
@@ -81,7 +82,7 @@ impl Composed {
         match self {
             Composed::Gaussian { s } => Ok(round_up_eps(epsilon_for_ratio(*s, delta)?)),
             Composed::Grid { remove, add } => {
-                let e = remove.epsilon(delta)?.max(add.epsilon(delta)?);
+                let e = worse(remove.epsilon(delta)?, add.epsilon(delta)?);
                 Ok(e * (1.0 + GRID_MARGIN))
             }
         }
@@ -91,7 +92,7 @@ impl Composed {
         match self {
             Composed::Gaussian { s } => round_up_at(delta_for_ratio(*s, epsilon), epsilon),
             Composed::Grid { remove, add } => {
-                (remove.delta(epsilon).max(add.delta(epsilon)) * (1.0 + GRID_MARGIN)).min(1.0)
+                cap_one(worse(remove.delta(epsilon), add.delta(epsilon)) * (1.0 + GRID_MARGIN))
             }
         }
     }

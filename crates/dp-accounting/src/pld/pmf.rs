@@ -1,6 +1,7 @@
 //! Privacy-loss distributions on an equidistant grid, and the hockey-stick queries on them.
 
 use crate::error::{Error, Result};
+use crate::special::cap_one;
 
 /// A privacy-loss distribution with atoms at `(offset + i)·h` and an atom at `+∞`.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +42,7 @@ impl LatticePmf {
             d += self.masses[i] * -(eps - w).exp_m1();
             above += 1;
         }
-        (d + self.inf_mass + self.allowance(above)).min(1.0)
+        cap_one(d + self.inf_mass + self.allowance(above))
     }
 
     /// Rounding allowance of `k` atoms.
