@@ -132,12 +132,13 @@ fn pld_is_within_0_1_percent_of_dp_accounting_and_above_the_lower_bounds() {
             rel(fixed, theirs) < 1e-3,
             "q {q} sigma {s} T {t}: {fixed} vs {theirs}"
         );
-        // The default refines the grid to its error target: never looser than that.
+        // The default picks the coarsest grid within its error target (0.1% of the h → 0
+        // limit, which lies below the fixed grid's answer): at most 0.1% above that answer.
         let mut acc = PldAccountant::new(PldConfig::default(), Neighbouring::AddRemove);
         acc.compose(&step, t).unwrap();
         let ours = acc.epsilon(delta).unwrap();
         assert!(
-            ours <= fixed * (1.0 + 1e-9),
+            ours <= fixed * (1.0 + 1e-3),
             "q {q} sigma {s} T {t}: {ours} > {fixed}"
         );
         if let Some(p) = prv

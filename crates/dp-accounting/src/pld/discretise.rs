@@ -64,11 +64,23 @@ fn index_range(p: &Profile, h: f64) -> (i64, i64) {
     (lo, hi)
 }
 
-/// Pessimistic (dominating) grid PLD of one profile by connecting the dots.
+/// Profile values `δ(ih)` at the grid indices `lo, lo + 1, …` of the grid of width `h`.
+#[derive(Debug)]
+pub(crate) struct Samples {
+    h: f64,
+    lo: i64,
+    values: Vec<f64>,
+}
+
+/// Samples the profile on the grid of width `h` over its trimmed range. Values already
+/// sampled on grids of width `2^k·h` or `2^−k·h` (`known`) are reused: the point `j·h` of
+/// this grid and `(j/2^k)·(2^k·h)` of that one are the same double (both round the same real,
+/// and scaling by a power of two is exact), so the reused values are exactly what evaluating
+/// again would give.
 ///
 /// # Errors
-/// A profile value that is not a number (never turned into a mass of 0).
-pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
+/// More than 2^27 grid points; a profile value that is not a number.
+pub(crate) fn sample(p: &Profile, h: f64, known: &[&Samples]) -> Result<Samples> {
     let (lo, hi) = index_range(p, h);
     let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
     if n > 1 << 27 {
@@ -76,15 +88,45 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
             "discretising {p:?} at width {h:e} needs {n} grid points"
         )));
     }
-    let d: Vec<f64> = (0..n)
-        .map(|i| p.delta((lo + i as i64) as f64 * h))
+    // (samples, log2 of their width over h) for the grids related by a power of two.
+    let related: Vec<(&Samples, i32)> = known
+        .iter()
+        .filter_map(|s| {
+            let r = (s.h / h).log2().round();
+            (r != 0.0 && r.abs() < 60.0 && s.h == h * 2f64.powi(r as i32))
+                .then_some((*s, r as i32))
+        })
         .collect();
-    if let Some(i) = d.iter().position(|v| v.is_nan()) {
+    let lookup = |j: i64| {
+        related.iter().find_map(|(s, r)| {
+            let k = if *r > 0 {
+                let step = 1i64 << r;
+                (j.rem_euclid(step) == 0).then(|| j.div_euclid(step))?
+            } else {
+                j.checked_mul(1i64 << -r)?
+            };
+            s.values.get(usize::try_from(k - s.lo).ok()?).copied()
+        })
+    };
+    let values: Vec<f64> = (0..n)
+        .map(|i| {
+            let j = lo + i as i64;
+            lookup(j).unwrap_or_else(|| p.delta(j as f64 * h))
+        })
+        .collect();
+    if let Some(i) = values.iter().position(|v| v.is_nan()) {
         return Err(Error::Numerical(format!(
             "the privacy profile {p:?} is not a number at epsilon = {}",
             (lo + i as i64) as f64 * h
         )));
     }
+    Ok(Samples { h, lo, values })
+}
+
+/// Pessimistic (dominating) grid PLD through sampled profile values, by connecting the dots.
+pub(crate) fn connect_the_dots(samples: &Samples) -> LatticePmf {
+    let (h, d) = (samples.h, &samples.values);
+    let n = d.len();
     let up = h.exp_m1(); // e^h − 1
     let down = -(-h).exp_m1(); // 1 − e^{−h}
     let mut masses = vec![0.0; n];
@@ -100,13 +142,13 @@ pub(crate) fn pessimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
     let inf_mass = d[n - 1];
     let rest: f64 = masses[1..].iter().sum();
     masses[0] = (1.0 - inf_mass - rest).max(0.0);
-    Ok(LatticePmf {
+    LatticePmf {
         h,
-        offset: lo,
+        offset: samples.lo,
         masses,
         inf_mass,
         error_l2: 0.0,
-    })
+    }
 }
 
 /// Optimistic grid PLD of one profile: losses rounded down to the grid.
@@ -179,7 +221,7 @@ mod tests {
             Profile::RandomizedResponse { eps: 0.73 },
             Profile::ObjPert { c: 0.2, s: 1.1 },
         ] {
-            let pmf = pessimistic(&p, h).unwrap();
+            let pmf = connect_the_dots(&sample(&p, h, &[]).unwrap());
             let total = pmf.finite_mass() + pmf.inf_mass;
             assert!((total - 1.0).abs() < 1e-9, "{p:?}: total {total}");
             for k in 0..40 {

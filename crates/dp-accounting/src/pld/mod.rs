@@ -7,6 +7,7 @@ mod pmf;
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::checks::Facts;
@@ -21,10 +22,10 @@ use pmf::LatticePmf;
 /// Settings of the PLD accountant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PldConfig {
-    /// The finest grid width `h` of privacy-loss values (default `1e-4`, as dp_accounting).
-    /// The accountant coarsens the grid when the finest one would exceed
-    /// [`PldConfig::max_grid`] points, and refines it while the estimated discretisation error
-    /// is above [`PldConfig::epsilon_error`].
+    /// The reference grid width `h` of privacy-loss values (default `1e-4`, as dp_accounting).
+    /// Without [`PldConfig::epsilon_error`] it is the width used; with it, the accountant
+    /// chooses a width between 4 times and a sixteenth of this one that meets the target.
+    /// Either way the grid is coarsened when it would exceed [`PldConfig::max_grid`] points.
     pub discretisation: f64,
     /// Mass allowed outside the FFT window; it is added to δ (default `1e-15`).
     pub tail_mass: f64,
@@ -32,7 +33,9 @@ pub struct PldConfig {
     /// (default `2^22`, about 64 MB per FFT buffer): memory and time stay bounded for any ε.
     pub max_grid: usize,
     /// Target relative error of ε against the `h → 0` limit of the discretisation (default
-    /// `1e-3`); `None` keeps the grid at [`PldConfig::discretisation`] without checking.
+    /// `1e-3`), estimated as `|ε(2h) − ε(h)|`; the coarsest grid that meets it is used (a
+    /// coarser grid gives a larger, still valid, upper bound). `None` keeps the grid at
+    /// [`PldConfig::discretisation`] without checking.
     pub epsilon_error: Option<f64>,
 }
 
@@ -60,6 +63,29 @@ pub struct PldDiagnostics {
     /// Whether the grid had to be made coarser than [`PldConfig::discretisation`] to stay within
     /// [`PldConfig::max_grid`].
     pub coarsened: bool,
+}
+
+/// Profile values sampled so far, per profile.
+type SampleCache = Mutex<Vec<(Profile, Arc<discretise::Samples>)>>;
+
+/// The connect-the-dots PLD of `p` at width `h`, reusing (and adding to) the values sampled
+/// on grids whose widths differ from `h` by a power of two.
+fn connected(cache: &SampleCache, p: &Profile, h: f64) -> Result<LatticePmf> {
+    let known: Vec<Arc<discretise::Samples>> = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter(|(q, _)| q == p)
+        .map(|(_, s)| Arc::clone(s))
+        .collect();
+    let refs: Vec<&discretise::Samples> = known.iter().map(|s| &**s).collect();
+    let samples = Arc::new(discretise::sample(p, h, &refs)?);
+    let pmf = discretise::connect_the_dots(&samples);
+    cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push((*p, samples));
+    Ok(pmf)
 }
 
 /// Borrowed view of a list of components.
@@ -97,6 +123,9 @@ impl Composed {
         }
     }
 }
+
+/// The refinement starts at this multiple of [`PldConfig::discretisation`].
+const START_FACTOR: f64 = 4.0;
 
 /// Relative margin on every grid answer: covers the rounding of sums over up to `max_grid`
 /// masses (far below the discretisation's own error, ~1e-5).
@@ -143,6 +172,9 @@ pub struct PldAccountant {
     /// Pessimistic compositions by grid width (bits of `h`; `u64::MAX` for the closed form).
     composed: RefCell<Vec<(u64, Rc<Composed>)>>,
     optimistic: OnceCell<Composed>,
+    /// Profile values sampled for the pessimistic grids so far (reused by the grid half as
+    /// wide).
+    samples: SampleCache,
     diagnostics: Cell<Option<PldDiagnostics>>,
     facts: Facts,
 }
@@ -156,6 +188,7 @@ impl PldAccountant {
             parts: Vec::new(),
             composed: RefCell::new(Vec::new()),
             optimistic: OnceCell::new(),
+            samples: Mutex::new(Vec::new()),
             diagnostics: Cell::new(None),
             facts: Facts::default(),
         }
@@ -215,11 +248,11 @@ impl PldAccountant {
         rest
     }
 
-    /// The grid width for these parts: the configured one unless a discretised component or
-    /// the composed window would exceed `max_grid` points. The window is estimated from a
-    /// coarse discretisation (≤ 4096 points a component) with the same Chernoff bounds the
+    /// The finest grid width these parts allow: below it a discretised component or the
+    /// composed window would exceed `max_grid` points. The window is estimated from a coarse
+    /// discretisation (≤ 4096 points a component) with the same Chernoff bounds the
     /// composition uses.
-    fn grid_width(&self, parts: &[((Profile, Profile), u64)]) -> Result<f64> {
+    fn min_width(&self, parts: &[((Profile, Profile), u64)]) -> Result<f64> {
         let max = self.config.max_grid as f64;
         let mut widest: f64 = 0.0;
         for ((r, a), _) in parts {
@@ -233,14 +266,16 @@ impl PldAccountant {
                 "a privacy-loss range is not finite ({widest})"
             )));
         }
-        let coarse = (widest / 4096.0).max(self.config.discretisation);
+        // A power-of-two multiple of the configured width, so that its samples are reused.
+        let base = self.config.discretisation;
+        let coarse = base * 2f64.powi((widest / 4096.0 / base).log2().ceil().max(0.0) as i32);
         let mut window: f64 = 0.0;
         for dir in [0, 1] {
             let pmfs: Vec<(LatticePmf, u64)> = parts
                 .iter()
                 .map(|((r, a), c)| {
                     Ok((
-                        discretise::pessimistic(if dir == 0 { r } else { a }, coarse)?,
+                        connected(&self.samples, if dir == 0 { r } else { a }, coarse)?,
                         *c,
                     ))
                 })
@@ -249,8 +284,7 @@ impl PldAccountant {
             window = window.max((w.hi_idx - w.lo_idx + 2) as f64 * coarse);
         }
         // 10% headroom: the fine grid's window differs slightly from the coarse one's.
-        let needed = (1.1 * widest / max).max(1.1 * window / max);
-        Ok(self.config.discretisation.max(needed))
+        Ok((1.1 * widest / max).max(1.1 * window / max))
     }
 
     /// The pessimistic composition on the grid of width `h` (cached per width).
@@ -276,9 +310,10 @@ impl PldAccountant {
         h: f64,
         pessimistic: bool,
     ) -> Result<Composed> {
+        let cache = &self.samples;
         let disc = |p: &Profile| {
             if pessimistic {
-                discretise::pessimistic(p, h)
+                connected(cache, p, h)
             } else {
                 Ok(discretise::optimistic(p, h))
             }
@@ -325,9 +360,8 @@ impl PldAccountant {
         Ok(Composed::Grid { remove, add })
     }
 
-    /// Answers `query` on the pessimistic composition, choosing the grid: the configured width
-    /// (coarsened to fit `max_grid`), halved while the ε difference to twice the width exceeds
-    /// the target and the grid allows. Records the diagnostics.
+    /// Answers `query` on the pessimistic composition, choosing the grid (see
+    /// [`PldConfig::epsilon_error`] and `choose_width`). Records the diagnostics.
     fn answer<T>(
         &self,
         query: impl Fn(&Composed) -> Result<T>,
@@ -350,38 +384,63 @@ impl PldAccountant {
             return query(&*self.composed_at(h)?);
         }
         let parts = self.grid_parts();
-        let mut h = self.grid_width(&parts)?;
-        let coarsened = h > self.config.discretisation;
-        let Some(target) = self.config.epsilon_error else {
-            self.diagnostics.set(Some(PldDiagnostics {
-                discretisation: Some(h),
+        let min = self.min_width(&parts)?;
+        let configured = self.config.discretisation;
+        let diagnostics = match self.config.epsilon_error {
+            None => PldDiagnostics {
+                discretisation: Some(configured.max(min)),
                 epsilon_error_estimate: None,
-                coarsened,
-            }));
-            return query(&*self.composed_at(h)?);
+                coarsened: min > configured,
+            },
+            Some(target) => self.choose_width(target, min, &eps_of)?,
         };
-        // Refinement: at most 4 halvings (16x finer than the start), within max_grid.
-        let mut refinements = 0;
-        loop {
-            let fine = self.composed_at(h)?;
-            let rough = self.composed_at(2.0 * h)?;
-            let e_fine = eps_of(&fine)?;
-            let estimate = (eps_of(&rough)? - e_fine).abs();
-            let done = estimate <= target * e_fine.max(1e-3)
-                || refinements == 4
-                || h / 2.0 < f64::MIN_POSITIVE
-                || self.grid_points(&parts, h / 2.0) > self.config.max_grid as f64;
-            if done {
-                self.diagnostics.set(Some(PldDiagnostics {
-                    discretisation: Some(h),
-                    epsilon_error_estimate: Some(estimate),
-                    coarsened,
-                }));
-                return query(&fine);
-            }
-            h *= 0.5;
-            refinements += 1;
+        self.diagnostics.set(Some(diagnostics));
+        let h = diagnostics.discretisation.unwrap_or(configured);
+        query(&*self.composed_at(h)?)
+    }
+
+    /// The grid for an ε within `target` (relative) of the `h → 0` limit, estimated by
+    /// `e(h) = |ε(2h) − ε(h)|`.
+    ///
+    /// Starts at `START_FACTOR` times the configured width, where a composition is cheap, and
+    /// uses the second-order convergence of connect-the-dots (`e(h/2^k) ≈ e(h)/4^k`) to jump
+    /// to the coarsest width predicted to meet half the target; that width is then checked,
+    /// and halved while its estimate still misses the target, down to a sixteenth of the
+    /// configured width or the finest `max_grid` allows.
+    fn choose_width(
+        &self,
+        target: f64,
+        min: f64,
+        eps_of: &impl Fn(&Composed) -> Result<f64>,
+    ) -> Result<PldDiagnostics> {
+        let floor = (self.config.discretisation / 16.0).max(min);
+        let mut h = (START_FACTOR * self.config.discretisation).max(min);
+        let estimate_at = |h: f64| -> Result<(f64, f64)> {
+            let fine = eps_of(&*self.composed_at(h)?)?;
+            let rough = eps_of(&*self.composed_at(2.0 * h)?)?;
+            Ok(((rough - fine).abs(), target * fine.max(1e-3)))
+        };
+        let (mut estimate, mut tolerance) = estimate_at(h)?;
+        if estimate > tolerance && estimate.is_finite() {
+            // Halvings predicted to bring the estimate under half the tolerance.
+            let k = (estimate / (0.5 * tolerance)).log(4.0).ceil().clamp(1.0, 16.0) as i32;
+            h = (h * 0.5f64.powi(k)).max(floor);
+            (estimate, tolerance) = estimate_at(h)?;
         }
+        let mut limited = false;
+        while estimate > tolerance {
+            if h / 2.0 < floor {
+                limited = floor == min && min > 0.0;
+                break;
+            }
+            h /= 2.0;
+            (estimate, tolerance) = estimate_at(h)?;
+        }
+        Ok(PldDiagnostics {
+            discretisation: Some(h),
+            epsilon_error_estimate: Some(estimate),
+            coarsened: limited || min > START_FACTOR * self.config.discretisation,
+        })
     }
 
     /// Grid points the widest component needs at width `h` (the composed window is checked
@@ -425,6 +484,7 @@ impl Accountant for PldAccountant {
         self.facts.record(mechanism, count, self.rel);
         self.composed = RefCell::new(Vec::new());
         self.optimistic = OnceCell::new();
+        self.samples = Mutex::new(Vec::new());
         self.diagnostics.set(None);
         Ok(())
     }
@@ -508,7 +568,7 @@ impl Accountant for PldAccountant {
         let parts = self.grid_parts();
         let upper_h = match self.diagnostics.get().and_then(|d| d.discretisation) {
             Some(h) => h,
-            None => self.grid_width(&parts)?,
+            None => self.config.discretisation.max(self.min_width(&parts)?),
         };
         // A quarter of the upper bound's width where the grid allows: the shift's spread, the
         // part not given back, shrinks with h.

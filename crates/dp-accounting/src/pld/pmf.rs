@@ -20,6 +20,9 @@ pub(crate) struct LatticePmf {
     pub error_l2: f64,
 }
 
+/// Atoms between exact recomputations of the running product in [`LatticePmf::epsilon`].
+const REFRESH: usize = 64;
+
 /// Largest exponent `ω_ref − ω` kept before [`LatticePmf::epsilon`] moves its reference down.
 const REBASE: f64 = 600.0;
 
@@ -34,12 +37,26 @@ impl LatticePmf {
     pub(crate) fn delta(&self, eps: f64) -> f64 {
         let mut d = 0.0;
         let mut above = 0usize;
+        // e^{ε − ω_i} by a running product (recomputed every REFRESH atoms), except within ln 2
+        // of ε, where `1 − e^{ε−ω}` would cancel and `exp_m1` is used on every atom.
+        let e_h = self.h.exp();
+        let mut ratio = 0.0;
         for i in (0..self.masses.len()).rev() {
             let w = self.value(i);
             if w <= eps {
                 break;
             }
-            d += self.masses[i] * -(eps - w).exp_m1();
+            let x = eps - w;
+            let gain = if x > -std::f64::consts::LN_2 {
+                -x.exp_m1()
+            } else {
+                if above % REFRESH == 0 {
+                    ratio = x.exp();
+                }
+                1.0 - ratio
+            };
+            d += self.masses[i] * gain;
+            ratio *= e_h;
             above += 1;
         }
         cap_one(d + self.inf_mass + self.allowance(above))
@@ -81,23 +98,32 @@ impl LatticePmf {
         let mut a = self.inf_mass;
         let mut w_ref = self.value(n - 1);
         let mut b_scaled = 0.0; // Σ p_i e^{ω_ref − ω_i}
+        // e^{ω_ref − ω_i} by a running product, recomputed every REFRESH atoms so its relative
+        // error stays below ~REFRESH ulps; it only steers the search, the answer is verified.
+        let e_h = self.h.exp();
+        let mut ratio = 1.0;
+        let mut since = 0;
         for i in (0..n).rev() {
             let w = self.value(i);
             if w_ref - w > REBASE {
                 b_scaled *= (w - w_ref).exp();
                 w_ref = w;
+                ratio = 1.0;
+                since = 0;
+            } else if since == REFRESH {
+                ratio = (w_ref - w).exp();
+                since = 0;
             }
             a += self.masses[i];
-            b_scaled += self.masses[i] * (w_ref - w).exp();
+            b_scaled += self.masses[i] * ratio;
             let a_cell = a + self.allowance(n - i);
             // For ε in [ω_{i−1}, ω_i): δ(ε) = a − e^{ε − ω_ref} b_scaled, and
             // e^{ω_{i−1} − ω_ref} b_scaled ≤ Σ p ≤ 1, so nothing here overflows.
-            let below = if i > 0 {
-                self.value(i - 1)
+            let (below, d_below) = if i > 0 {
+                (self.value(i - 1), a_cell - b_scaled / (ratio * e_h))
             } else {
-                f64::NEG_INFINITY
+                (f64::NEG_INFINITY, a_cell)
             };
-            let d_below = a_cell - (below - w_ref).exp() * b_scaled;
             if !d_below.is_finite() {
                 return Err(Error::Numerical(format!(
                     "non-finite hockey-stick value {d_below} at privacy loss {below}"
@@ -111,15 +137,24 @@ impl LatticePmf {
                 } else {
                     solved.clamp(below, w)
                 };
-                // Rounding can leave δ(ε) a hair above δ: step up (δ(w) ≤ δ, so w always
-                // qualifies) until the answer is verified on the distribution itself.
-                let mut step = f64::EPSILON * eps.abs().max(1.0);
+                // Rounding can leave δ(ε) a hair above δ: step up until the answer is verified
+                // on the distribution itself, first within the cell, then atom by atom (above
+                // the top atom only the mass at infinity remains, which is below δ).
+                // The first step covers the running product's error (≤ 2·REFRESH ulps of b).
+                let mut step = 2.0 * REFRESH as f64 * f64::EPSILON * eps.abs().max(1.0);
                 while eps < w && self.delta(eps) > delta {
                     eps = (eps + step).min(w);
                     step *= 2.0;
                 }
+                let mut next = i + 1;
+                while next < n && self.delta(eps) > delta {
+                    eps = self.value(next);
+                    next += 1;
+                }
                 return Ok(if eps > floor { eps } else { floor });
             }
+            ratio *= e_h;
+            since += 1;
         }
         Ok(floor)
     }
