@@ -2,11 +2,17 @@
 an issue note come from one run on one machine.
 
     pip install dp-accounting==0.6.0
-    python3 benches/peers/accounting_peers.py
+    python3 benches/peers/accounting_peers.py [path/to/dpglm]
 
-Prints one line per case: name, median seconds over 5 runs, and the value computed.
+Prints one line per case: name, median seconds over 5 runs, and the value computed. Given the
+path of a release `dpglm` binary, it also times `dpglm account` on the DP-SGD case as a whole
+process (median of 21 runs, start-up included) and prints the ratio to dp_accounting's
+in-process PLD time measured in the same run.
 """
+import json
 import statistics
+import subprocess
+import sys
 import time
 
 import dp_accounting as dpa
@@ -41,6 +47,7 @@ def pld_calibration():
     )
 
 
+results = {}
 for name, f, runs in [
     ("pld_epsilon_dpsgd_q0.004_s1_T1e4", pld_epsilon, 5),
     ("rdp_epsilon_dpsgd_q0.004_s1_T1e4", rdp_epsilon, 5),
@@ -51,4 +58,18 @@ for name, f, runs in [
         t = time.perf_counter()
         value = f()
         times.append(time.perf_counter() - t)
-    print(f"{name}\t{statistics.median(times):.6f}\t{value!r}")
+    results[name] = statistics.median(times)
+    print(f"{name}\t{results[name]:.6f}\t{value!r}")
+
+if len(sys.argv) > 1:
+    cmd = [sys.argv[1], "account", "--mechanism", "subsampled-gaussian", "--sigma", "1",
+           "--q", str(Q), "--steps", str(STEPS), "--delta", str(DELTA), "--json"]
+    times, out = [], None
+    for _ in range(21):
+        t = time.perf_counter()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        times.append(time.perf_counter() - t)
+    ours = statistics.median(times)
+    peer = results["pld_epsilon_dpsgd_q0.004_s1_T1e4"]
+    print(f"dpglm_account_process_dpsgd\t{ours:.6f}\t{json.loads(out)['epsilon']!r}")
+    print(f"ratio dp_accounting in-process / dpglm whole process: {peer / ours:.1f}x")

@@ -119,6 +119,7 @@ fn pld_is_within_0_1_percent_of_dp_accounting_and_above_the_lower_bounds() {
         let (q, s, t) = (f(r, "q"), f(r, "sigma"), f(r, "T") as u64);
         // On dp_accounting's own grid (h = 1e-4, no refinement) the two agree to 0.1%.
         let same_grid = PldConfig {
+            discretisation: 1e-4,
             epsilon_error: None,
             ..PldConfig::default()
         };

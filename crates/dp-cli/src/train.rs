@@ -92,6 +92,10 @@ fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> Cli
             value,
             reason,
         }) => parameter_error(name, value, reason, given),
+        e @ dp_glm::Error::ResourceLimit { name, .. } => match flag_of(name) {
+            Some(flag) => CliError::Usage(format!("invalid value for {flag}: {e}")),
+            None => CliError::Usage(format!("the flags and data exceed a resource limit: {e}")),
+        },
         e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
             CliError::Usage(format!("invalid value for --neighbouring: {e}"))
         }

@@ -377,6 +377,10 @@ fn malformed_flag_values_name_the_flag() {
         ),
         ("dp-sgd --tune-trials 3", "--tune-trials need --tune"),
         (
+            "dp-sgd --tune honest --tune-trials 1000000000",
+            "invalid value for --tune-trials",
+        ),
+        (
             "dp-sgd --tune unaccounted --tune-trials 3",
             "--tune-trials applies to --tune honest only",
         ),

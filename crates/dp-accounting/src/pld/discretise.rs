@@ -93,8 +93,7 @@ pub(crate) fn sample(p: &Profile, h: f64, known: &[&Samples]) -> Result<Samples>
         .iter()
         .filter_map(|s| {
             let r = (s.h / h).log2().round();
-            (r != 0.0 && r.abs() < 60.0 && s.h == h * 2f64.powi(r as i32))
-                .then_some((*s, r as i32))
+            (r != 0.0 && r.abs() < 60.0 && s.h == h * 2f64.powi(r as i32)).then_some((*s, r as i32))
         })
         .collect();
     let lookup = |j: i64| {

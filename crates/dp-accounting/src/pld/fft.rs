@@ -288,11 +288,12 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
         buf.iter_mut().for_each(|z| *z = zero);
         for (slot, &d) in todo.iter().enumerate() {
             if let Some((p, _)) = dirs[d].get(k) {
-                for (j, &m) in p.masses.iter().enumerate() {
+                // `n` is at least the longest part, so the masses fit without wrapping.
+                for (z, &m) in buf.iter_mut().zip(&p.masses) {
                     if slot == 0 {
-                        buf[j % n].re += m;
+                        z.re += m;
                     } else {
-                        buf[j % n].im += m;
+                        z.im += m;
                     }
                 }
             }
@@ -348,12 +349,12 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
     let scale = 1.0 / n as f64;
     for (slot, &d) in todo.iter().enumerate() {
         let win = &windows[slot];
-        let raw: Vec<f64> = (0..n)
-            .map(|k| {
-                let s = win.lo_idx + k as i64;
-                let pos = (s - base[slot]).rem_euclid(n as i64) as usize;
-                scale * if slot == 0 { w[pos].re } else { w[pos].im }
-            })
+        // Output k (grid index lo_idx + k) sits at position (lo_idx + k − base) mod n.
+        let start = (win.lo_idx - base[slot]).rem_euclid(n as i64) as usize;
+        let raw: Vec<f64> = w[start..]
+            .iter()
+            .chain(&w[..start])
+            .map(|z| scale * if slot == 0 { z.re } else { z.im })
             .collect();
         if let Some(bad) = raw.iter().find(|v| !v.is_finite()) {
             return Err(Error::Numerical(format!(
