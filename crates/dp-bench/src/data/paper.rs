@@ -6,9 +6,12 @@ use std::str::FromStr;
 
 use ndarray::{Array1, Array2, Axis, concatenate};
 
-use super::source::{Lines, parse_error, parse_finite};
-use super::{LoadedData, ParseErrorKind, Split, project_rows_to_ball, read_libsvm};
-use super::{read_npy_1d, read_npy_2d};
+use dp_data::{
+    Lines, LoadedData, ParseErrorKind, Split, parse_error, parse_finite, read_libsvm, read_npy_1d,
+    read_npy_2d,
+};
+
+use super::project_rows_to_ball;
 use crate::error::{Error, Result};
 
 /// The seed [`PaperDataset::load`] callers use for Adult by default. It is the number Iyengar
@@ -309,7 +312,8 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
                     expected: ADULT_FIELDS.len(),
                     found: fields.len(),
                 },
-            ));
+            )
+            .into());
         }
         if fields.contains(&"?") {
             continue;
@@ -349,7 +353,8 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
                         value: other.to_owned(),
                         expected: "<=50K or >50K".into(),
                     },
-                ));
+                )
+                .into());
             }
         };
         rows.push(AdultRow {
@@ -463,7 +468,7 @@ pub fn adult_rows(data_dir: &Path) -> Result<LoadedData> {
 ///
 /// Iyengar et al. shuffle with NumPy's legacy MT19937 stream (`np.random.seed(10000019)`,
 /// `np.random.shuffle`), which is not reproduced here: the permutation is
-/// [`permutation`](super::permutation) on a Xoshiro256++ stream seeded with `seed`
+/// [`permutation`](dp_data::permutation) on a Xoshiro256++ stream seeded with `seed`
 /// ([`ADULT_SPLIT_SEED`] by default). The split sizes are theirs; which rows fall in which
 /// part is not.
 ///
