@@ -255,6 +255,12 @@ impl Column {
             return Err(format!("categorical column `{name}` has no levels"));
         }
         for (i, level) in levels.iter().enumerate() {
+            if level.is_empty() {
+                return Err(format!(
+                    "categorical column `{name}` has an empty level (encode empty cells with a \
+                     last level `{OTHER_LEVEL}`)"
+                ));
+            }
             if level == OTHER_LEVEL {
                 return Err(format!(
                     "categorical column `{name}`: `{OTHER_LEVEL}` (any other value) must be the \
