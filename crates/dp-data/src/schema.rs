@@ -547,14 +547,15 @@ impl Schema {
     /// Fixes the schema against a CSV header (read from `path`) for `task`.
     ///
     /// Features are `features` in its order, or else every column but the label and `drop` in
-    /// file order; those named in `categorical` are one-hot encoded over their levels.
+    /// file order; those named in `categorical` are one-hot encoded over their levels (a
+    /// categorical column that is not a feature is declared, not read: a schema may describe
+    /// every column while the flags choose some).
     ///
     /// # Errors
     ///
     /// [`Error::MissingLabelColumn`] without a label or with one not in the header;
     /// [`Error::UnknownColumn`] for a feature, dropped, categorical or scaled column not in it;
-    /// [`Error::Schema`] for an invalid schema, a class pair for regression, or a categorical
-    /// column that is not a feature.
+    /// [`Error::Schema`] for an invalid schema or a class pair for regression.
     pub fn resolve(&self, header: &[String], path: &Path, task: Task) -> Result<TableSpec> {
         let origin = path.display().to_string();
         self.validate(&origin)?;
@@ -600,17 +601,6 @@ impl Schema {
                     .collect()
             }
         };
-        for name in self.categorical.keys() {
-            if !names.contains(&name) {
-                return Err(Error::Schema {
-                    origin,
-                    reason: format!(
-                        "categorical column `{name}` is not a feature (it is dropped or not in \
-                         the features)"
-                    ),
-                });
-            }
-        }
         let columns = names
             .into_iter()
             .map(|name| match self.categorical.get(name) {

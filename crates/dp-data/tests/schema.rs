@@ -207,12 +207,13 @@ fn unknown_columns_and_bad_schemas_are_named() {
         }
         other => panic!("{other:?}"),
     }
-    // A categorical column that is dropped.
-    let s = schema(r#"{"label": "income", "drop": ["work"], "categorical": {"work": ["a"]}}"#);
-    assert!(matches!(
-        train(&path, &s, Task::Classification),
-        Err(Error::Schema { .. })
-    ));
+    // A categorical column that is dropped is declared, not read.
+    let s = schema(
+        r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["work", "id"],
+            "categorical": {"work": ["a"]}}"#,
+    );
+    let (data, _) = train(&path, &s, Task::Classification).unwrap();
+    assert_eq!(data.feature_names.unwrap(), ["age"]);
     for bad in [
         r#"{"label": "y", "features": ["a"], "drop": ["b"]}"#,
         r#"{"classes": ["a"]}"#,
