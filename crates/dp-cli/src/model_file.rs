@@ -225,7 +225,12 @@ impl ModelFile {
         // Optional: absent in files written before the pipeline was recorded.
         let input = match map.get("input") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(parse_input(v, loss, n_features_in, feature_names.as_deref())?),
+            Some(v) => Some(parse_input(
+                v,
+                loss,
+                n_features_in,
+                feature_names.as_deref(),
+            )?),
         };
         let prep = field(map, "preprocessing")?
             .as_object()
@@ -393,7 +398,11 @@ fn parse_input(
     if spec.labels.task() != task_of(loss) {
         return Err(ModelError::new(
             "input.labels",
-            format!("{:?} labels do not fit the {} loss", spec.labels, loss.name()),
+            format!(
+                "{:?} labels do not fit the {} loss",
+                spec.labels,
+                loss.name()
+            ),
         ));
     }
     let names = spec.feature_names();

@@ -43,7 +43,10 @@ pub(crate) fn schema_of(label: Option<&str>, c: &ColumnArgs) -> Result<Schema, C
         return Err(CliError::Usage(format!(
             "invalid value for --schema: {}: \"scaling\" ranges are not applied by this version \
              of dpglm; remove them (nothing is ignored silently)",
-            c.schema.as_deref().unwrap_or(std::path::Path::new("")).display()
+            c.schema
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
         )));
     }
     let mut flags = Schema {

@@ -240,8 +240,13 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
 /// mapped to ±1 for classification, and the resolved pipeline to store with the model.
 fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec), CliError> {
     let schema: Schema = schema_of(a.label.as_deref(), &a.columns)?;
-    dp_data::read_training_data(&a.data, a.format_arg.map(Format::from), &schema, task_of(loss))
-        .map_err(data_error)
+    dp_data::read_training_data(
+        &a.data,
+        a.format_arg.map(Format::from),
+        &schema,
+        task_of(loss),
+    )
+    .map_err(data_error)
 }
 
 /// Reads data to score with a model of `width` features read by `spec`: CSV columns matched by

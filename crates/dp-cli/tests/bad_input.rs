@@ -256,7 +256,11 @@ fn scoring_data_is_matched_to_the_model_by_column_name() {
     // A renamed column is named as missing (with the columns the file has).
     let renamed = dir.join("renamed.csv");
     std::fs::write(&renamed, text.replacen("a,b,label", "a,c,label", 1)).unwrap();
-    let needles = ["renamed.csv", "no column `b`", "available columns: a, c, label"];
+    let needles = [
+        "renamed.csv",
+        "no column `b`",
+        "available columns: a, c, label",
+    ];
     usage(evaluate(p(&model), p(&renamed), &[]), &needles);
     usage(
         train(&data, &["--seed", "1", "--test", p(&renamed)]),

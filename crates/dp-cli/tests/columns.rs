@@ -59,11 +59,12 @@ fn table(n: usize, neg: &str, pos: &str) -> String {
     for i in 0..n {
         let x = (i % 29) as f64 / 7.0 - 2.0;
         let a = i % 3 != 0;
-        let label = if x + if a { 1.0 } else { -1.0 } > 0.0 { pos } else { neg };
-        text.push_str(&format!(
-            "{x},{},r{i},{label}\n",
-            if a { "A" } else { "B" }
-        ));
+        let label = if x + if a { 1.0 } else { -1.0 } > 0.0 {
+            pos
+        } else {
+            neg
+        };
+        text.push_str(&format!("{x},{},r{i},{label}\n", if a { "A" } else { "B" }));
     }
     text
 }
@@ -216,7 +217,9 @@ fn a_schema_file_with_flags_over_it() {
     );
     let model = dir.join("m.json");
     let m = model.to_str().unwrap();
-    let a = ok_json(&format!("{TRAIN} --data {data} --schema {schema} --out {m}"));
+    let a = ok_json(&format!(
+        "{TRAIN} --data {data} --schema {schema} --out {m}"
+    ));
     // The same as the flags.
     let b = ok_json(&format!(
         "{TRAIN} --data {data} --label income --classes <=50K,>50K --drop id \
@@ -225,7 +228,9 @@ fn a_schema_file_with_flags_over_it() {
     assert_eq!(a["train_accuracy"], b["train_accuracy"]);
     assert_eq!(a["d"], 3);
     // A flag overrides the schema: --features replaces its drop list.
-    let c = ok_json(&format!("{TRAIN} --data {data} --schema {schema} --features x"));
+    let c = ok_json(&format!(
+        "{TRAIN} --data {data} --schema {schema} --features x"
+    ));
     assert_eq!(c["d"], 1);
     // Invalid schemas are input errors naming the file.
     let bad = write(&dir, "bad.json", r#"{"label": "income", "colour": 1}"#);
@@ -250,7 +255,10 @@ fn drafted_schemas_say_they_are_not_private() {
     let data = write(&dir, "adult.csv", &table(60, "<=50K", ">50K"));
     let draft = ok_json(&format!("schema --data {data} --label income --json"));
     let note = draft["note"].as_str().unwrap();
-    assert!(note.contains("NOT PRIVATE") && note.contains("adult.csv"), "{note}");
+    assert!(
+        note.contains("NOT PRIVATE") && note.contains("adult.csv"),
+        "{note}"
+    );
     assert_eq!(draft["classes"], serde_json::json!(["<=50K", ">50K"]));
     assert_eq!(draft["categorical"]["work"], serde_json::json!(["A", "B"]));
     // 60 distinct ids: categorical too (≤ 100 levels) — the note asks for a review.

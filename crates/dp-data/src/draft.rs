@@ -94,10 +94,11 @@ pub fn draft_schema(path: &Path, label: Option<&str>) -> Result<Schema> {
     for (name, s) in header.iter().zip(seen) {
         if Some(name.as_str()) == label {
             if let Some(classes) = draft_classes(&s) {
-                notes.push(format!(
+                notes.push(
                     "classes: the label's two values, sorted; check which is the positive class \
                      (the second) and that these are the public class names"
-                ));
+                        .to_owned(),
+                );
                 schema.classes = Some(classes);
             } else if !s.numeric {
                 notes.push(format!(

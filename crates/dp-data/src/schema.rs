@@ -185,7 +185,7 @@ impl LabelMapper<'_> {
         match self.labels {
             Labels::Numeric => parse_finite(cell),
             Labels::Signs => match cell.trim().parse::<f64>() {
-                Ok(v) if v == 1.0 => Ok(1.0),
+                Ok(1.0) => Ok(1.0),
                 Ok(v) if v == 0.0 || v == -1.0 => match self.negative {
                     Some(seen) if seen != v => Err(unexpected(format!(
                         "the negative class written as earlier rows write it ({seen}): a file \

@@ -389,8 +389,9 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; [`Error::Parse`] for a row without 15 fields, a
-/// category or label outside the README's lists, or a non-numeric continuous value;
+/// [`Error::Data`] with [`dp_data::Error::Io`] when a file is missing, or with
+/// [`dp_data::Error::Parse`] for a row without 15 fields, a category or label outside the
+/// README's lists, or a non-numeric continuous value;
 /// [`Error::DataMismatch`] when the row counts differ from 30,161 / 15,059 or a level never
 /// occurs (the files are then not the staged UCI originals).
 pub fn adult_rows(data_dir: &Path) -> Result<LoadedData> {
@@ -504,7 +505,7 @@ fn iyengar_train_size(n: usize) -> usize {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; the LIBSVM reader's [`Error::Parse`] errors;
+/// [`Error::Data`] with [`dp_data::Error::Io`] when a file is missing or the LIBSVM reader's errors;
 /// [`Error::DataMismatch`] when the row counts differ from the LIBSVM files'.
 pub fn cod_rna(data_dir: &Path) -> Result<Split> {
     let train_path = staged(data_dir, "cod-rna/cod-rna");
@@ -588,7 +589,7 @@ fn synthetic(data_dir: &Path, name: &str, n: usize, d: usize) -> Result<Split> {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; the NPY reader's errors; [`Error::DataMismatch`]
+/// [`Error::Data`] for a missing file or the NPY reader's errors; [`Error::DataMismatch`]
 /// for a shape other than 10,000 × 40, labels other than ±1 or non-finite values.
 pub fn synthetic_l(data_dir: &Path) -> Result<Split> {
     synthetic(data_dir, "synthetic-L", 10_000, 40)
