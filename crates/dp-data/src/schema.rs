@@ -10,8 +10,9 @@
 //!
 //! # Privacy
 //!
-//! Everything in a schema is public by assumption: the column names, the categorical levels
-//! and the class pair come from the user (from documentation of the data, not from the data).
+//! Everything in a schema is public by assumption: the column names (a file's header is its
+//! layout, not a record), the categorical levels and the class pair come from the user (from
+//! documentation of the data, not from the data's rows).
 //! Nothing here reads a level set or a label set from the data — a value outside the given
 //! levels or classes is an input error, not a new level — so a model's stored pipeline does
 //! not depend on which values occur in the training rows. [`draft_schema`](crate::draft_schema)
