@@ -150,9 +150,9 @@ fn bad_files_exit_2_naming_file_line_and_field() {
         err.contains("bad.csv") && err.contains('3') && err.contains("oops"),
         "{err}"
     );
-    // Labels outside the loss's domain.
+    // Labels outside the class pair ({0,1} and {-1,1} are mapped; 2 is neither).
     let labels = dir.join("labels.csv");
-    std::fs::write(&labels, "a,label\n0.1,0\n0.3,1\n").unwrap();
+    std::fs::write(&labels, "a,label\n0.1,0\n0.3,2\n").unwrap();
     let (code, _, err) = dpglm(&[
         "train",
         "--data",
@@ -169,6 +169,7 @@ fn bad_files_exit_2_naming_file_line_and_field() {
         "1e-5",
     ]);
     assert_eq!(code, 2, "{err}");
+    assert!(err.contains("labels.csv:3") && err.contains("`2`"), "{err}");
     // A missing file, a non-model file.
     let (code, _, err) = dpglm(&[
         "evaluate",

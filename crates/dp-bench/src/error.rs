@@ -53,77 +53,12 @@ pub enum Error {
     #[error("{0}")]
     Experiment(String),
 
-    /// A data file has a malformed entry: the file, the 1-based line, the field at fault and
-    /// what is wrong with it.
-    #[error("{}:{line}: {field}: {kind}", path.display())]
-    Parse {
-        /// The data file.
-        path: PathBuf,
-        /// 1-based line number (physical lines, blank ones included).
-        line: usize,
-        /// The field at fault: a CSV column name, `label`, or a LIBSVM token.
-        field: String,
-        /// What is wrong.
-        kind: crate::data::ParseErrorKind,
-    },
+    /// Reading a data file failed (the file, and for text formats the line and field, named).
+    #[error(transparent)]
+    Data(#[from] dp_data::Error),
 
-    /// The label column asked for is not in the CSV header (or no label column was given).
-    #[error("{}", missing_label_message(path, label.as_deref(), available))]
-    MissingLabelColumn {
-        /// The CSV file.
-        path: PathBuf,
-        /// The column asked for; `None` when none was given.
-        label: Option<String>,
-        /// The header's columns, in file order.
-        available: Vec<String>,
-    },
-
-    /// The labels cannot be determined (a label option that does not apply to the format, no
-    /// label file next to an NPY feature file, a label column out of range, ...).
-    #[error("{}: {reason}", path.display())]
-    Label {
-        /// The data file.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-
-    /// A data file holds no samples (empty, or a header only).
-    #[error("{}: no data rows", path.display())]
-    EmptyData {
-        /// The data file.
-        path: PathBuf,
-    },
-
-    /// A NumPy `.npy` file is malformed or uses a layout or dtype that is not supported.
-    #[error("{}: invalid .npy file: {reason}", path.display())]
-    Npy {
-        /// The `.npy` file.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-
-    /// A format name is not one of `csv`, `libsvm`, `npy`.
-    #[error("unknown data format `{name}`; expected csv, libsvm or npy")]
-    UnknownFormat {
-        /// The name given.
-        name: String,
-    },
-
-    /// The format could not be inferred from the file name.
-    #[error(
-        "cannot infer the data format of {} from its extension (.csv, .libsvm, .svm, .npy, \
-         optionally followed by .gz); give the format explicitly (--format csv|libsvm|npy)",
-        path.display()
-    )]
-    FormatNotInferred {
-        /// The data file.
-        path: PathBuf,
-    },
-
-    /// A data file parsed but does not have the expected content (row counts that disagree
-    /// between features and labels, a paper dataset with an unexpected shape, ...).
+    /// A paper dataset parsed but does not have the expected content (row counts or a shape
+    /// other than the staged files', a level that never occurs, ...).
     #[error("{}: {reason}", path.display())]
     DataMismatch {
         /// The data file.
@@ -154,24 +89,6 @@ pub enum Error {
         /// The value computed from the file.
         found: String,
     },
-}
-
-fn missing_label_message(
-    path: &std::path::Path,
-    label: Option<&str>,
-    available: &[String],
-) -> String {
-    let columns = available.join(", ");
-    match label {
-        Some(label) => format!(
-            "{}: no label column `{label}`; available columns: {columns}",
-            path.display()
-        ),
-        None => format!(
-            "{}: CSV data needs a label column (--label COLUMN); available columns: {columns}",
-            path.display()
-        ),
-    }
 }
 
 impl Error {

@@ -28,10 +28,7 @@ mod plot;
 mod runner;
 mod table;
 
-pub use data::{
-    Format, LoadedData, PaperDataset, ParseErrorKind, Split, read_csv, read_dataset, read_libsvm,
-    read_npy_dataset,
-};
+pub use data::{LoadedData, PaperDataset, Split};
 pub use error::{Error, Result};
 pub use experiment::{
     Artifact, ArtifactKind, DATA_ENV, Experiment, Mode, Progress, ProgressMode, RunContext,

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use dp_bench::data::{
-    self, ADULT_SPLIT_SEED, COD_RNA_RADIUS, LoadedData, PaperDataset, read_libsvm, read_npy,
-    sha256_hex, staged_files, verify_checksums,
+    self, ADULT_SPLIT_SEED, COD_RNA_RADIUS, LoadedData, PaperDataset, sha256_hex, staged_files,
+    verify_checksums,
 };
 use dp_bench::{Error, locate_data_dir};
+use dp_data::{read_libsvm, read_npy};
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 
 /// The data directory, if it holds `files` (paths relative to it, with or without `.gz`);
@@ -384,7 +385,7 @@ fn a_directory_without_the_data_gives_io_errors() {
     std::fs::create_dir_all(&empty).unwrap();
     for dataset in PaperDataset::ALL {
         match dataset.load(&empty, 0) {
-            Err(Error::Io { path, .. }) => {
+            Err(Error::Data(dp_data::Error::Io { path, .. })) => {
                 assert!(path.starts_with(&empty), "{}", path.display());
             }
             other => panic!("{dataset}: {other:?}"),

@@ -27,6 +27,9 @@ enum Command {
     Train(Box<TrainArgs>),
     /// Score a saved model on a dataset.
     Evaluate(EvaluateArgs),
+    /// Draft a schema from a CSV file for you to review (NOT private: it lists the values that
+    /// occur in the data).
+    Schema(SchemaArgs),
 }
 
 /// Learning algorithms (spec/CLI.md).
@@ -78,12 +81,12 @@ pub(crate) enum FormatArg {
     Npy,
 }
 
-impl From<FormatArg> for dp_bench::data::Format {
+impl From<FormatArg> for dp_data::Format {
     fn from(f: FormatArg) -> Self {
         match f {
-            FormatArg::Csv => dp_bench::data::Format::Csv,
-            FormatArg::Libsvm => dp_bench::data::Format::Libsvm,
-            FormatArg::Npy => dp_bench::data::Format::Npy,
+            FormatArg::Csv => dp_data::Format::Csv,
+            FormatArg::Libsvm => dp_data::Format::Libsvm,
+            FormatArg::Npy => dp_data::Format::Npy,
         }
     }
 }
@@ -115,17 +118,19 @@ pub(crate) struct TrainArgs {
     /// File format (default: from the extension).
     #[arg(long = "format", value_enum)]
     pub format_arg: Option<FormatArg>,
-    /// Label column (CSV) or label column index (NPY).
+    /// Label column (CSV) or label column index (NPY); overrides the schema's.
     #[arg(long)]
     pub label: Option<String>,
-    /// Test data file, scored with the trained model.
+    #[command(flatten)]
+    pub columns: ColumnArgs,
+    /// Test data file, scored with the trained model (read like the training data).
     #[arg(long)]
     pub test: Option<std::path::PathBuf>,
     /// The learning algorithm.
     #[arg(long, value_enum)]
     pub algorithm: AlgorithmArg,
-    /// The loss.
-    #[arg(long, value_enum)]
+    /// The loss (logistic: classification; squared, huber: regression).
+    #[arg(long, value_enum, default_value = "logistic")]
     pub loss: LossArg,
     /// Huber parameter h (with --loss huber).
     #[arg(long, default_value_t = 1.0)]
@@ -208,6 +213,49 @@ pub(crate) struct TrainArgs {
     pub json: bool,
 }
 
+/// How a table's columns become features and labels (CSV; `--classes` for every format).
+/// Each flag overrides the schema file's setting.
+#[derive(Debug, Args)]
+pub(crate) struct ColumnArgs {
+    /// JSON schema file: label, classes, features or drop, categorical levels (the flags
+    /// override it; `dpglm schema` drafts one).
+    #[arg(long)]
+    pub schema: Option<std::path::PathBuf>,
+    /// The feature columns, comma-separated, in this order (default: every column but the
+    /// label).
+    #[arg(long, value_delimiter = ',', conflicts_with = "drop")]
+    pub features: Option<Vec<String>>,
+    /// Columns not to read, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub drop: Option<Vec<String>>,
+    /// A categorical column and its public levels, `COLUMN=LEVEL1|LEVEL2|...` (repeatable),
+    /// one-hot encoded; a last level `*` collects every other value, otherwise a value outside
+    /// the levels is an error.
+    #[arg(long)]
+    pub categorical: Vec<String>,
+    /// The public class pair `NEGATIVE,POSITIVE` (classification; default: labels 0/1 or
+    /// -1/1).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub classes: Option<Vec<String>>,
+}
+
+/// `dpglm schema`.
+#[derive(Debug, Args)]
+pub(crate) struct SchemaArgs {
+    /// The CSV file to draft the schema from.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// The label column.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Write the schema to this file instead of stdout.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// One JSON object on stdout (the schema; with --out, where it was written).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `dpglm evaluate`.
 #[derive(Debug, Args)]
 pub(crate) struct EvaluateArgs {
@@ -220,7 +268,8 @@ pub(crate) struct EvaluateArgs {
     /// File format (default: from the extension).
     #[arg(long = "format", value_enum)]
     pub format_arg: Option<FormatArg>,
-    /// Label column (CSV) or label column index (NPY).
+    /// Label column (CSV) or label column index (NPY), when it differs from training's (the
+    /// model stores the label column, the class pair and the features).
     #[arg(long)]
     pub label: Option<String>,
     /// One JSON object on stdout.
@@ -341,5 +390,6 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Calibrate(c) => account::calibrate(&c, out),
         Command::Train(t) => crate::train::train(&t, out),
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
+        Command::Schema(s) => crate::schema::schema(&s, out),
     }
 }

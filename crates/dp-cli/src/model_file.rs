@@ -4,12 +4,14 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use dp_data::{Column, Labels, TableSpec, Task};
 use dp_glm::{Loss, NoiseSource};
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::{Map, Value, json};
 
 use crate::CliError;
 use crate::cli::AlgorithmArg;
+use crate::schema::task_of;
 
 /// The `format` field of every model file this version writes and reads.
 pub(crate) const FORMAT: &str = "dpglm-model/1";
@@ -72,8 +74,12 @@ pub(crate) struct ModelFile {
     pub loss: Loss,
     /// Columns of the raw data (before preprocessing).
     pub n_features_in: usize,
-    /// The columns' names when the training data had them (CSV), to match scoring data by name.
+    /// The features' names when the training data had them (CSV; categorical columns as
+    /// `column=level`), to match scoring data by name.
     pub feature_names: Option<Vec<String>>,
+    /// How the data was read: label column, label mapping (class pair), feature columns and
+    /// their levels (absent in files written before it was recorded).
+    pub input: Option<TableSpec>,
     /// The preprocessing applied before the linear map.
     pub preprocessing: Preprocessing,
     /// `n_features_in` (+1 with a bias) finite coefficients.
@@ -138,6 +144,7 @@ impl ModelFile {
             "huber_h": huber_h,
             "n_features_in": self.n_features_in,
             "feature_names": self.feature_names,
+            "input": self.input,
             "preprocessing": { "unit_norm_rows": self.preprocessing.unit_norm, "bias": bias },
             "coefficients": coefficients,
             "intercept": finite("intercept", self.intercept)?,
@@ -167,13 +174,14 @@ impl ModelFile {
                 format!("`{format}` is not `{FORMAT}` (another program's file or version)"),
             ));
         }
-        const KNOWN: [&str; 10] = [
+        const KNOWN: [&str; 11] = [
             "format",
             "algorithm",
             "loss",
             "huber_h",
             "n_features_in",
             "feature_names",
+            "input",
             "preprocessing",
             "coefficients",
             "intercept",
@@ -213,6 +221,16 @@ impl ModelFile {
         let feature_names = match map.get("feature_names") {
             None | Some(Value::Null) => None,
             Some(v) => Some(parse_names(v, n_features_in)?),
+        };
+        // Optional: absent in files written before the pipeline was recorded.
+        let input = match map.get("input") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(parse_input(
+                v,
+                loss,
+                n_features_in,
+                feature_names.as_deref(),
+            )?),
         };
         let prep = field(map, "preprocessing")?
             .as_object()
@@ -288,11 +306,29 @@ impl ModelFile {
             loss,
             n_features_in,
             feature_names,
+            input,
             preprocessing,
             coefficients,
             intercept,
             noise_source,
             privacy,
+        })
+    }
+
+    /// How to read data for this model: the stored pipeline, or for a file written before it
+    /// was recorded, its feature names as numeric columns (no label column: give `--label`)
+    /// with the default labels of its loss (0/1 or −1/1 for classification).
+    pub(crate) fn input_spec(&self) -> TableSpec {
+        self.input.clone().unwrap_or_else(|| TableSpec {
+            label: None,
+            labels: match task_of(self.loss) {
+                Task::Classification => Labels::Signs,
+                Task::Regression => Labels::Numeric,
+            },
+            columns: self
+                .feature_names
+                .as_ref()
+                .map(|names| names.iter().map(Column::numeric).collect()),
         })
     }
 
@@ -346,6 +382,45 @@ fn parse_names(v: &Value, n: usize) -> Result<Vec<String>, ModelError> {
         ));
     }
     Ok(names)
+}
+
+/// The stored pipeline: a valid [`TableSpec`] whose labels fit the loss and whose features are
+/// `feature_names` (`n` of them).
+fn parse_input(
+    v: &Value,
+    loss: Loss,
+    n: usize,
+    feature_names: Option<&[String]>,
+) -> Result<TableSpec, ModelError> {
+    let spec: TableSpec = serde_json::from_value(v.clone())
+        .map_err(|e| ModelError::new("input", format!("not a data pipeline: {e}")))?;
+    spec.validate().map_err(|e| ModelError::new("input", e))?;
+    if spec.labels.task() != task_of(loss) {
+        return Err(ModelError::new(
+            "input.labels",
+            format!(
+                "{:?} labels do not fit the {} loss",
+                spec.labels,
+                loss.name()
+            ),
+        ));
+    }
+    let names = spec.feature_names();
+    if names.as_deref() != feature_names {
+        return Err(ModelError::new(
+            "input.columns",
+            "the columns' output names differ from feature_names",
+        ));
+    }
+    if let Some(names) = names
+        && names.len() != n
+    {
+        return Err(ModelError::new(
+            "input.columns",
+            format!("{} output features for n_features_in = {n}", names.len()),
+        ));
+    }
+    Ok(spec)
 }
 
 fn parse_noise_source(v: &Value) -> Result<NoiseSource, ModelError> {
@@ -491,7 +566,18 @@ mod tests {
             algorithm: AlgorithmArg::Objpert,
             loss: Loss::Logistic,
             n_features_in: 2,
-            feature_names: Some(vec!["a".into(), "b".into()]),
+            feature_names: Some(vec!["a".into(), "c=u".into()]),
+            input: Some(TableSpec {
+                label: Some("y".into()),
+                labels: Labels::Classes {
+                    negative: "no".into(),
+                    positive: "yes".into(),
+                },
+                columns: Some(vec![
+                    Column::numeric("a"),
+                    Column::categorical("c", &["u".into()]).unwrap(),
+                ]),
+            }),
             preprocessing: Preprocessing {
                 unit_norm: true,
                 bias: Some(1.0),
@@ -556,6 +642,7 @@ mod tests {
             },
             coefficients: vec![1.0, 2.0],
             feature_names: None,
+            input: None,
             ..valid()
         };
         assert_eq!(ModelFile::parse(&text(&huber)).unwrap(), huber);
@@ -599,7 +686,18 @@ mod tests {
 
     #[test]
     fn every_number_is_validated() {
-        let cases: [(&str, Value, &str); 9] = [
+        let cases: [(&str, Value, &str); 12] = [
+            ("input", json!({"label": "y"}), "input"),
+            (
+                "input",
+                json!({"label": "y", "labels": "numeric", "columns": [{"name": "a"}, {"name": "c", "levels": ["u"]}]}),
+                "input.labels",
+            ),
+            (
+                "input",
+                json!({"label": "y", "labels": "signs", "columns": [{"name": "a"}, {"name": "b"}]}),
+                "input.columns",
+            ),
             ("intercept", json!("0"), "intercept"),
             ("coefficients", json!([1, null, 2]), "coefficients[1]"),
             ("huber_h", json!(1.0), "huber_h"),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
-use dp_bench::data::{Format, LoadedData, read_dataset_with_width};
+use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
@@ -20,14 +20,10 @@ use crate::mechanism_args::show;
 use crate::model_file::{
     ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
 };
+use crate::schema::{data_error, schema_of, task_of};
 
 fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
-}
-
-/// Errors reading data are the user's input: exit 2, with the reader's file/line/field.
-fn data_error(e: dp_bench::Error) -> CliError {
-    CliError::Usage(e.to_string())
 }
 
 /// The command-line flag a learner's hyper-parameter name comes from, when it comes from one
@@ -243,63 +239,30 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
     }
 }
 
-/// Reads a data file; `width` is the number of features a model expects (for scoring data).
-fn read(
-    path: &Path,
-    format: Option<Format>,
-    label: Option<&str>,
-    width: Option<usize>,
-) -> Result<LoadedData, CliError> {
-    read_dataset_with_width(path, format, label, width).map_err(data_error)
+/// Reads the training data under the schema the flags give (`--schema` overridden by
+/// `--label`, `--features`, `--drop`, `--categorical`, `--classes`): the data, with labels
+/// mapped to ±1 for classification, and the resolved pipeline to store with the model.
+fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec), CliError> {
+    let schema: Schema = schema_of(a.label.as_deref(), &a.columns)?;
+    dp_data::read_training_data(
+        &a.data,
+        a.format_arg.map(Format::from),
+        &schema,
+        task_of(loss),
+    )
+    .map_err(data_error)
 }
 
-/// Reads data to score with a model fitted on `width` features named `names` (CSV): columns are
-/// matched by name (so a reordered CSV is scored correctly), and a column missing or unknown to
-/// the model, or a different number of features, is an input error naming the file and
-/// `against` (what the width comes from).
+/// Reads data to score with a model of `width` features read by `spec`: CSV columns matched by
+/// name (in any order; a missing column is an input error naming it), labels mapped as in
+/// training (a label outside the class pair is an input error naming its row and value).
 fn scoring_data(
     path: &Path,
     format: Option<Format>,
-    label: Option<&str>,
-    names: Option<&[String]>,
+    spec: &TableSpec,
     width: usize,
-    against: &str,
 ) -> Result<LoadedData, CliError> {
-    let mut data = read(path, format, label, Some(width))?;
-    if let (Some(want), Some(have)) = (names, &data.feature_names) {
-        let missing: Vec<&str> = want
-            .iter()
-            .filter(|w| !have.contains(w))
-            .map(String::as_str)
-            .collect();
-        let extra: Vec<&str> = have
-            .iter()
-            .filter(|h| !want.contains(h))
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() || !extra.is_empty() {
-            return Err(CliError::Usage(format!(
-                "{}: its columns do not match {against}: missing [{}], not in it [{}]",
-                path.display(),
-                missing.join(", "),
-                extra.join(", ")
-            )));
-        }
-        let order: Vec<usize> = want
-            .iter()
-            .filter_map(|w| have.iter().position(|h| h == w))
-            .collect();
-        data.x = data.x.select(ndarray::Axis(1), &order);
-        data.feature_names = Some(want.to_vec());
-    }
-    if data.x.ncols() != width {
-        return Err(CliError::Usage(format!(
-            "{}: {} features, but {against} has {width}",
-            path.display(),
-            data.x.ncols(),
-        )));
-    }
-    Ok(data)
+    dp_data::read_scoring_data(path, format, spec, width, true).map_err(data_error)
 }
 
 /// Mean loss, and accuracy (classification) or MSE (regression); all finite.
@@ -685,7 +648,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         bias: (a.bias != 0.0).then_some(a.bias),
     };
     let format = a.format_arg.map(Format::from);
-    let train = read(&a.data, format, a.label.as_deref(), None)?;
+    let (train, spec) = read(a, loss)?;
     let data = Dataset::new(prep.apply(train.x.view()), train.y)
         .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
@@ -700,14 +663,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     // Read before fitting, so a bad test file fails fast.
     let test = match &a.test {
         Some(p) => {
-            let t = scoring_data(
-                p,
-                format,
-                a.label.as_deref(),
-                train.feature_names.as_deref(),
-                train.x.ncols(),
-                "the training data",
-            )?;
+            let t = scoring_data(p, format, &spec, train.x.ncols())?;
             Some((
                 p,
                 Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
@@ -741,6 +697,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             loss,
             n_features_in: train.x.ncols(),
             feature_names: train.feature_names.clone(),
+            input: Some(spec.clone()),
             preprocessing: prep,
             coefficients: coef.to_vec(),
             intercept: model.intercept(),
@@ -800,13 +757,15 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let model = ModelFile::read(&a.model)?;
+    let mut spec = model.input_spec();
+    if a.label.is_some() {
+        spec.label.clone_from(&a.label);
+    }
     let data = scoring_data(
         &a.data,
         a.format_arg.map(Format::from),
-        a.label.as_deref(),
-        model.feature_names.as_deref(),
+        &spec,
         model.n_features_in,
-        &format!("the model {}", a.model.display()),
     )?;
     let n = data.n_samples();
     let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)

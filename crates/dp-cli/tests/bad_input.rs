@@ -217,24 +217,19 @@ fn metrics_are_finite_or_refused_never_null() {
 }
 
 #[test]
-fn labels_outside_the_loss_domain_are_refused_in_every_file() {
+fn labels_outside_the_class_pair_are_refused_in_every_file() {
     let (dir, data) = with_training_data("labels", 200);
-    let zero_one = dir.join("01.csv");
-    std::fs::write(&zero_one, "a,b,label\n1,2,1\n3,4,0\n").unwrap();
+    let other = dir.join("12.csv");
+    std::fs::write(&other, "a,b,label\n1,2,1\n3,4,2\n").unwrap();
+    let needles = ["12.csv:3", "column `label` (3)", "`2`", "--classes"];
+    usage(train(&other, &["--seed", "1"]), &needles);
     usage(
-        train(&zero_one, &["--seed", "1"]),
-        &["01.csv", "label 0", "row 1"],
-    );
-    usage(
-        train(&data, &["--seed", "1", "--test", p(&zero_one)]),
-        &["01.csv", "label 0"],
+        train(&data, &["--seed", "1", "--test", p(&other)]),
+        &needles,
     );
     let model = dir.join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
-    usage(
-        evaluate(p(&model), p(&zero_one), &[]),
-        &["01.csv", "label 0"],
-    );
+    usage(evaluate(p(&model), p(&other), &[]), &needles);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -258,16 +253,18 @@ fn scoring_data_is_matched_to_the_model_by_column_name() {
     let (code, same, err) = evaluate(p(&model), p(&reordered), &["--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(same, evaluate(p(&model), p(&data), &["--json"]).1);
-    // A renamed column is named as missing, and the unknown one too.
+    // A renamed column is named as missing (with the columns the file has).
     let renamed = dir.join("renamed.csv");
     std::fs::write(&renamed, text.replacen("a,b,label", "a,c,label", 1)).unwrap();
-    usage(
-        evaluate(p(&model), p(&renamed), &[]),
-        &["renamed.csv", "missing [b]", "not in it [c]"],
-    );
+    let needles = [
+        "renamed.csv",
+        "no column `b`",
+        "available columns: a, c, label",
+    ];
+    usage(evaluate(p(&model), p(&renamed), &[]), &needles);
     usage(
         train(&data, &["--seed", "1", "--test", p(&renamed)]),
-        &["renamed.csv", "the training data", "missing [b]"],
+        &needles,
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -298,21 +295,25 @@ fn tampered_model_files_are_refused_naming_the_field() {
     let mut v = good.clone();
     v["privacy"]["epsilon"] = "small".into();
     usage(tampered(&v), &["`privacy.epsilon`"]);
-    // The data's width against the model's, by name and (for a model without names) by
-    // count.
+    // Columns are taken by name: an extra column is not read; a model without column names
+    // cannot read a CSV by name (it would have to guess by position), nor can a model whose
+    // stored pipeline disagrees with its names.
     let wide = dir.join("wide.csv");
-    std::fs::write(&wide, "a,b,c,label\n1,2,3,1\n").unwrap();
-    usage(
-        evaluate(p(&model), p(&wide), &[]),
-        &["wide.csv", "not in it [c]"],
-    );
+    std::fs::write(&wide, "c,b,a,label\n3,2,1,1\n").unwrap();
+    let narrow = dir.join("narrow.csv");
+    std::fs::write(&narrow, "a,b,label\n1,2,1\n").unwrap();
+    let (code, out, err) = evaluate(p(&model), p(&wide), &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, evaluate(p(&model), p(&narrow), &["--json"]).1);
     let mut v = good.clone();
     v["feature_names"] = Value::Null;
+    usage(tampered(&v), &["bad.json", "`input.columns`"]);
+    v["input"] = Value::Null;
     let unnamed = dir.join("unnamed.json");
     std::fs::write(&unnamed, v.to_string()).unwrap();
     usage(
         evaluate(p(&unnamed), p(&wide), &[]),
-        &["wide.csv", "3 features", "unnamed.json has 2"],
+        &["wide.csv", "without column names"],
     );
     if Path::new("/dev/zero").exists() {
         usage(

@@ -6,8 +6,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::source::open;
 use crate::error::{Error, Result};
+use dp_data::open;
 
 /// One staged file as recorded in shared/data/README.md's table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

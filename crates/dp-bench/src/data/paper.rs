@@ -6,9 +6,12 @@ use std::str::FromStr;
 
 use ndarray::{Array1, Array2, Axis, concatenate};
 
-use super::source::{Lines, parse_error, parse_finite};
-use super::{LoadedData, ParseErrorKind, Split, project_rows_to_ball, read_libsvm};
-use super::{read_npy_1d, read_npy_2d};
+use dp_data::{
+    Lines, LoadedData, ParseErrorKind, Split, parse_error, parse_finite, read_libsvm, read_npy_1d,
+    read_npy_2d,
+};
+
+use super::project_rows_to_ball;
 use crate::error::{Error, Result};
 
 /// The seed [`PaperDataset::load`] callers use for Adult by default. It is the number Iyengar
@@ -309,7 +312,8 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
                     expected: ADULT_FIELDS.len(),
                     found: fields.len(),
                 },
-            ));
+            )
+            .into());
         }
         if fields.contains(&"?") {
             continue;
@@ -349,7 +353,8 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
                         value: other.to_owned(),
                         expected: "<=50K or >50K".into(),
                     },
-                ));
+                )
+                .into());
             }
         };
         rows.push(AdultRow {
@@ -384,8 +389,9 @@ fn read_adult_file(path: &Path) -> Result<Vec<AdultRow>> {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; [`Error::Parse`] for a row without 15 fields, a
-/// category or label outside the README's lists, or a non-numeric continuous value;
+/// [`Error::Data`] with [`dp_data::Error::Io`] when a file is missing, or with
+/// [`dp_data::Error::Parse`] for a row without 15 fields, a category or label outside the
+/// README's lists, or a non-numeric continuous value;
 /// [`Error::DataMismatch`] when the row counts differ from 30,161 / 15,059 or a level never
 /// occurs (the files are then not the staged UCI originals).
 pub fn adult_rows(data_dir: &Path) -> Result<LoadedData> {
@@ -463,7 +469,7 @@ pub fn adult_rows(data_dir: &Path) -> Result<LoadedData> {
 ///
 /// Iyengar et al. shuffle with NumPy's legacy MT19937 stream (`np.random.seed(10000019)`,
 /// `np.random.shuffle`), which is not reproduced here: the permutation is
-/// [`permutation`](super::permutation) on a Xoshiro256++ stream seeded with `seed`
+/// [`permutation`](dp_data::permutation) on a Xoshiro256++ stream seeded with `seed`
 /// ([`ADULT_SPLIT_SEED`] by default). The split sizes are theirs; which rows fall in which
 /// part is not.
 ///
@@ -499,7 +505,7 @@ fn iyengar_train_size(n: usize) -> usize {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; the LIBSVM reader's [`Error::Parse`] errors;
+/// [`Error::Data`] with [`dp_data::Error::Io`] when a file is missing or the LIBSVM reader's errors;
 /// [`Error::DataMismatch`] when the row counts differ from the LIBSVM files'.
 pub fn cod_rna(data_dir: &Path) -> Result<Split> {
     let train_path = staged(data_dir, "cod-rna/cod-rna");
@@ -583,7 +589,7 @@ fn synthetic(data_dir: &Path, name: &str, n: usize, d: usize) -> Result<Split> {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when a file is missing; the NPY reader's errors; [`Error::DataMismatch`]
+/// [`Error::Data`] for a missing file or the NPY reader's errors; [`Error::DataMismatch`]
 /// for a shape other than 10,000 × 40, labels other than ±1 or non-finite values.
 pub fn synthetic_l(data_dir: &Path) -> Result<Split> {
     synthetic(data_dir, "synthetic-L", 10_000, 40)

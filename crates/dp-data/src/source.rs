@@ -94,21 +94,32 @@ impl<'a> Source<'a> {
 }
 
 /// Physical lines of a text source with their 1-based numbers; strips `\n`, `\r\n` and a
-/// UTF-8 byte-order mark on the first line.
-pub(crate) struct Lines<'a> {
+/// UTF-8 byte-order mark on the first line. Bounded: a line longer than [`MAX_LINE_BYTES`] is
+/// an error, not a buffer that grows without end.
+pub struct Lines<'a> {
     source: Source<'a>,
     buf: Vec<u8>,
     line: usize,
 }
 
-/// Open `path` (see [`Source::open`]) for reading whole, decompressed.
-pub(crate) fn open(path: &Path) -> Result<Box<dyn BufRead>> {
+/// Open the regular file `path` for reading whole, decompressed when it starts with the gzip
+/// magic bytes. Devices, pipes and directories are refused (an endless source such as
+/// `/dev/zero` could never be read to its end).
+///
+/// # Errors
+///
+/// [`Error::Io`] naming `path`: it cannot be opened, or is not a regular file.
+pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
     Ok(Source::open(path)?.reader)
 }
 
 impl Lines<'static> {
-    /// Lines of the file `path` (see [`Source::open`]).
-    pub(crate) fn open(path: &Path) -> Result<Self> {
+    /// Lines of the regular file `path` (gzip detected from the content; see [`open`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming `path`.
+    pub fn open(path: &Path) -> Result<Self> {
         Ok(Self::new(Source::open(path)?))
     }
 }
@@ -124,7 +135,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The source's name (its path).
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.source.path
     }
 
@@ -138,7 +149,7 @@ impl<'a> Lines<'a> {
     /// # Errors
     /// [`ParseErrorKind::LineTooLong`] past [`MAX_LINE_BYTES`], [`ParseErrorKind::InvalidUtf8`],
     /// [`Error::Io`].
-    pub(crate) fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
+    pub fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
         self.buf.clear();
         // Room for the longest accepted line and its `\r\n`.
         let limit = MAX_LINE_BYTES as u64 + 2;
@@ -184,8 +195,8 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// A parse error at `line` of `path`.
-pub(crate) fn parse_error(
+/// An [`Error::Parse`] at the 1-based `line` of `path`, in the field `field` (e.g. a column).
+pub fn parse_error(
     path: &Path,
     line: usize,
     field: impl Into<String>,
@@ -199,8 +210,13 @@ pub(crate) fn parse_error(
     }
 }
 
-/// Parse a finite `f64`, or say why not.
-pub(crate) fn parse_finite(text: &str) -> std::result::Result<f64, ParseErrorKind> {
+/// Parse a finite `f64`, or say why not ([`ParseErrorKind::NotANumber`] or
+/// [`ParseErrorKind::NonFinite`], keeping the text).
+///
+/// # Errors
+///
+/// As above.
+pub fn parse_finite(text: &str) -> std::result::Result<f64, ParseErrorKind> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
         Ok(_) => Err(ParseErrorKind::NonFinite(text.to_owned())),

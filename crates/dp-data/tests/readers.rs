@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dp_bench::Error;
-use dp_bench::data::{
+use dp_data::Error;
+use dp_data::{
     Format, NpyLabels, ParseErrorKind, read_csv, read_dataset, read_libsvm, read_npy, read_npy_1d,
     read_npy_2d, read_npy_dataset,
 };
@@ -22,10 +22,8 @@ impl TempDir {
     fn new(name: &str) -> Self {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "dp-bench-data-test-{}-{n}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("dp-data-test-{}-{n}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create temp dir");
         Self(dir)
@@ -53,7 +51,7 @@ impl Drop for TempDir {
 }
 
 /// Unpack an `Error::Parse` into (line, field, kind), or panic with the error.
-fn parse_err(result: dp_bench::Result<impl std::fmt::Debug>) -> (usize, String, ParseErrorKind) {
+fn parse_err(result: dp_data::Result<impl std::fmt::Debug>) -> (usize, String, ParseErrorKind) {
     match result {
         Err(Error::Parse {
             line, field, kind, ..
@@ -108,9 +106,20 @@ fn csv_non_numeric_cell_names_line_and_column() {
     let (line, field, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!(line, 4, "blank lines count");
     assert!(field.contains("`b`") && field.contains("(2)"), "{field}");
-    assert_eq!(kind, ParseErrorKind::NotANumber("abc".into()));
+    assert_eq!(
+        kind,
+        ParseErrorKind::TextInNumericColumn {
+            value: "abc".into(),
+            column: "b".into()
+        }
+    );
     let message = read_csv(&path, "y").unwrap_err().to_string();
     assert!(message.contains("bad.csv:4"), "{message}");
+    // The message says how to drop or encode the text column.
+    assert!(
+        message.contains("--drop b") && message.contains("--categorical 'b="),
+        "{message}"
+    );
 
     let path = dir.file("empty-cell.csv", "a,b,y\n1,,1\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
@@ -216,7 +225,16 @@ fn csv_quotes_duplicates_and_encoding() {
     // A quoted cell holding a comma is one (non-numeric) field, not a ragged row.
     let path = dir.file("q2.csv", "a,y\n\"1,5\",1\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
-    assert_eq!((line, kind), (2, ParseErrorKind::NotANumber("1,5".into())));
+    assert_eq!(
+        (line, kind),
+        (
+            2,
+            ParseErrorKind::TextInNumericColumn {
+                value: "1,5".into(),
+                column: "a".into()
+            }
+        )
+    );
 
     let path = dir.file("dup.csv", "\na,b,a,y\n1,2,3,1\n");
     let (line, field, kind) = parse_err(read_csv(&path, "y"));
@@ -453,7 +471,7 @@ fn npy_versions_and_dtypes() {
 }
 
 /// The `Error::Npy` reason, or panic.
-fn npy_reason(result: dp_bench::Result<impl std::fmt::Debug>) -> String {
+fn npy_reason(result: dp_data::Result<impl std::fmt::Debug>) -> String {
     match result {
         Err(Error::Npy { reason, .. }) => reason,
         other => panic!("expected Error::Npy, got {other:?}"),

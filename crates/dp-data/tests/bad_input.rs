@@ -15,9 +15,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use dp_bench::Error;
-use dp_bench::data::LoadedData;
-use dp_bench::data::{
+use dp_data::Error;
+use dp_data::LoadedData;
+use dp_data::{
     MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, ParseErrorKind, read_csv, read_csv_bytes, read_dataset,
     read_libsvm, read_libsvm_bytes, read_npy, read_npy_bytes,
 };
@@ -45,7 +45,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-fn npy_reason<T: std::fmt::Debug>(r: dp_bench::Result<T>) -> (PathBuf, String) {
+fn npy_reason<T: std::fmt::Debug>(r: dp_data::Result<T>) -> (PathBuf, String) {
     match r {
         Err(Error::Npy { path, reason }) => (path, reason),
         other => panic!("expected Error::Npy, got {other:?}"),
@@ -53,7 +53,7 @@ fn npy_reason<T: std::fmt::Debug>(r: dp_bench::Result<T>) -> (PathBuf, String) {
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("dp-bench-limits-{}-{name}", std::process::id()));
+    let path = std::env::temp_dir().join(format!("dp-data-limits-{}-{name}", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -179,7 +179,7 @@ fn devices_and_directories_are_not_read() {
             read_csv(path, "y").map(drop),
             read_libsvm(path, None).map(drop),
             read_npy(path).map(drop),
-            read_dataset(path, Some(dp_bench::data::Format::Csv), Some("y")).map(drop),
+            read_dataset(path, Some(dp_data::Format::Csv), Some("y")).map(drop),
         ] {
             match result {
                 Err(Error::Io { path: p, source }) => {
@@ -243,7 +243,7 @@ fn npy_non_finite_positions_are_the_files_even_with_a_label_column() {
         .flat_map(|v| v.to_le_bytes())
         .collect();
     let path = temp_file("nan_X.npy", &npy("(2, 2)", &values));
-    let r = dp_bench::data::read_npy_dataset(&path, dp_bench::data::NpyLabels::Column(0));
+    let r = dp_data::read_npy_dataset(&path, dp_data::NpyLabels::Column(0));
     let (_, reason) = npy_reason(r);
     assert!(reason.contains("row 0, column 1"), "{reason}");
     std::fs::remove_file(path).unwrap();
@@ -252,12 +252,12 @@ fn npy_non_finite_positions_are_the_files_even_with_a_label_column() {
 #[test]
 fn a_sparse_libsvm_file_takes_the_width_it_is_scored_at() {
     let path = temp_file("narrow.libsvm", b"1 1:0.5\n-1 2:1\n");
-    let fmt = Some(dp_bench::data::Format::Libsvm);
-    let d = dp_bench::data::read_dataset_with_width(&path, fmt, None, Some(4)).unwrap();
+    let fmt = Some(dp_data::Format::Libsvm);
+    let d = dp_data::read_dataset_with_width(&path, fmt, None, Some(4)).unwrap();
     assert_eq!(d.x.shape(), [2, 4]);
     assert_eq!(d.x[[1, 1]], 1.0);
     assert_eq!(read_dataset(&path, fmt, None).unwrap().x.shape(), [2, 2]);
-    match dp_bench::data::read_dataset_with_width(&path, fmt, None, Some(1)) {
+    match dp_data::read_dataset_with_width(&path, fmt, None, Some(1)) {
         Err(Error::Parse {
             line: 2,
             kind: ParseErrorKind::IndexOutOfRange { index: 2, d: 1 },
@@ -274,7 +274,7 @@ fn a_sparse_libsvm_file_takes_the_width_it_is_scored_at() {
 const CASES: u32 = 10_000;
 
 /// A value a reader may return: one label per row and only finite numbers.
-fn check_valid(r: dp_bench::Result<LoadedData>) -> Result<(), TestCaseError> {
+fn check_valid(r: dp_data::Result<LoadedData>) -> Result<(), TestCaseError> {
     if let Ok(d) = r {
         prop_assert_eq!(d.x.nrows(), d.y.len());
         prop_assert!(d.x.nrows() > 0);
