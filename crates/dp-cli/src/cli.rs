@@ -160,6 +160,14 @@ pub(crate) struct TrainArgs {
     /// Batch size (stochastic methods).
     #[arg(long)]
     pub batch_size: Option<usize>,
+    /// DP-SGD's Poisson sampling rate q in (0, 1], a public value used instead of
+    /// `--batch-size`/n: q and the number of steps then do not depend on the number of rows.
+    #[arg(long, conflicts_with = "batch_size")]
+    pub sample_rate: Option<f64>,
+    /// DP-SGD: the number of training rows as a public value N, used (for q = batch size/N and
+    /// the expected batch q·N) instead of the true count, which is private under add/remove.
+    #[arg(long = "n", value_name = "N")]
+    pub public_n: Option<usize>,
     /// Learning rate.
     #[arg(long)]
     pub learning_rate: Option<f64>,
