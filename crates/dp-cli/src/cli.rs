@@ -27,6 +27,8 @@ enum Command {
     Train(Box<TrainArgs>),
     /// Score a saved model on a dataset.
     Evaluate(EvaluateArgs),
+    /// Predictions (and, for logistic models, probabilities) of a saved model; no labels needed.
+    Predict(PredictArgs),
 }
 
 /// Learning algorithms (spec/CLI.md).
@@ -236,6 +238,29 @@ pub(crate) struct EvaluateArgs {
     pub json: bool,
 }
 
+/// `dpglm predict`.
+#[derive(Debug, Args)]
+pub(crate) struct PredictArgs {
+    /// The model file written by `dpglm train --out`.
+    #[arg(long)]
+    pub model: std::path::PathBuf,
+    /// Data file; a CSV needs no label column.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// File format (default: from the extension).
+    #[arg(long = "format", value_enum)]
+    pub format_arg: Option<FormatArg>,
+    /// A label column of a CSV to leave out, or the labels of an NPY file (not used).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Write the predictions as CSV (`prediction[,probability]`) to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Accountant names on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum AccountantArg {
@@ -349,5 +374,6 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Calibrate(c) => account::calibrate(&c, out),
         Command::Train(t) => crate::train::train(&t, out),
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
+        Command::Predict(p) => crate::predict::predict(&p, out),
     }
 }

@@ -11,7 +11,7 @@ use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
     NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
 };
-use ndarray::Array1;
+use ndarray::{Array1, Array2};
 use serde_json::{Value, json};
 
 use crate::CliError;
@@ -21,12 +21,12 @@ use crate::model_file::{
     ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
 };
 
-fn io(e: std::io::Error) -> CliError {
+pub(crate) fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
 }
 
 /// Errors reading data are the user's input: exit 2, with the reader's file/line/field.
-fn data_error(e: dp_bench::Error) -> CliError {
+pub(crate) fn data_error(e: dp_bench::Error) -> CliError {
     CliError::Usage(e.to_string())
 }
 
@@ -205,24 +205,37 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
 /// Refuses an `--out` that is the same file as an input (`--data`, `--test`): the training
 /// data is never overwritten. Paths are compared after resolving links, `.` and `..`.
 fn check_out(a: &TrainArgs) -> Result<(), CliError> {
-    let Some(out) = &a.out else {
-        return Ok(());
-    };
+    match &a.out {
+        Some(out) => check_output(
+            "--out",
+            out,
+            &[("--data", Some(&a.data)), ("--test", a.test.as_ref())],
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that is a
+/// directory, or that is the same file as one of the `inputs` (flag, path).
+pub(crate) fn check_output(
+    flag: &str,
+    out: &Path,
+    inputs: &[(&str, Option<&std::path::PathBuf>)],
+) -> Result<(), CliError> {
     let Some(target) = resolved(out) else {
         return Err(CliError::Usage(format!(
-            "invalid value for --out: {}: its directory does not exist",
+            "invalid value for {flag}: {}: its directory does not exist",
             out.display()
         )));
     };
     let target = Some(target);
-    let inputs = [("--data", Some(&a.data)), ("--test", a.test.as_ref())];
-    for (flag, input) in inputs {
+    for (input_flag, input) in inputs {
         if let Some(input) = input
             && input.canonicalize().ok() == target
         {
             return Err(CliError::Usage(format!(
-                "invalid value for --out: {} is the same file as {flag} {}; refusing to \
-                 overwrite input data",
+                "invalid value for {flag}: {} is the same file as {input_flag} {}; refusing to \
+                 overwrite an input",
                 out.display(),
                 input.display()
             )));
@@ -230,7 +243,7 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     }
     if out.is_dir() {
         return Err(CliError::Usage(format!(
-            "invalid value for --out: {} is a directory",
+            "invalid value for {flag}: {} is a directory",
             out.display()
         )));
     }
@@ -246,7 +259,7 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
 }
 
 /// Reads a data file; `width` is the number of features a model expects (for scoring data).
-fn read(
+pub(crate) fn read(
     path: &Path,
     format: Option<Format>,
     label: Option<&str>,
@@ -268,7 +281,33 @@ fn scoring_data(
     against: &str,
 ) -> Result<LoadedData, CliError> {
     let mut data = read(path, format, label, Some(width))?;
-    if let (Some(want), Some(have)) = (names, &data.feature_names) {
+    data.x = match_columns(
+        path,
+        data.x,
+        data.feature_names.as_deref(),
+        names,
+        width,
+        against,
+    )?;
+    if names.is_some() && data.feature_names.is_some() {
+        data.feature_names = names.map(<[String]>::to_vec);
+    }
+    Ok(data)
+}
+
+/// The columns of `x` (read from `path`, named `have` when the file names them) in the order
+/// of the `width` features named `want`: matched by name when both have names (a column
+/// missing or unknown to `against` is an input error naming them), and checked to be `width`.
+pub(crate) fn match_columns(
+    path: &Path,
+    x: Array2<f64>,
+    have: Option<&[String]>,
+    want: Option<&[String]>,
+    width: usize,
+    against: &str,
+) -> Result<Array2<f64>, CliError> {
+    let mut x = x;
+    if let (Some(want), Some(have)) = (want, have) {
         let missing: Vec<&str> = want
             .iter()
             .filter(|w| !have.contains(w))
@@ -291,17 +330,16 @@ fn scoring_data(
             .iter()
             .filter_map(|w| have.iter().position(|h| h == w))
             .collect();
-        data.x = data.x.select(ndarray::Axis(1), &order);
-        data.feature_names = Some(want.to_vec());
+        x = x.select(ndarray::Axis(1), &order);
     }
-    if data.x.ncols() != width {
+    if x.ncols() != width {
         return Err(CliError::Usage(format!(
             "{}: {} features, but {against} has {width}",
             path.display(),
-            data.x.ncols(),
+            x.ncols(),
         )));
     }
-    Ok(data)
+    Ok(x)
 }
 
 /// Mean loss, and accuracy (classification) or MSE (regression); all finite.

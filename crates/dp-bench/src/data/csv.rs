@@ -53,7 +53,37 @@ pub(crate) fn read_csv_impl(path: &Path, label: Option<&str>) -> Result<LoadedDa
     read_csv_lines(Lines::open(path)?, label)
 }
 
-fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedData> {
+/// A CSV with a header row and no label column (data to predict on): every column is a
+/// numeric feature. Returns the `n × d` features and the column names.
+///
+/// # Errors
+///
+/// As [`read_csv`], but no column is looked for as the label.
+pub fn read_csv_features(path: impl AsRef<Path>) -> Result<(Array2<f64>, Vec<String>)> {
+    let (x, _, names) = read_table(Lines::open(path.as_ref())?, None)?;
+    Ok((x, names))
+}
+
+fn read_csv_lines(lines: Lines<'_>, label: Option<&str>) -> Result<LoadedData> {
+    let path = lines.path().to_owned();
+    let (x, y, feature_names) = read_table(lines, Some(label))?;
+    match y {
+        Some(y) => Ok(LoadedData {
+            x,
+            y,
+            feature_names: Some(feature_names),
+        }),
+        None => Err(Error::EmptyData { path }),
+    }
+}
+
+/// The features, the labels (when `label` is `Some`: the named column, an error when it is
+/// not named or not in the header) and the features' names.
+#[allow(clippy::type_complexity)]
+fn read_table(
+    mut lines: Lines<'_>,
+    label: Option<Option<&str>>,
+) -> Result<(Array2<f64>, Option<Array1<f64>>, Vec<String>)> {
     let path = &lines.path().to_owned();
     let budget = lines.budget();
 
@@ -82,18 +112,21 @@ fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedDat
         }
     }
     let label_index = match label {
-        Some(label) => header.iter().position(|c| c == label),
         None => None,
-    };
-    let Some(label_index) = label_index else {
-        return Err(Error::MissingLabelColumn {
-            path: path.into(),
-            label: label.map(str::to_owned),
-            available: header,
-        });
+        Some(label) => match label.and_then(|l| header.iter().position(|c| c == l)) {
+            Some(i) => Some(i),
+            None => {
+                return Err(Error::MissingLabelColumn {
+                    path: path.into(),
+                    label: label.map(str::to_owned),
+                    available: header,
+                });
+            }
+        },
     };
     let width = header.len();
-    let d = width - 1;
+    let d = width - usize::from(label_index.is_some());
+    let mut rows = 0;
 
     let mut x: Vec<f64> = Vec::new();
     let mut y: Vec<f64> = Vec::new();
@@ -128,28 +161,26 @@ fn read_csv_lines(mut lines: Lines<'_>, label: Option<&str>) -> Result<LoadedDat
         for (i, cell) in fields.iter().enumerate() {
             let value = parse_finite(cell)
                 .map_err(|kind| parse_error(path, n, column_field(&header[i], i), kind))?;
-            if i == label_index {
+            if Some(i) == label_index {
                 y.push(value);
             } else {
                 x.push(value);
             }
         }
+        rows += 1;
     }
-    if y.is_empty() {
+    if rows == 0 {
         return Err(Error::EmptyData { path: path.into() });
     }
-    let n = y.len();
-    let x = Array2::from_shape_vec((n, d), x).map_err(|e| Error::DataMismatch {
+    let x = Array2::from_shape_vec((rows, d), x).map_err(|e| Error::DataMismatch {
         path: path.into(),
         reason: e.to_string(),
     })?;
     let mut names = header;
-    names.remove(label_index);
-    Ok(LoadedData {
-        x,
-        y: Array1::from_vec(y),
-        feature_names: Some(names),
-    })
+    if let Some(i) = label_index {
+        names.remove(i);
+    }
+    Ok((x, label_index.map(|_| Array1::from_vec(y)), names))
 }
 
 /// How a CSV column is named in errors: its header name and 1-based position.
@@ -241,6 +272,29 @@ mod tests {
             }) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn without_a_label_every_column_is_a_feature() {
+        let lines =
+            |text: &'static [u8]| Lines::new(Source::from_bytes(text, Path::new("f.csv")).unwrap());
+        let (x, y, names) = read_table(lines(b"a,b\n1,2\n\n3,-4\n"), None).unwrap();
+        assert_eq!(x, ndarray::array![[1.0, 2.0], [3.0, -4.0]]);
+        assert_eq!(y, None);
+        assert_eq!(names, ["a", "b"]);
+        assert!(matches!(
+            read_table(lines(b"a,b\n"), None),
+            Err(Error::EmptyData { .. })
+        ));
+        assert!(matches!(
+            read_table(lines(b"a,b\n1,x\n"), None),
+            Err(Error::Parse { line: 2, .. })
+        ));
+        // With a label the column is left out of the features.
+        let (x, y, names) = read_table(lines(b"a,y,b\n1,5,2\n"), Some(Some("y"))).unwrap();
+        assert_eq!(x, ndarray::array![[1.0, 2.0]]);
+        assert_eq!(y, Some(ndarray::array![5.0]));
+        assert_eq!(names, ["a", "b"]);
     }
 
     #[test]

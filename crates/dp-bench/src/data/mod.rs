@@ -55,7 +55,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub use checksum::{StagedFile, VerifiedFile, sha256_hex, staged_files, verify_checksums};
-pub use csv::{read_csv, read_csv_bytes};
+pub use csv::{read_csv, read_csv_bytes, read_csv_features};
 pub use libsvm::{read_libsvm, read_libsvm_bytes};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use paper::{
