@@ -24,7 +24,7 @@
 //!   data;
 //! * the generator is a CSPRNG ([`crate::secure_rng`]) for real releases;
 //! * the number of examples `n` is public (it divides the noisy sums), or DP-SGD is given it
-//!   as a public value ([`DpSgd::public_size`]).
+//!   as a public value ([`DpSgd::public_size()`]).
 
 use dp_accounting::{Ledger, Mechanism, Neighbouring};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1, Zip};
@@ -400,7 +400,8 @@ impl DpSgd {
         }
     }
 
-    /// Sets the public number of examples (see [`DpSgd::public_size`]).
+    /// Sets the public number of examples, the field `public_size`: Poisson sampling divides
+    /// the noisy sums by `q·size`, and the grid is sized for `size` examples.
     pub fn public_size(mut self, size: usize) -> Self {
         self.public_size = Some(size);
         self
