@@ -10,32 +10,15 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+mod inprocess;
+use inprocess::{dpglm, tempdir};
+
 /// Rows of the two datasets.
 const N: usize = 1200;
-
-fn dpglm(args: &[String]) -> (i32, String, String) {
-    let mut argv = vec!["dpglm".to_string()];
-    argv.extend(args.iter().cloned());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = dp_cli::run(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-/// A fresh directory under the system temp dir.
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpglm-leak-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// `N` deterministic rows `a, b, c, label`: ±1 labels for classification, a linear response
 /// for regression.
@@ -154,7 +137,7 @@ fn leaks(
     outputs: &[&str],
     relation: Relation,
 ) -> (Vec<String>, bool) {
-    let dir = tempdir(name);
+    let dir = tempdir(&format!("leak-{name}"));
     let (d0, d1) = (dir.join("d0.csv"), dir.join("d1.csv"));
     let base = rows(regression);
     let mut other = base.clone();
@@ -365,7 +348,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         assert!(leaked.iter().any(|p| p == field), "{field}: {leaked:?}");
     }
 
-    let dir = tempdir("q-note");
+    let dir = tempdir("leak-q-note");
     write_csv(&dir.join("d.csv"), &rows(false));
     let fit_with = |extra: &[&'static str]| {
         fit(&with(extra), &dir.join("d.csv"), &dir.join("m.json")).1["privacy"].clone()
@@ -389,7 +372,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
 /// `--n` is refused where it has no meaning.
 #[test]
 fn public_n_is_refused_outside_dp_sgd() {
-    let dir = tempdir("n-refused");
+    let dir = tempdir("leak-n-refused");
     let data = dir.join("d.csv");
     write_csv(&data, &rows(false));
     let data = data.display().to_string();

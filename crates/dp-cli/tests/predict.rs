@@ -7,24 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-fn dpglm(args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec!["dpglm".to_string()];
-    argv.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = dp_cli::run(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpglm-predict-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod inprocess;
+use inprocess::{dpglm, tempdir};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -104,7 +88,7 @@ fn parse(text: &str) -> (String, Vec<Vec<f64>>) {
 
 #[test]
 fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
-    let dir = tempdir("logistic");
+    let dir = tempdir("predict-logistic");
     let model = train(&dir, "dp-gd", "logistic", false);
     // Columns reordered, no label column.
     let test = rows(300, false);
@@ -189,7 +173,7 @@ fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
 
 #[test]
 fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out() {
-    let dir = tempdir("squared");
+    let dir = tempdir("predict-squared");
     let model = train(&dir, "ssp", "squared", true);
     let w = coefficients(&model);
     let data = dir.join("scored.csv");
@@ -229,7 +213,7 @@ fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out
 
 #[test]
 fn bad_input_exits_2_and_writes_nothing() {
-    let dir = tempdir("bad");
+    let dir = tempdir("predict-bad");
     let model = train(&dir, "dp-gd", "logistic", false);
     let data = dir.join("new.csv");
     std::fs::write(&data, "a,c\n1,2\n").unwrap();
