@@ -78,17 +78,30 @@ fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
     for k in [
         "algorithm",
         "loss",
-        "n",
         "d",
         "epsilon",
         "delta",
+        "model",
+        "not_private",
+    ] {
+        assert!(keys.contains(&k), "missing {k} in {out}");
+    }
+    // What was computed from the data without noise is named by `not_private`.
+    let np: Vec<&str> = v["not_private"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    for k in [
+        "n",
         "train_loss",
         "train_accuracy",
         "test_accuracy",
         "test_mse",
         "seconds",
-        "model",
     ] {
+        assert!(np.contains(&k), "{k} not listed in not_private: {out}");
         assert!(keys.contains(&k), "missing {k} in {out}");
     }
     assert_eq!(v["n"], 3000);

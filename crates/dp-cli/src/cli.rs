@@ -30,6 +30,8 @@ enum Command {
     /// Draft a schema from a CSV file for you to review (NOT private: it lists the values that
     /// occur in the data).
     Schema(SchemaArgs),
+    /// Predictions (and, for logistic models, probabilities) of a saved model; no labels needed.
+    Predict(PredictArgs),
 }
 
 /// Learning algorithms (spec/CLI.md).
@@ -165,6 +167,14 @@ pub(crate) struct TrainArgs {
     /// Batch size (stochastic methods).
     #[arg(long)]
     pub batch_size: Option<usize>,
+    /// DP-SGD's Poisson sampling rate q in (0, 1], a public value used instead of
+    /// `--batch-size`/n: q and the number of steps then do not depend on the number of rows.
+    #[arg(long, conflicts_with = "batch_size")]
+    pub sample_rate: Option<f64>,
+    /// DP-SGD: the number of training rows as a public value N, used (for q = batch size/N and
+    /// the expected batch q·N) instead of the true count, which is private under add/remove.
+    #[arg(long = "n", value_name = "N")]
+    pub public_n: Option<usize>,
     /// Learning rate.
     #[arg(long)]
     pub learning_rate: Option<f64>,
@@ -272,6 +282,29 @@ pub(crate) struct EvaluateArgs {
     /// model stores the label column, the class pair and the features).
     #[arg(long)]
     pub label: Option<String>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dpglm predict`.
+#[derive(Debug, Args)]
+pub(crate) struct PredictArgs {
+    /// The model file written by `dpglm train --out`.
+    #[arg(long)]
+    pub model: std::path::PathBuf,
+    /// Data file; a CSV needs no label column.
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// File format (default: from the extension).
+    #[arg(long = "format", value_enum)]
+    pub format_arg: Option<FormatArg>,
+    /// A label column of a CSV to leave out, or the labels of an NPY file (not used).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Write the predictions as CSV (`prediction[,probability]`) to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -391,5 +424,6 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Train(t) => crate::train::train(&t, out),
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
         Command::Schema(s) => crate::schema::schema(&s, out),
+        Command::Predict(p) => crate::predict::predict(&p, out),
     }
 }

@@ -10,6 +10,7 @@ mod account;
 mod cli;
 mod mechanism_args;
 mod model_file;
+mod predict;
 mod schema;
 mod train;
 

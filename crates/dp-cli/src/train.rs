@@ -22,7 +22,7 @@ use crate::model_file::{
 };
 use crate::schema::{data_error, schema_of, task_of};
 
-fn io(e: std::io::Error) -> CliError {
+pub(crate) fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
 }
 
@@ -43,6 +43,8 @@ fn flag_of(name: &str) -> Option<&'static str> {
         "steps" => "--steps",
         "epochs" => "--epochs",
         "batch_size" => "--batch-size",
+        "sampling_rate" => "--sample-rate",
+        "public_n" => "--n",
         "k" => "--k",
         "h" => "--huber-h",
         "bias" => "--bias",
@@ -127,6 +129,8 @@ fn given(a: &TrainArgs, flag: &str) -> bool {
         "--steps" => a.steps.is_some(),
         "--epochs" => a.epochs.is_some(),
         "--batch-size" => a.batch_size.is_some(),
+        "--sample-rate" => a.sample_rate.is_some(),
+        "--n" => a.public_n.is_some(),
         "--k" => a.k.is_some(),
         "--tune-trials" => a.tune_trials.is_some(),
         "--learning-rates" => a.learning_rates.is_some(),
@@ -163,6 +167,7 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--tau", a.tau),
         ("--sigma-out", a.sigma_out),
         ("--tune-trials", a.tune_trials),
+        ("--sample-rate", a.sample_rate),
     ];
     let rates = a
         .learning_rates
@@ -187,6 +192,7 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--epochs", a.epochs),
         ("--batch-size", a.batch_size),
         ("--k", a.k),
+        ("--n", a.public_n),
     ];
     for (flag, v) in counts {
         if v == Some(0) {
@@ -199,24 +205,37 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
 /// Refuses an `--out` that is the same file as an input (`--data`, `--test`): the training
 /// data is never overwritten. Paths are compared after resolving links, `.` and `..`.
 fn check_out(a: &TrainArgs) -> Result<(), CliError> {
-    let Some(out) = &a.out else {
-        return Ok(());
-    };
+    match &a.out {
+        Some(out) => check_output(
+            "--out",
+            out,
+            &[("--data", Some(&a.data)), ("--test", a.test.as_ref())],
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that is a
+/// directory, or that is the same file as one of the `inputs` (flag, path).
+pub(crate) fn check_output(
+    flag: &str,
+    out: &Path,
+    inputs: &[(&str, Option<&std::path::PathBuf>)],
+) -> Result<(), CliError> {
     let Some(target) = resolved(out) else {
         return Err(CliError::Usage(format!(
-            "invalid value for --out: {}: its directory does not exist",
+            "invalid value for {flag}: {}: its directory does not exist",
             out.display()
         )));
     };
     let target = Some(target);
-    let inputs = [("--data", Some(&a.data)), ("--test", a.test.as_ref())];
-    for (flag, input) in inputs {
+    for (input_flag, input) in inputs {
         if let Some(input) = input
             && input.canonicalize().ok() == target
         {
             return Err(CliError::Usage(format!(
-                "invalid value for --out: {} is the same file as {flag} {}; refusing to \
-                 overwrite input data",
+                "invalid value for {flag}: {} is the same file as {input_flag} {}; refusing to \
+                 overwrite an input",
                 out.display(),
                 input.display()
             )));
@@ -224,7 +243,7 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     }
     if out.is_dir() {
         return Err(CliError::Usage(format!(
-            "invalid value for --out: {} is a directory",
+            "invalid value for {flag}: {} is a directory",
             out.display()
         )));
     }
@@ -340,6 +359,62 @@ fn score(
     })
 }
 
+/// What `train` measured on the data without noise, for the operator only: NOT private (the
+/// exact number of rows, the training loss and accuracy, the scores on the test file, the
+/// wall time, which grows with the data). Printed under "not private"; in JSON these are the
+/// contract's top-level fields, named in the `not_private` list; never written to the model
+/// file.
+struct NotPrivate {
+    n: usize,
+    train: Scores,
+    test: Option<Scores>,
+    seconds: f64,
+}
+
+impl NotPrivate {
+    /// The fields, and the list of their names (`not_private`).
+    fn to_json(&self) -> Result<serde_json::Map<String, Value>, CliError> {
+        let test = self.test.as_ref();
+        let mut fields = json!({
+            "n": self.n,
+            "train_loss": finite("train loss", self.train.loss)?,
+            "train_accuracy": metric("train accuracy", self.train.accuracy)?,
+            "test_accuracy": metric("test accuracy", test.and_then(|t| t.accuracy))?,
+            "test_mse": metric("test mse", test.and_then(|t| t.mse))?,
+            "seconds": finite("seconds", self.seconds)?,
+        });
+        let names: Vec<Value> = fields
+            .as_object()
+            .map(|m| m.keys().map(|k| Value::String(k.clone())).collect())
+            .unwrap_or_default();
+        fields["not_private"] = Value::Array(names);
+        Ok(match fields {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        })
+    }
+}
+
+impl std::fmt::Display for NotPrivate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "not private (computed from the data without noise; for the operator, not in the \
+             model file):"
+        )?;
+        write!(f, "  n = {}, train loss {:.5}", self.n, self.train.loss)?;
+        if let Some(acc) = self.train.accuracy {
+            write!(f, ", train accuracy {acc:.4}")?;
+        }
+        match self.test.as_ref().map(|t| (t.accuracy, t.mse)) {
+            Some((Some(acc), _)) => write!(f, ", test accuracy {acc:.4}")?,
+            Some((_, Some(m))) => write!(f, ", test mse {m:.5}")?,
+            _ => {}
+        }
+        writeln!(f, ", {:.3} s", self.seconds)
+    }
+}
+
 /// The privacy report as JSON; every number checked finite.
 fn report_json(r: &PrivacyReport) -> Result<Value, CliError> {
     let mut ledger = Vec::new();
@@ -449,6 +524,8 @@ fn fit_model(
         unused(
             a,
             &[
+                ("--sample-rate", a.sample_rate.is_some()),
+                ("--n", a.public_n.is_some()),
                 ("--tune", a.tune.is_some()),
                 ("--learning-rates", a.learning_rates.is_some()),
                 ("--tune-trials", a.tune_trials.is_some()),
@@ -491,6 +568,8 @@ fn fit_model(
             set(&mut l.clip, a.clip);
             set(&mut l.epochs, a.epochs);
             set(&mut l.batch_size, a.batch_size);
+            l.sampling_rate = a.sample_rate;
+            l.public_n = a.public_n;
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
             return tuned_sgd(a, l, data, rng);
@@ -600,6 +679,11 @@ fn tuned_sgd(
 ) -> Result<LinearModel, CliError> {
     use crate::cli::TuneArg;
     let fail = |e| fit_error(a, e);
+    if a.tune.is_some() && a.public_n.is_some() {
+        return Err(CliError::Usage(
+            "--n does not apply with --tune: the tuned runs train on a part of the data".into(),
+        ));
+    }
     let Some(tune) = a.tune else {
         if a.learning_rates.is_some() || a.tune_trials.is_some() {
             return Err(CliError::Usage(
@@ -709,47 +793,42 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         write_atomically(path, &text)?;
     }
     let seconds = start.elapsed().as_secs_f64();
+    let diagnostics = NotPrivate {
+        n: data.n_samples(),
+        train: tr,
+        test,
+        seconds,
+    };
     if a.json {
-        let v = json!({
+        // The public settings and what the mechanisms released (as in the model file), and
+        // the contract's diagnostics computed from the data without noise, which
+        // `not_private` names.
+        let mut v = json!({
             "algorithm": a.algorithm.name(),
             "loss": loss.name(),
-            "n": data.n_samples(),
             "d": train.x.ncols(),
             "epsilon": privacy["epsilon"],
             "delta": privacy["delta"],
-            "train_loss": finite("train loss", tr.loss)?,
-            "train_accuracy": metric("train accuracy", tr.accuracy)?,
-            "test_accuracy": metric("test accuracy", test.as_ref().and_then(|t| t.accuracy))?,
-            "test_mse": metric("test mse", test.as_ref().and_then(|t| t.mse))?,
-            "seconds": finite("seconds", seconds)?,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
         });
+        if let Value::Object(m) = &mut v {
+            m.extend(diagnostics.to_json()?);
+        }
         writeln!(out, "{v}").map_err(io)?;
     } else {
         writeln!(
             out,
-            "{} on {} x {} ({} loss): train loss {:.5}{}{}",
+            "{} on {} features ({} loss)",
             a.algorithm.name(),
-            data.n_samples(),
             train.x.ncols(),
             loss.name(),
-            tr.loss,
-            tr.accuracy
-                .map(|v| format!(", train accuracy {:.4}", v))
-                .unwrap_or_default(),
-            test.as_ref()
-                .map(|t| match (t.accuracy, t.mse) {
-                    (Some(acc), _) => format!(", test accuracy {acc:.4}"),
-                    (_, Some(m)) => format!(", test mse {m:.5}"),
-                    _ => String::new(),
-                })
-                .unwrap_or_default()
         )
         .map_err(io)?;
         write!(out, "{report}").map_err(io)?;
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
+        write!(out, "{diagnostics}").map_err(io)?;
     }
     Ok(())
 }

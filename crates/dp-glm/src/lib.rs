@@ -69,7 +69,7 @@ pub use learners::{Budget, DpGd, MAX_STEPS, MEMORY_BUDGET_BYTES};
 pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
-pub use model::LinearModel;
+pub use model::{LinearModel, positive_probability, prediction};
 pub use report::{NoiseSource, PrivacyReport};
 
 #[cfg(feature = "blas")]

@@ -10,6 +10,14 @@ use dp_accounting::{AccountantKind, Ledger, Neighbouring};
 /// `epsilon`/`delta` are the accountant's upper bound on the privacy loss of everything in
 /// `ledger` under `neighbouring` (always `≤` the target); see the learner's documentation for
 /// the mechanisms and their sources.
+///
+/// Nothing in the report is a statistic of the training data: every value in `noise`,
+/// `ledger` and `notes` is fixed before the data is read (a function of the hyper-parameters,
+/// the budget, the dimension and the number of rows `n`, which the learners treat as public),
+/// or is itself the output of a mechanism in the ledger (the candidate a private selection
+/// chose). Diagnostics computed from the data without noise (a training loss, an achieved
+/// gradient norm, counts of clipped rows) do not belong here: the report travels with the
+/// released model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivacyReport {
     /// The budget asked for, `(ε, δ)`.
@@ -22,7 +30,8 @@ pub struct PrivacyReport {
     pub accountant: AccountantKind,
     /// The neighbouring relation of the guarantee.
     pub neighbouring: Neighbouring,
-    /// The noise parameters chosen by calibration (name, value), e.g. noise multiplier, clip.
+    /// The noise parameters chosen by calibration (name, value), e.g. noise multiplier, clip;
+    /// fixed before the data is read (see above).
     pub noise: Vec<(String, f64)>,
     /// Every mechanism released, in order.
     pub ledger: Ledger,

@@ -23,7 +23,8 @@
 //! * the starting point, the projection and the regulariser do not depend on the private
 //!   data;
 //! * the generator is a CSPRNG ([`crate::secure_rng`]) for real releases;
-//! * the number of examples `n` is public (it divides the noisy sums).
+//! * the number of examples `n` is public (it divides the noisy sums), or DP-SGD is given it
+//!   as a public value ([`DpSgd::public_size()`]).
 
 use dp_accounting::{Ledger, Mechanism, Neighbouring};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1, Zip};
@@ -369,6 +370,12 @@ pub struct DpSgd {
     pub update: UpdateRule,
     /// Returned point. Default: the last iterate.
     pub averaging: Averaging,
+    /// The number of examples as a public value, when the caller knows it without counting
+    /// the private data (under add/remove the true `n` is private): Poisson sampling then
+    /// divides the noisy sums by `q·public_size` instead of `q·n`, and every schedule sizes the
+    /// grid of its grid-safe release for `public_size` examples. Default `None`: the true
+    /// `n`, treated as public.
+    pub public_size: Option<usize>,
 }
 
 impl DpSgd {
@@ -389,7 +396,15 @@ impl DpSgd {
             noise: NoiseDistribution::Gaussian { noise_multiplier },
             update: UpdateRule::Sgd,
             averaging: Averaging::Last,
+            public_size: None,
         }
+    }
+
+    /// Sets the public number of examples, the field `public_size`: Poisson sampling divides
+    /// the noisy sums by `q·size`, and the grid is sized for `size` examples.
+    pub fn public_size(mut self, size: usize) -> Self {
+        self.public_size = Some(size);
+        self
     }
 
     /// Sets the noise law.
@@ -421,6 +436,9 @@ impl DpSgd {
         if n == 0 {
             return Err(Error::EmptyData);
         }
+        // The size the grid and Poisson's expected batch are computed for.
+        let sized = self.public_size.unwrap_or(n);
+        count("public_size", sized)?;
         const GAMMA_POISSON_ONLY: &str = "Gamma-ball noise is analysed with Poisson sampling only";
         // The Gaussian noise multiplier, for the schedules that support only Gaussian noise.
         let gaussian_sigma = match self.noise {
@@ -429,7 +447,7 @@ impl DpSgd {
         };
         let noise = match self.noise {
             NoiseDistribution::Gaussian { noise_multiplier } => {
-                StepNoise::Grid(grid_multiplier(noise_multiplier, clip, n, d)?.0)
+                StepNoise::Grid(grid_multiplier(noise_multiplier, clip, sized, d)?.0)
             }
             NoiseDistribution::GammaBall { scale } => {
                 positive("scale", scale)?;
@@ -458,14 +476,14 @@ impl DpSgd {
                 };
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
-                        let (_, z) = grid_multiplier(noise_multiplier, clip, n, d)?;
+                        let (_, z) = grid_multiplier(noise_multiplier, clip, sized, d)?;
                         Mechanism::subsampled_gaussian(z, q)?
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?
                     }
                 };
-                (steps, q * n as f64, Neighbouring::AddRemove, mechanism)
+                (steps, q * sized as f64, Neighbouring::AddRemove, mechanism)
             }
             BatchSchedule::ShuffleOnce { batch } => {
                 let b = batch_ok(batch)?;
@@ -489,7 +507,7 @@ impl DpSgd {
                         t
                     }
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
+                let (_, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
                 let mechanism = Mechanism::gaussian(z * clip, clip)?;
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
@@ -499,7 +517,7 @@ impl DpSgd {
                     Length::Steps(t) => count("steps", t)?,
                     Length::Epochs(e) => count("epochs", e)?.saturating_mul(n).div_ceil(b),
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
+                let (_, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
                 let mechanism =
                     Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?;
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)

@@ -50,7 +50,7 @@ impl LatticePmf {
             let gain = if x > -std::f64::consts::LN_2 {
                 -x.exp_m1()
             } else {
-                if above % REFRESH == 0 {
+                if above.is_multiple_of(REFRESH) {
                     ratio = x.exp();
                 }
                 1.0 - ratio

@@ -127,14 +127,12 @@ impl DpAmbSsgd {
         let mut w = Array1::<f64>::zeros(d);
         let mut avg = Array1::<f64>::zeros(d);
         let mut grad = Array1::<f64>::zeros(d);
-        let mut zeta_sum = 0.0;
         for t in 0..steps {
             let base = t * (b + s);
             let stat = &order[base..base + s];
             let batch = &order[base + s..base + s + b];
             let gamma = dp_stat(x, y, stat, w.view(), width, rounds, alpha, rng);
             let zeta = rx * gamma * kappa;
-            zeta_sum += zeta;
             grad.fill(0.0);
             for &i in batch {
                 let xi = x.row(i);
@@ -168,7 +166,6 @@ impl DpAmbSsgd {
             ("steps".to_string(), steps as f64),
             ("stat_rounds".to_string(), rounds as f64),
             ("log_factor".to_string(), kappa),
-            ("mean_clip".to_string(), zeta_sum / steps as f64),
         ];
         let report = report(&self.budget, ledger, noise, Vec::new())?;
         LinearModel::new(avg, 0.0, Loss::Squared, report)
@@ -239,6 +236,18 @@ mod tests {
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
         assert_eq!(r.ledger.entries().len(), 1);
         assert_eq!(r.ledger.entries()[0].mechanism.name(), "zcdp");
+        // Only values fixed before the data is read: no clip DP-STAT chose.
+        let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "noise_multiplier",
+                "rho",
+                "steps",
+                "stat_rounds",
+                "log_factor"
+            ]
+        );
         let get = |k: &str| r.noise.iter().find(|(n, _)| n == k).unwrap().1;
         assert_eq!(get("steps"), 10.0);
         assert_eq!(get("stat_rounds"), 10.0);

@@ -9,7 +9,7 @@ use dp_optim::{
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
+use super::{Budget, calibrate, check_steps, ledger_of, positive, public_n_note, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
@@ -123,7 +123,11 @@ impl DpGd {
             ("clip".to_string(), clip),
             ("steps".to_string(), self.steps as f64),
         ];
-        let report = report(&self.budget, ledger, noise, Vec::new())?;
+        let notes = public_n_note(
+            self.budget.neighbouring,
+            "the noisy gradient sum is divided by n and its grid sized for n",
+        );
+        let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
         LinearModel::new(sol.x, 0.0, self.loss, report)
     }
 }
@@ -151,6 +155,21 @@ mod tests {
         let acc = m.predict(data.x()).unwrap();
         let right = acc.iter().zip(data.y()).filter(|(p, y)| *p == *y).count();
         assert!(right as f64 / 2000.0 > 0.9, "accuracy {right}/2000");
+    }
+
+    #[test]
+    fn says_n_is_treated_as_public_under_add_remove_only() {
+        let data = separable(200);
+        let notes = |relation| {
+            let mut m = DpGd::new(Loss::Logistic);
+            m.steps = 5;
+            m.budget.neighbouring = relation;
+            let fitted = m.fit(&data, &mut Xoshiro256PlusPlus::seed_from_u64(3));
+            fitted.unwrap().privacy().notes.clone()
+        };
+        let public = |notes: &[String]| notes.iter().any(|n| n.contains("treated as public"));
+        assert!(public(&notes(Neighbouring::AddRemove)));
+        assert!(!public(&notes(Neighbouring::ReplaceOne)));
     }
 
     #[test]

@@ -68,6 +68,12 @@ pub struct DpSgd {
     pub lambda: f64,
     /// Returned iterate (default the last).
     pub averaging: Averaging,
+    /// The number of rows as a public value (default `None`: the true `n`, treated as
+    /// public). Under add/remove the true `n` is private; with `public_n` set, the sampling
+    /// rate `batch_size/public_n` (unless [`DpSgd::sampling_rate`] is set), the expected batch
+    /// `q·public_n` that divides the noisy sums and the grid of the grid-safe release are
+    /// computed from it, so that nothing but the sampled batches depends on the true `n`.
+    pub public_n: Option<usize>,
 }
 
 impl DpSgd {
@@ -85,6 +91,7 @@ impl DpSgd {
             noise: SgdNoise::Gaussian,
             lambda: 0.0,
             averaging: Averaging::Last,
+            public_n: None,
         }
     }
 
@@ -156,10 +163,10 @@ impl DpSgd {
         let (noise, name, value) = match self.noise {
             SgdNoise::Gaussian => {
                 // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
-                let (n, d) = (data.n_samples(), data.n_features());
+                let d = data.n_features();
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
                     Mechanism::subsampled_gaussian(
-                        grid_noise_multiplier(s, plan.clip, n, d)?,
+                        grid_noise_multiplier(s, plan.clip, plan.size, d)?,
                         plan.q,
                     )
                 })?;
@@ -183,9 +190,35 @@ impl DpSgd {
             &self.budget,
             ledger,
             plan.noise_report(name, value),
-            Vec::new(),
+            vec![self.size_note()],
         )?;
         LinearModel::new(theta, 0.0, self.loss, report)
+    }
+
+    /// What the report says about the number of rows `n`, which is private under add/remove.
+    pub(crate) fn size_note(&self) -> String {
+        let rest = "n still divides the noisy sum (by the expected batch q·n) and bounds the \
+                    grid of the grid-safe release, where it is treated as public";
+        match (self.public_n, self.sampling_rate) {
+            (Some(n), Some(q)) => format!(
+                "number of rows n = {n} and sampling rate q = {q} given as public: nothing but \
+                 the sampled batches depends on the true number of rows"
+            ),
+            (Some(n), None) => format!(
+                "number of rows n = {n} given as public (q = batch_size/n = {}/{n}): nothing \
+                 but the sampled batches depends on the true number of rows",
+                self.batch_size
+            ),
+            (None, Some(q)) => format!(
+                "sampling rate q = {q} given as public: q and the number of steps do not \
+                 depend on the number of rows n; {rest}"
+            ),
+            (None, None) => format!(
+                "sampling rate q = batch_size/n = {}/n: the number of rows n is treated as \
+                 public (q in this report reveals it); {rest}",
+                self.batch_size
+            ),
+        }
     }
 
     /// Checks the hyper-parameters against `data` and plans the run (rate, steps).
@@ -210,7 +243,8 @@ impl DpSgd {
         check_update(self.update)?;
         self.averaging.check()?;
         data.check_labels(&self.loss)?;
-        let n = data.n_samples();
+        let n = self.public_n.unwrap_or(data.n_samples());
+        ensure(n >= 1, "public_n", n as f64, "must be >= 1")?;
         let q = self.rate(n)?;
         // ⌈epochs/q⌉ steps, checked before the optimiser computes it as an integer.
         check_steps(
@@ -232,6 +266,7 @@ impl DpSgd {
             steps,
             clip,
             eta,
+            size: n,
         })
     }
 
@@ -256,7 +291,8 @@ impl DpSgd {
         )
         .noise(noise)
         .update(self.update)
-        .averaging(self.averaging);
+        .averaging(self.averaging)
+        .public_size(plan.size);
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let reg = L2Regulariser {
             lambda: self.lambda,
@@ -278,6 +314,8 @@ pub(crate) struct SgdPlan {
     pub(crate) clip: f64,
     /// Step size.
     pub(crate) eta: f64,
+    /// The number of rows the run is sized for: [`DpSgd::public_n`], or the true `n`.
+    pub(crate) size: usize,
 }
 
 impl SgdPlan {

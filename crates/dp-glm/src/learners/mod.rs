@@ -177,6 +177,17 @@ pub(crate) fn report(
     })
 }
 
+/// The report's note for a learner that divides its noisy sums by the number of rows `n` (and
+/// sizes their grid by it), under add/remove, where `n` is private: it is treated as public.
+/// `None` under replace-one, whose neighbours have the same `n`.
+pub(crate) fn public_n_note(relation: Neighbouring, uses: &str) -> Option<String> {
+    (relation == Neighbouring::AddRemove).then(|| {
+        format!(
+            "the number of rows n is private under add/remove but treated as public here: {uses}"
+        )
+    })
+}
+
 /// The ledger a noisy optimiser returned; a privacy error if it returned none (a noisy
 /// optimiser always does: without a ledger nothing could be priced).
 pub(crate) fn ledger_of(ledger: Option<Ledger>) -> Result<Ledger> {

@@ -8,7 +8,9 @@ use dp_optim::{
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, check_memory, check_steps, ledger_of, positive, report};
+use super::{
+    Budget, calibrate, check_memory, check_steps, ledger_of, positive, public_n_note, report,
+};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -151,7 +153,11 @@ impl NonConvexDpGd {
             ("selection_laplace_scale".to_string(), laplace_scale),
             ("selection_epsilon".to_string(), eps_achieved),
         ];
-        let notes = vec![format!("released iterate {} of 0..={}", best.1, self.steps)];
+        let mut notes = vec![format!("released iterate {} of 0..={}", best.1, self.steps)];
+        notes.extend(public_n_note(
+            rel,
+            "the noisy gradient sums and the selection scores are divided by n",
+        ));
         let report = report(&self.budget, ledger, noise, notes)?;
         let theta = iterates.swap_remove(best.1);
         LinearModel::new(theta, 0.0, self.loss, report)

@@ -6,7 +6,10 @@ use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize, grid_noise_m
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, check_steps, ledger_of, positive, report, self_bounding_gradient};
+use super::{
+    Budget, calibrate, check_steps, ledger_of, positive, public_n_note, report,
+    self_bounding_gradient,
+};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
@@ -134,7 +137,12 @@ impl NoisyProjectedGd {
             ("radius".to_string(), self.radius),
             ("learning_rate".to_string(), eta),
         ];
-        let report = report(&self.budget, ledger, noise, Vec::new())?;
+        let notes = public_n_note(
+            self.budget.neighbouring,
+            "the noisy gradient sum is divided by n and its grid sized for n; the default \
+             number of steps and step size derive from n",
+        );
+        let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
         LinearModel::new(sol.x, 0.0, self.loss, report)
     }
 }

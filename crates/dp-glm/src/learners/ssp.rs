@@ -182,7 +182,6 @@ impl Ssp {
             ("sigma_xtx".to_string(), s_mat),
             ("sigma_xty".to_string(), s_vec),
             ("sigma_lambda_min".to_string(), s_lam),
-            ("ridge".to_string(), ridge),
             ("bound_x".to_string(), bx),
             ("bound_y".to_string(), by),
         ];
@@ -389,7 +388,20 @@ pub(crate) mod tests {
         assert_eq!(r.ledger.entries().len(), 3);
         assert_eq!(r.neighbouring, Neighbouring::AddRemove);
         assert_eq!(r.accountant, AccountantKind::Exact);
-        assert!(r.noise.iter().any(|(k, _)| k == "ridge"));
+        // Only values fixed before the data is read: not the ridge, which depends on the
+        // noisy λ_min.
+        let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "noise_multiplier",
+                "sigma_xtx",
+                "sigma_xty",
+                "sigma_lambda_min",
+                "bound_x",
+                "bound_y"
+            ]
+        );
         // Replace-one doubles the sensitivities and still meets the target.
         let mut s = Ssp::new(4.0, 3.0);
         s.budget.neighbouring = Neighbouring::ReplaceOne;

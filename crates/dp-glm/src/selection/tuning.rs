@@ -272,7 +272,7 @@ impl HonestTuning {
         }
         let (train, validation) = split(data, self.validation_fraction, rng)?;
         let plan = self.base.plan(&train)?;
-        let shape = (train.n_samples(), train.n_features());
+        let shape = (plan.size, train.n_features());
         let sigma = self.calibrate(&plan, shape)?;
         let spent = self.tuned_epsilon(&plan, sigma, shape)?;
         let k = self.draw_trials(rng)?;

@@ -1,0 +1,155 @@
+//! `dpglm predict`: a saved model's predictions (and, for logistic models, the probability of
+//! the positive class) for every row of a data file; labels are not needed.
+
+use std::io::Write;
+
+use dp_data::{Format, Labels};
+use ndarray::Array1;
+use serde_json::{Value, json};
+
+use crate::CliError;
+use crate::cli::PredictArgs;
+use crate::mechanism_args::show;
+use crate::model_file::{ModelFile, finite, write_atomically};
+use crate::schema::data_error;
+use crate::train::{check_output, io};
+
+/// `dpglm predict`.
+pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(path) = &a.output {
+        check_output(
+            "--output",
+            path,
+            &[("--data", Some(&a.data)), ("--model", Some(&a.model))],
+        )?;
+    }
+    let model = ModelFile::read(&a.model)?;
+    let mut spec = model.input_spec();
+    if a.label.is_some() {
+        spec.label.clone_from(&a.label);
+    }
+    // Labels are not read: the label column need not exist (CSV columns are found by name).
+    let data = dp_data::read_scoring_data(
+        &a.data,
+        a.format_arg.map(Format::from),
+        &spec,
+        model.n_features_in,
+        false,
+    )
+    .map_err(data_error)?;
+    let x = data.x;
+    let x = model.preprocessing.apply(x.view());
+    let z = x.dot(&Array1::from(model.coefficients.clone())) + model.intercept;
+    if let Some(row) = z.iter().position(|v| !v.is_finite()) {
+        return Err(CliError::Usage(format!(
+            "{}: row {row} (0-based): the model's decision value is {}: the features or \
+             coefficients are too large for a finite prediction",
+            a.data.display(),
+            show(z[row])
+        )));
+    }
+    let predictions: Vec<Predicted> = z
+        .iter()
+        .map(|&v| Predicted::of(dp_glm::prediction(model.loss, v), &spec.labels))
+        .collect();
+    let probabilities: Option<Vec<f64>> = z
+        .iter()
+        .map(|&v| dp_glm::positive_probability(model.loss, v))
+        .collect();
+    if let Some(path) = &a.output {
+        write_atomically(path, &csv_text(&predictions, probabilities.as_deref()))?;
+    }
+    if a.json {
+        let rows = match (&a.output, &probabilities) {
+            (Some(_), _) => Value::Null,
+            (None, p) => Value::Array(
+                predictions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| row_json(v, p.as_ref().map(|p| p[i])))
+                    .collect::<Result<Vec<Value>, CliError>>()?,
+            ),
+        };
+        let v = json!({
+            "n": predictions.len(),
+            "loss": model.loss.name(),
+            "output": a.output.as_ref().map(|p| p.display().to_string()),
+            "predictions": rows,
+        });
+        writeln!(out, "{v}").map_err(io)?;
+    } else if let Some(path) = &a.output {
+        writeln!(
+            out,
+            "wrote {} predictions to {}",
+            predictions.len(),
+            path.display()
+        )
+        .map_err(io)?;
+    } else {
+        write!(out, "{}", csv_text(&predictions, probabilities.as_deref())).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// One prediction: a number (regression, or ±1 for classification without a class pair) or
+/// the class as the training data wrote it (a class pair given with `--classes`).
+enum Predicted {
+    Number(f64),
+    Class(String),
+}
+
+impl Predicted {
+    /// The prediction `v` (±1 for classification) in the model's label vocabulary.
+    fn of(v: f64, labels: &Labels) -> Self {
+        match labels {
+            Labels::Classes { negative, positive } => {
+                Predicted::Class(if v > 0.0 { positive } else { negative }.clone())
+            }
+            Labels::Numeric | Labels::Signs => Predicted::Number(v),
+        }
+    }
+
+    /// The CSV field (RFC 4180 quoting for a class name with a comma, quote or line break).
+    fn csv_field(&self) -> String {
+        match self {
+            Predicted::Number(v) => v.to_string(),
+            Predicted::Class(c) if c.contains([',', '"', '\n', '\r']) => {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            }
+            Predicted::Class(c) => c.clone(),
+        }
+    }
+
+    fn json(&self) -> Result<Value, CliError> {
+        match self {
+            Predicted::Number(v) => finite("prediction", *v),
+            Predicted::Class(c) => Ok(Value::String(c.clone())),
+        }
+    }
+}
+
+/// The predictions as CSV: a header, then one row per input row.
+fn csv_text(predictions: &[Predicted], probabilities: Option<&[f64]>) -> String {
+    let mut s = String::from(match probabilities {
+        Some(_) => "prediction,probability\n",
+        None => "prediction\n",
+    });
+    for (i, v) in predictions.iter().enumerate() {
+        let v = v.csv_field();
+        match probabilities {
+            Some(p) => s.push_str(&format!("{v},{}\n", p[i])),
+            None => s.push_str(&format!("{v}\n")),
+        }
+    }
+    s
+}
+
+/// One row of `predict --json`.
+fn row_json(prediction: &Predicted, probability: Option<f64>) -> Result<Value, CliError> {
+    let mut row = serde_json::Map::new();
+    row.insert("prediction".into(), prediction.json()?);
+    if let Some(p) = probability {
+        row.insert("probability".into(), finite("probability", p)?);
+    }
+    Ok(Value::Object(row))
+}
