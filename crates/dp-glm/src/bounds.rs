@@ -55,14 +55,14 @@
 //!
 //! The estimates are then composed with the learner: the learner is calibrated for what
 //! remains of ε (the target minus the bounds' share, same δ), and [`PrivateBounds::compose`]
-//! prices the whole ledger (the bounds' entries and the learner's) with the budget's accountant
-//! and checks it against the user's target; an accountant that cannot price that composition
-//! (the exact accountant prices Gaussian compositions and single releases only) is replaced by
-//! basic composition, `ε_bounds + ε_learner(δ)` (Dwork & Roth, Thm 3.16).
+//! prices the whole ledger (the bounds' entries and the learner's) with the learner's accountant,
+//! takes the smaller of that and basic composition, `ε_bounds + ε_learner(δ)` (Dwork & Roth,
+//! Thm 3.16; the only one where the accountant cannot price the composition — the exact
+//! accountant prices Gaussian compositions and single releases only), and checks it against
+//! the user's target.
 
 use dp_accounting::{Ledger, Mechanism};
 use dp_optim::laplace_for;
-use ndarray::Array1;
 use rand::Rng;
 
 use crate::data::Dataset;
@@ -115,6 +115,17 @@ impl Statistic {
         }
     }
 
+    /// The quantile estimated: 0.99 for the bounds `X` and `Y` (rows and labels beyond it are
+    /// clipped, so few should be); the median for a gradient clip, the target of adaptive
+    /// clipping in Andrew, Thakkar, McMahan & Ramaswamy, *Differentially private learning with
+    /// adaptive clipping* (NeurIPS 2021), as gradients shrink during training.
+    pub fn quantile(&self) -> f64 {
+        match self {
+            Statistic::RowNorm | Statistic::LabelMagnitude => DEFAULT_QUANTILE,
+            Statistic::GradientNorm(_) => CLIP_QUANTILE,
+        }
+    }
+
     /// A short description, for reports.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -125,8 +136,11 @@ impl Statistic {
     }
 }
 
-/// The quantile estimated by default: 0.99 of the records lie within the bound.
+/// The quantile estimated for `X` and `Y`: 0.99 of the records lie within the bound.
 pub const DEFAULT_QUANTILE: f64 = 0.99;
+
+/// The quantile estimated for a gradient clip (the median).
+pub const CLIP_QUANTILE: f64 = 0.5;
 
 /// The share of ε spent on estimated bounds by default (10%).
 pub const DEFAULT_SHARE: f64 = 0.1;
@@ -245,7 +259,6 @@ pub struct PrivateBounds {
     delta: f64,
     share: f64,
     planned: usize,
-    quantile: f64,
     entries: Vec<(Mechanism, String)>,
     bounds: Vec<Bound>,
 }
@@ -253,7 +266,7 @@ pub struct PrivateBounds {
 impl PrivateBounds {
     /// Bounds for a run with the user's target `(epsilon, delta)`, of which a fraction
     /// `share ∈ (0, 1)` of ε goes to `planned` private estimates (none: nothing is spent),
-    /// each of the [`DEFAULT_QUANTILE`].
+    /// each of its statistic's [`Statistic::quantile`].
     ///
     /// # Errors
     /// An invalid target ([`Error::Accounting`]) or a share outside `(0, 1)`
@@ -272,7 +285,6 @@ impl PrivateBounds {
             delta,
             share: if planned == 0 { 0.0 } else { share },
             planned,
-            quantile: DEFAULT_QUANTILE,
             entries: Vec::new(),
             bounds: Vec::new(),
         })
@@ -324,12 +336,12 @@ impl PrivateBounds {
         }
         let each = self.share * self.epsilon / self.planned as f64;
         let values = statistic.values(data);
-        let (value, epsilon) = private_quantile(&values, self.quantile, each, rng)?;
+        let (value, epsilon) = private_quantile(&values, statistic.quantile(), each, rng)?;
         self.entries.push((
             Mechanism::pure_dp(epsilon)?,
             format!(
                 "{name}: private {} quantile of {} (AboveThreshold)",
-                self.quantile,
+                statistic.quantile(),
                 statistic.describe()
             ),
         ));
@@ -338,7 +350,7 @@ impl PrivateBounds {
             value,
             source: BoundSource::Estimated {
                 statistic,
-                quantile: self.quantile,
+                quantile: statistic.quantile(),
                 epsilon,
             },
         });
@@ -354,11 +366,12 @@ impl PrivateBounds {
     /// learner's, priced against the user's target (unchanged when nothing was estimated).
     ///
     /// # Privacy
-    /// The learner's accountant on the whole ledger, under the learner's relation (the
-    /// estimates are pure DP under both); where that accountant cannot price the composition
-    /// ([`dp_accounting::Error::Unsupported`], e.g. the exact accountant with pure-DP entries),
-    /// basic composition: the sum of the bounds' ε and the learner's ε at the same δ (Dwork &
-    /// Roth, Thm 3.16). Either is checked `≤` the target.
+    /// The smaller of two upper bounds: the learner's accountant on the whole ledger, under
+    /// the learner's relation (the estimates are pure DP under both), and basic composition,
+    /// the sum of the bounds' ε and the learner's reported ε at its δ (Dwork & Roth, Thm 3.16;
+    /// used alone where the accountant cannot price the whole ledger, e.g. the exact
+    /// accountant with pure-DP entries, or where the learner's ε is not the accountant's
+    /// price of its ledger, as DP-SSGD's amplification by shuffling). Checked `≤` the target.
     ///
     /// # Errors
     /// The learner's δ exceeds the target's, or the total exceeds the target
@@ -382,27 +395,35 @@ impl PrivateBounds {
             ledger.record(e.mechanism.clone(), e.count, &e.label);
         }
         let mut notes = inner.notes.clone();
+        let bounds: f64 = self
+            .bounds
+            .iter()
+            .map(|b| match b.source {
+                BoundSource::Estimated { epsilon, .. } => epsilon,
+                BoundSource::Public | BoundSource::Preprocessing => 0.0,
+            })
+            .sum();
+        // Basic composition of the bounds' pure ε and the learner's (ε, δ): the sum of two
+        // upper bounds, rounded up by a few ulps.
+        let basic = (bounds + inner.epsilon) * (1.0 + 4.0 * f64::EPSILON);
         let epsilon = match ledger.epsilon(inner.accountant, self.delta) {
-            Ok(e) => e,
-            Err(dp_accounting::Error::Unsupported { accountant, .. }) => {
-                let bounds: f64 = self
-                    .bounds
-                    .iter()
-                    .map(|b| match b.source {
-                        BoundSource::Estimated { epsilon, .. } => epsilon,
-                        BoundSource::Public | BoundSource::Preprocessing => 0.0,
-                    })
-                    .sum();
+            Ok(e) if e <= basic => e,
+            Ok(_) => {
                 notes.push(format!(
-                    "the {accountant} accountant cannot price the bounds' pure-DP estimates \
-                     together with the learner: total by basic composition (Dwork & Roth, \
-                     Thm 3.16), bounds {bounds} + learner {}",
-                    inner.epsilon
+                    "total by basic composition (Dwork & Roth, Thm 3.16): bounds {bounds} + \
+                     learner {}, below the {} accountant's price of the whole ledger",
+                    inner.epsilon, inner.accountant
                 ));
-                // The sum of two upper bounds, rounded up by a few ulps.
-                (bounds + inner.epsilon) * (1.0 + 4.0 * f64::EPSILON)
+                basic
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                notes.push(format!(
+                    "total by basic composition (Dwork & Roth, Thm 3.16): bounds {bounds} + \
+                     learner {} (the {} accountant cannot price the whole ledger: {e})",
+                    inner.epsilon, inner.accountant
+                ));
+                basic
+            }
         };
         if !(epsilon <= self.epsilon * (1.0 + 1e-9)) {
             return Err(Error::Privacy(format!(
@@ -442,7 +463,7 @@ mod tests {
     use crate::learners::{Budget, Ssp};
     use dp_accounting::{AccountantKind, Neighbouring};
     use dp_optim::seeded_rng;
-    use ndarray::Array2;
+    use ndarray::{Array1, Array2};
     use proptest::prelude::*;
     use rand_distr::{Distribution, StandardNormal};
 
