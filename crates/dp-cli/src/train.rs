@@ -521,6 +521,33 @@ fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError>
     Ok(Value::Array(out))
 }
 
+/// DP-SSGD's step size when `--learning-rate` is not given: `η = 1/(20·ζ²α²d)`, at most the
+/// learner's default. A rule of thumb from public quantities only (the clip ζ, the calibrated
+/// noise multiplier α, the dimension d): the noisy iterates of constant-step SGD on a
+/// quadratic of curvature `h` spread with variance about `η(2ζα)²d/(2h)` around the minimiser;
+/// keeping that near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the
+/// clipped region, and the average of the last N/2 iterates removes the rest (paper 002's
+/// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
+fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> dp_glm::Result<f64> {
+    let alpha = l.noise_multiplier(data.n_samples())?;
+    let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
+    Ok(rule.min(DpSsgd::new().learning_rate))
+}
+
+/// Output perturbation's ridge when `--lambda` is not given: the `λ` that balances the noise
+/// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
+/// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
+/// default. From public quantities only (n is treated as public, as the learner's sensitivity
+/// `2G/(λn)` does); not a privacy parameter.
+fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> dp_glm::Result<f64> {
+    let g = l.gradient_bound()?;
+    let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
+    let d = (data.n_features() as f64).sqrt();
+    let n = data.n_samples() as f64;
+    let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
+    Ok(if rule.is_finite() { rule.max(OutputPerturbation::new(l.loss).lambda) } else { OutputPerturbation::new(l.loss).lambda })
+}
+
 /// What a bound the learner needs is when the user gives no flag for it.
 #[derive(Clone, Copy)]
 enum Fallback {
@@ -723,7 +750,10 @@ fn fit_model(
             let mut l = DpSsgd::new();
             l.budget = budget(a, eps, l.budget);
             set(&mut l.clip, clip);
-            set(&mut l.learning_rate, a.learning_rate);
+            match a.learning_rate {
+                Some(rate) => l.learning_rate = rate,
+                None => l.learning_rate = ssgd_learning_rate(&l, data).map_err(|e| fit_error(a, e))?,
+            }
             l.fit(data, rng)
         }
         A::DpAmbssgd => {
@@ -778,7 +808,10 @@ fn fit_model(
             set(&mut l.x_bound, x_bound);
             set(&mut l.radius, a.radius);
             set(&mut l.y_bound, y_bound);
-            set(&mut l.lambda, a.lambda);
+            match a.lambda {
+                Some(lambda) => l.lambda = lambda,
+                None => l.lambda = output_lambda(&l, data).map_err(|e| fit_error(a, e))?,
+            }
             l.fit(data, rng)
         }
     };
