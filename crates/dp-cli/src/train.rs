@@ -592,9 +592,9 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
             std::iter::once(x).chain(y).collect()
         }
         A::DpAmbssgd => vec![x],
-        // Losses with unbounded gradients (squared) need a clip.
+        // Losses with unbounded gradients (squared) need a clip; a given one is always used.
         A::Objpert | A::Amp => std::iter::once(x)
-            .chain(loss.lipschitz().is_none().then_some(estimated_clip))
+            .chain((loss.lipschitz().is_none() || a.clip.is_some()).then_some(estimated_clip))
             .collect(),
     }
 }
