@@ -476,8 +476,9 @@ fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
         BoundSource::Public => "public (the learner's default; rows are bounded by the \
                                 preprocessing)"
             .to_string(),
-        BoundSource::Preprocessing => "public (implied by the unit-norm preprocessing and bias)"
-            .to_string(),
+        BoundSource::Preprocessing => {
+            "public (implied by the unit-norm preprocessing and bias)".to_string()
+        }
         BoundSource::Estimated {
             statistic,
             quantile,
@@ -545,7 +546,11 @@ fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> dp_glm::Result<f64> 
     let d = (data.n_features() as f64).sqrt();
     let n = data.n_samples() as f64;
     let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
-    Ok(if rule.is_finite() { rule.max(OutputPerturbation::new(l.loss).lambda) } else { OutputPerturbation::new(l.loss).lambda })
+    Ok(if rule.is_finite() {
+        rule.max(OutputPerturbation::new(l.loss).lambda)
+    } else {
+        OutputPerturbation::new(l.loss).lambda
+    })
 }
 
 /// What a bound the learner needs is when the user gives no flag for it.
@@ -570,7 +575,10 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
     let x = (
         "x_bound",
         a.x_bound,
-        row_bound.map_or(Fallback::Estimate(Statistic::RowNorm), Fallback::Preprocessing),
+        row_bound.map_or(
+            Fallback::Estimate(Statistic::RowNorm),
+            Fallback::Preprocessing,
+        ),
     );
     let real = matches!(loss.label_domain(), dp_glm::LabelDomain::Real);
     let y = (real || a.y_bound.is_some()).then_some((
@@ -578,7 +586,11 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
         a.y_bound,
         Fallback::Estimate(Statistic::LabelMagnitude),
     ));
-    let estimated_clip = ("clip", a.clip, Fallback::Estimate(Statistic::GradientNorm(loss)));
+    let estimated_clip = (
+        "clip",
+        a.clip,
+        Fallback::Estimate(Statistic::GradientNorm(loss)),
+    );
     // Gradient norms are at most L·‖x‖ ≤ L·row_bound: the learner's default clip is public.
     let clip = |default: f64| match (row_bound, loss.lipschitz()) {
         (Some(_), Some(_)) => ("clip", a.clip, Fallback::Default(default)),
@@ -610,7 +622,8 @@ fn private_bounds(
     let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
     let planned = needs.iter().filter(estimated).count();
     let fail = |e| fit_error(a, e);
-    let mut bounds = PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(fail)?;
+    let mut bounds =
+        PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(fail)?;
     for &(name, flag, fallback) in needs {
         match (flag, fallback) {
             (Some(v), _) | (None, Fallback::Default(v)) => {
@@ -629,7 +642,11 @@ fn private_bounds(
 
 /// The value of the bound `name` in `bounds` (`None` if the learner does not need it).
 fn bound(bounds: &PrivateBounds, name: &str) -> Option<f64> {
-    bounds.bounds().iter().find(|b| b.name == name).map(|b| b.value)
+    bounds
+        .bounds()
+        .iter()
+        .find(|b| b.name == name)
+        .map(|b| b.value)
 }
 
 /// Builds the chosen learner from the flags and fits it; the bounds it needs and the user did
@@ -752,7 +769,9 @@ fn fit_model(
             set(&mut l.clip, clip);
             match a.learning_rate {
                 Some(rate) => l.learning_rate = rate,
-                None => l.learning_rate = ssgd_learning_rate(&l, data).map_err(|e| fit_error(a, e))?,
+                None => {
+                    l.learning_rate = ssgd_learning_rate(&l, data).map_err(|e| fit_error(a, e))?
+                }
             }
             l.fit(data, rng)
         }
@@ -986,7 +1005,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         .map_err(io)?;
         write!(out, "{report}").map_err(io)?;
         for b in bounds.bounds() {
-            writeln!(out, "  bound {} = {}: {}", b.name, b.value, bound_origin(a, b)).map_err(io)?;
+            writeln!(
+                out,
+                "  bound {} = {}: {}",
+                b.name,
+                b.value,
+                bound_origin(a, b)
+            )
+            .map_err(io)?;
         }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
     }

@@ -3,6 +3,7 @@
 //!
 //! Synthetic data from fixed seeds, ε = 1, δ = 1e-5, `--seed` for reproducible noise. The
 //! numbers each test measured when written are in its comment.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 
@@ -90,7 +91,7 @@ fn classification(n: usize, seed: u64) -> Vec<(Vec<f64>, f64)> {
 
 /// `+1` for even `j`, `−1` for odd.
 fn sign(j: usize) -> f64 {
-    if j % 2 == 0 { 1.0 } else { -1.0 }
+    if j.is_multiple_of(2) { 1.0 } else { -1.0 }
 }
 
 /// `dpglm train ... --json` on `train`/`test` at ε = 1, δ = 1e-5, seed 1: the JSON object.
@@ -165,7 +166,11 @@ fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
     }
     assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
     // Public bounds are reported as such and cost nothing.
-    let p = train(&tr, &te, "--algorithm ssp --loss squared --x-bound 6 --y-bound 4");
+    let p = train(
+        &tr,
+        &te,
+        "--algorithm ssp --loss squared --x-bound 6 --y-bound 4",
+    );
     assert_eq!(
         sources(&p),
         [
@@ -235,7 +240,11 @@ fn logistic_learners_with_default_bounds_beat_the_majority_class() {
         ("amp", "", majority + 0.1),
     ];
     for (alg, extra, at_least) in cases {
-        let v = train(&tr, &te, &format!("--algorithm {alg} --loss logistic {extra}"));
+        let v = train(
+            &tr,
+            &te,
+            &format!("--algorithm {alg} --loss logistic {extra}"),
+        );
         let acc = v["test_accuracy"].as_f64().unwrap();
         eprintln!("{alg} {extra}: {acc} (majority {majority})");
         assert!(acc > at_least, "{alg} {extra}: {acc} vs {majority}");
@@ -245,9 +254,7 @@ fn logistic_learners_with_default_bounds_beat_the_majority_class() {
             ["estimated", "estimated"]
         };
         assert!(
-            sources(&v)
-                .iter()
-                .all(|(_, s)| want.contains(&s.as_str())),
+            sources(&v).iter().all(|(_, s)| want.contains(&s.as_str())),
             "{alg} {extra}: {:?}",
             sources(&v)
         );
@@ -271,7 +278,10 @@ fn bounds_are_in_the_model_file_and_the_share_is_checked() {
     ));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(text.contains("bound x_bound = 6: public (given by --x-bound)"), "{text}");
+    assert!(
+        text.contains("bound x_bound = 6: public (given by --x-bound)"),
+        "{text}"
+    );
     assert!(
         text.contains("bound y_bound = ") && text.contains("estimated privately"),
         "{text}"

@@ -381,7 +381,7 @@ impl PrivateBounds {
             return Ok(model);
         }
         let inner = model.privacy();
-        if !(inner.delta <= self.delta) {
+        if inner.delta.is_nan() || inner.delta > self.delta {
             return Err(Error::Privacy(format!(
                 "the learner spent delta = {} > target {}",
                 inner.delta, self.delta
@@ -425,7 +425,7 @@ impl PrivateBounds {
                 basic
             }
         };
-        if !(epsilon <= self.epsilon * (1.0 + 1e-9)) {
+        if epsilon.is_nan() || epsilon > self.epsilon * (1.0 + 1e-9) {
             return Err(Error::Privacy(format!(
                 "the bounds' estimates and the learner cost epsilon = {epsilon} > target {}",
                 self.epsilon
@@ -513,7 +513,10 @@ mod tests {
     fn above_threshold_has_the_laplace_law() {
         let epsilon = 0.5;
         let (_, b, achieved) = laplace_for(3.0, epsilon, 3).unwrap();
-        assert!(achieved <= epsilon && achieved > 0.99 * epsilon, "{achieved}");
+        assert!(
+            achieved <= epsilon && achieved > 0.99 * epsilon,
+            "{achieved}"
+        );
         assert!((b - 3.0 / epsilon).abs() < 1e-5 * b, "{b}");
         let mut rng = seeded_rng(11);
         let trials = 20_000;
@@ -559,16 +562,29 @@ mod tests {
         let mut rng = seeded_rng(0);
         for p in [0.0, 1.0, f64::NAN] {
             let e = private_quantile(&[1.0], p, 1.0, &mut rng).unwrap_err();
-            assert!(matches!(e, Error::InvalidHyperParameter { name: "quantile", .. }));
+            assert!(matches!(
+                e,
+                Error::InvalidHyperParameter {
+                    name: "quantile",
+                    ..
+                }
+            ));
         }
         for share in [0.0, 1.0, -0.1, f64::NAN] {
             let e = PrivateBounds::new(1.0, 1e-5, share, 1).unwrap_err();
-            assert!(matches!(e, Error::InvalidHyperParameter { name: "bounds_budget", .. }));
+            assert!(matches!(
+                e,
+                Error::InvalidHyperParameter {
+                    name: "bounds_budget",
+                    ..
+                }
+            ));
         }
         assert!(PrivateBounds::new(0.0, 1e-5, 0.1, 1).is_err());
         let data = Dataset::new(Array2::ones((3, 2)), ndarray::arr1(&[1.0, 2.0, 3.0])).unwrap();
         let mut b = PrivateBounds::new(1.0, 1e-5, 0.1, 1).unwrap();
-        b.estimate("x_bound", Statistic::RowNorm, &data, &mut rng).unwrap();
+        b.estimate("x_bound", Statistic::RowNorm, &data, &mut rng)
+            .unwrap();
         let e = b.estimate("y_bound", Statistic::LabelMagnitude, &data, &mut rng);
         assert!(matches!(e, Err(Error::Privacy(_))), "{e:?}");
     }
@@ -610,8 +626,12 @@ mod tests {
             let mut rng = seeded_rng(5);
             let mut b = PrivateBounds::new(1.0, 1e-5, 0.1, 2).unwrap();
             assert!((b.learner_epsilon() - 0.9).abs() < 1e-12);
-            let x = b.estimate("x_bound", Statistic::RowNorm, &data, &mut rng).unwrap();
-            let y = b.estimate("y_bound", Statistic::LabelMagnitude, &data, &mut rng).unwrap();
+            let x = b
+                .estimate("x_bound", Statistic::RowNorm, &data, &mut rng)
+                .unwrap();
+            let y = b
+                .estimate("y_bound", Statistic::LabelMagnitude, &data, &mut rng)
+                .unwrap();
             // 0.99 quantiles: ‖x‖ for d = 5 ≈ 3.9, |y| with var 2 ≈ 3.6.
             assert!((2.8..5.5).contains(&x), "{x}");
             assert!((2.5..5.5).contains(&y), "{y}");
@@ -626,7 +646,11 @@ mod tests {
             assert_eq!(r.ledger.neighbouring(), rel);
             assert_eq!(r.ledger.entries().len(), 5, "{:?}", r.ledger);
             assert!(r.ledger.entries()[0].label.starts_with("x_bound"));
-            assert!(r.epsilon <= 1.0 && r.epsilon > inner_eps, "{kind:?}: {}", r.epsilon);
+            assert!(
+                r.epsilon <= 1.0 && r.epsilon > inner_eps,
+                "{kind:?}: {}",
+                r.epsilon
+            );
             let basic = r.notes.iter().any(|n| n.contains("basic composition"));
             assert_eq!(basic, kind == AccountantKind::Exact, "{:?}", r.notes);
             assert_eq!(b.bounds().len(), 2);
