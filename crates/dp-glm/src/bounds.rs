@@ -179,8 +179,12 @@ pub fn above_threshold<R: Rng + ?Sized>(
     let (laplace, _, achieved) = laplace_for(3.0 * sensitivity, epsilon, 3)?;
     let mut threshold = ndarray::arr1(&[0.0]);
     laplace.add_to(rng, threshold.view_mut())?;
+    // Queries clamped to ±2^50 grid steps (a 1-Lipschitz map: the sensitivity stays Δ) so
+    // that they fit the grid's exact range whatever n is; at 2^26 noise scales from the
+    // threshold the clamp changes no decision in practice.
+    let cap = laplace.gamma() * 2f64.powi(50);
     for (k, &q) in queries.iter().enumerate() {
-        let mut noisy = ndarray::arr1(&[q]);
+        let mut noisy = ndarray::arr1(&[q.clamp(-cap, cap)]);
         laplace.add_to(rng, noisy.view_mut())?;
         // Both sides are multiples of the grid: the comparison is exact.
         if noisy[0] >= threshold[0] {
