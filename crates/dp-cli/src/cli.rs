@@ -148,7 +148,8 @@ pub(crate) struct TrainArgs {
     /// Value of an appended bias feature (0: none).
     #[arg(long, default_value_t = 1.0)]
     pub bias: f64,
-    /// Clipping norm.
+    /// Clipping norm (default: the learner's when the preprocessing bounds the rows and the
+    /// loss is Lipschitz, else estimated privately within --bounds-budget).
     #[arg(long)]
     pub clip: Option<f64>,
     /// Number of full-batch steps.
