@@ -51,7 +51,9 @@
 //! `s` is at most `e^{s/t}` (`t` its scale in grid units; noise module docs of `dp_optim`), so
 //! the release is `3(Δ + γ)/b`-DP: [`dp_optim::laplace_for`] with sensitivity `3Δ` and
 //! dimension 3 returns `b` with `(3Δ + 3γ)/b ≤ ε` and the ε it achieves, recorded in the
-//! ledger as a pure ε-DP entry ([`dp_accounting::Mechanism::pure_dp`]).
+//! ledger as a pure ε-DP entry ([`dp_accounting::Mechanism::pure_dp`]). (Neither book nor
+//! paper is in the project's sources: the algorithm and theorem numbers above were not
+//! re-checked against their texts; the argument is restated here in full.)
 //!
 //! The estimates are then composed with the learner: the learner is calibrated for what
 //! remains of ε (the target minus the bounds' share, same δ), and [`PrivateBounds::compose`]
