@@ -155,7 +155,8 @@ pub(crate) struct TrainArgs {
     /// Value of an appended bias feature (0: none).
     #[arg(long, default_value_t = 1.0)]
     pub bias: f64,
-    /// Clipping norm.
+    /// Clipping norm (default: the learner's when the preprocessing bounds the rows and the
+    /// loss is Lipschitz, else estimated privately within --bounds-budget).
     #[arg(long)]
     pub clip: Option<f64>,
     /// Number of full-batch steps.
@@ -185,12 +186,19 @@ pub(crate) struct TrainArgs {
     /// dp-ambssgd).
     #[arg(long)]
     pub radius: Option<f64>,
-    /// Public bound on row norms (noisy-gd, jl-noisy-gd, ssp, dp-ambssgd).
+    /// Public bound on row norms (noisy-gd, jl-noisy-gd, ssp, dp-ambssgd, objpert, amp,
+    /// output-perturbation; default: implied by unit-norm preprocessing, else estimated
+    /// privately within --bounds-budget).
     #[arg(long)]
     pub x_bound: Option<f64>,
-    /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp).
+    /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp, output-perturbation; default for
+    /// regression: estimated privately within --bounds-budget).
     #[arg(long)]
     pub y_bound: Option<f64>,
+    /// Fraction of epsilon spent on privately estimating the bounds the learner needs and the
+    /// user did not give (--x-bound, --y-bound, --clip); the learner gets the rest.
+    #[arg(long, default_value_t = dp_glm::bounds::DEFAULT_SHARE)]
+    pub bounds_budget: f64,
     /// JL target dimension (jl-noisy-gd).
     #[arg(long)]
     pub k: Option<usize>,

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_data::{Format, LoadedData, Schema, TableSpec};
+use dp_glm::bounds::{Bound, BoundSource, PrivateBounds, Statistic};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
@@ -51,6 +52,7 @@ fn flag_of(name: &str) -> Option<&'static str> {
         "tune" => "--tune",
         "mean_trials" | "tune_trials" => "--tune-trials",
         "candidates" => "--learning-rates",
+        "bounds_budget" => "--bounds-budget",
         _ => return None,
     })
 }
@@ -168,6 +170,7 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--sigma-out", a.sigma_out),
         ("--tune-trials", a.tune_trials),
         ("--sample-rate", a.sample_rate),
+        ("--bounds-budget", Some(a.bounds_budget)),
     ];
     let rates = a
         .learning_rates
@@ -453,9 +456,10 @@ fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
     v.map_or(Ok(Value::Null), |v| finite(what, v))
 }
 
-/// Applies the budget flags to a learner's default budget.
-fn budget(a: &TrainArgs, mut b: Budget) -> Budget {
-    b.epsilon = a.epsilon;
+/// Applies the budget flags to a learner's default budget, with the learner's share `epsilon`
+/// of `--epsilon` (what the private bounds leave, [`PrivateBounds::learner_epsilon`]).
+fn budget(a: &TrainArgs, epsilon: f64, mut b: Budget) -> Budget {
+    b.epsilon = epsilon;
     b.delta = a.delta;
     if let Some(r) = a.neighbouring {
         b.neighbouring = Neighbouring::from(r);
@@ -499,7 +503,197 @@ fn squared_only(a: &TrainArgs, loss: Loss) -> Result<(), CliError> {
     }
 }
 
-/// Builds the chosen learner from the flags and fits it.
+/// The flag that gives the bound `name`.
+fn bound_flag(name: &str) -> &'static str {
+    flag_of(name).unwrap_or("--clip")
+}
+
+/// Where a bound came from, in words: the flag, the learner's default, the preprocessing, or
+/// the private estimate and its cost.
+fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
+    match b.source {
+        BoundSource::Public if given(a, bound_flag(b.name)) => {
+            format!("public (given by {})", bound_flag(b.name))
+        }
+        BoundSource::Public => "public (the learner's default; rows are bounded by the \
+                                preprocessing)"
+            .to_string(),
+        BoundSource::Preprocessing => {
+            "public (implied by the unit-norm preprocessing and bias)".to_string()
+        }
+        BoundSource::Estimated {
+            statistic,
+            quantile,
+            epsilon,
+        } => format!(
+            "estimated privately (the {quantile} quantile of {}, epsilon {epsilon:.6} of the \
+             budget; give {} to make it public)",
+            statistic.describe(),
+            bound_flag(b.name)
+        ),
+    }
+}
+
+/// Every bound the learner used, as JSON: `name`, `value`, `source` (`flag`, `default`,
+/// `preprocessing` or `estimated`) and, for an estimate, its `quantile`, `statistic` and
+/// `epsilon`.
+fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError> {
+    let mut out = Vec::new();
+    for b in bounds.bounds() {
+        let mut v = json!({
+            "name": b.name,
+            "value": finite(&format!("bound {}", b.name), b.value)?,
+        });
+        v["source"] = match b.source {
+            BoundSource::Public if given(a, bound_flag(b.name)) => json!("flag"),
+            BoundSource::Public => json!("default"),
+            BoundSource::Preprocessing => json!("preprocessing"),
+            BoundSource::Estimated {
+                statistic,
+                quantile,
+                epsilon,
+            } => {
+                v["quantile"] = finite("bound quantile", quantile)?;
+                v["statistic"] = json!(statistic.describe());
+                v["epsilon"] = finite("bound epsilon", epsilon)?;
+                json!("estimated")
+            }
+        };
+        out.push(v);
+    }
+    Ok(Value::Array(out))
+}
+
+/// DP-SSGD's step size when `--learning-rate` is not given: `η = 1/(20·ζ²α²d)`, at most the
+/// learner's default. A rule of thumb from public quantities only (the clip ζ, the calibrated
+/// noise multiplier α, the dimension d): the noisy iterates of constant-step SGD on a
+/// quadratic of curvature `h` spread with variance about `η(2ζα)²d/(2h)` around the minimiser;
+/// keeping that near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the
+/// clipped region, and the average of the last N/2 iterates removes the rest (paper 002's
+/// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
+fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> dp_glm::Result<f64> {
+    let alpha = l.noise_multiplier(data.n_samples())?;
+    let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
+    Ok(rule.min(DpSsgd::new().learning_rate))
+}
+
+/// Output perturbation's ridge when `--lambda` is not given: the `λ` that balances the noise
+/// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
+/// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
+/// default. From public quantities only (n is treated as public, as the learner's sensitivity
+/// `2G/(λn)` does); not a privacy parameter.
+fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> dp_glm::Result<f64> {
+    let g = l.gradient_bound()?;
+    let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
+    let d = (data.n_features() as f64).sqrt();
+    let n = data.n_samples() as f64;
+    let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
+    Ok(if rule.is_finite() {
+        rule.max(OutputPerturbation::new(l.loss).lambda)
+    } else {
+        OutputPerturbation::new(l.loss).lambda
+    })
+}
+
+/// What a bound the learner needs is when the user gives no flag for it.
+#[derive(Clone, Copy)]
+enum Fallback {
+    /// Implied by the public preprocessing (unit-norm rows plus a bias).
+    Preprocessing(f64),
+    /// The learner's default, which the preprocessing makes adequate (a clip for a Lipschitz
+    /// loss on bounded rows).
+    Default(f64),
+    /// Estimated privately within `--bounds-budget`.
+    Estimate(Statistic),
+}
+
+/// A bound the chosen learner needs: its name, the flag's value, and the fallback.
+type Need = (&'static str, Option<f64>, Fallback);
+
+/// The bounds `--algorithm` needs (row norm `x_bound`, label bound `y_bound` for regression,
+/// gradient `clip`), each public (flag, preprocessing, adequate default) or to be estimated.
+fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
+    use crate::cli::AlgorithmArg as A;
+    let x = (
+        "x_bound",
+        a.x_bound,
+        row_bound.map_or(
+            Fallback::Estimate(Statistic::RowNorm),
+            Fallback::Preprocessing,
+        ),
+    );
+    let real = matches!(loss.label_domain(), dp_glm::LabelDomain::Real);
+    let y = (real || a.y_bound.is_some()).then_some((
+        "y_bound",
+        a.y_bound,
+        Fallback::Estimate(Statistic::LabelMagnitude),
+    ));
+    let estimated_clip = (
+        "clip",
+        a.clip,
+        Fallback::Estimate(Statistic::GradientNorm(loss)),
+    );
+    // Gradient norms are at most L·‖x‖ ≤ L·row_bound: the learner's default clip is public.
+    let clip = |default: f64| match (row_bound, loss.lipschitz()) {
+        (Some(_), Some(_)) => ("clip", a.clip, Fallback::Default(default)),
+        _ => estimated_clip,
+    };
+    match a.algorithm {
+        A::DpGd => vec![clip(DpGd::new(loss).clip)],
+        A::DpSgd => vec![clip(DpSgd::new(loss).clip)],
+        A::DpSsgd => vec![estimated_clip],
+        A::Ssp | A::NoisyGd | A::JlNoisyGd | A::OutputPerturbation => {
+            std::iter::once(x).chain(y).collect()
+        }
+        A::DpAmbssgd => vec![x],
+        // Losses with unbounded gradients (squared) need a clip; a given one is always used.
+        A::Objpert | A::Amp => std::iter::once(x)
+            .chain((loss.lipschitz().is_none() || a.clip.is_some()).then_some(estimated_clip))
+            .collect(),
+    }
+}
+
+/// The bounds of this run: flags and public fallbacks recorded as such, the rest estimated
+/// privately, in order, within `--bounds-budget` of ε.
+fn private_bounds(
+    a: &TrainArgs,
+    needs: &[Need],
+    data: &Dataset,
+    rng: &mut dyn rand::Rng,
+) -> Result<PrivateBounds, CliError> {
+    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
+    let planned = needs.iter().filter(estimated).count();
+    let fail = |e| fit_error(a, e);
+    let mut bounds =
+        PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(fail)?;
+    for &(name, flag, fallback) in needs {
+        match (flag, fallback) {
+            (Some(v), _) | (None, Fallback::Default(v)) => {
+                bounds.public(name, v, false);
+            }
+            (None, Fallback::Preprocessing(v)) => {
+                bounds.public(name, v, true);
+            }
+            (None, Fallback::Estimate(statistic)) => {
+                bounds.estimate(name, statistic, data, rng).map_err(fail)?;
+            }
+        }
+    }
+    Ok(bounds)
+}
+
+/// The value of the bound `name` in `bounds` (`None` if the learner does not need it).
+fn bound(bounds: &PrivateBounds, name: &str) -> Option<f64> {
+    bounds
+        .bounds()
+        .iter()
+        .find(|b| b.name == name)
+        .map(|b| b.value)
+}
+
+/// Builds the chosen learner from the flags and fits it; the bounds it needs and the user did
+/// not give are implied by the preprocessing or estimated privately ([`private_bounds`]), and
+/// the returned model's report covers both.
 ///
 /// `row_bound` is the row-norm bound the preprocessing guarantees (unit rows plus a bias `b`:
 /// `√(1 + b²)`), the default `X` of the algorithms that need one.
@@ -509,7 +703,7 @@ fn fit_model(
     data: &Dataset,
     row_bound: Option<f64>,
     rng: &mut dyn rand::Rng,
-) -> Result<LinearModel, CliError> {
+) -> Result<(LinearModel, PrivateBounds), CliError> {
     use crate::cli::AlgorithmArg as A;
     if a.algorithm != A::Amp {
         unused(
@@ -532,7 +726,6 @@ fn fit_model(
             ],
         )?;
     }
-    let x_bound = a.x_bound.or(row_bound).unwrap_or(1.0);
     let sgd_flags = [
         ("--epochs", a.epochs.is_some()),
         ("--batch-size", a.batch_size.is_some()),
@@ -541,13 +734,24 @@ fn fit_model(
         ("--x-bound", a.x_bound.is_some()),
         ("--y-bound", a.y_bound.is_some()),
     ];
+    match a.algorithm {
+        A::DpGd | A::DpSgd => unused(a, &bound_flags)?,
+        A::Ssp | A::DpSsgd => squared_only(a, loss)?,
+        _ => {}
+    }
+    let bounds = private_bounds(a, &needs(a, loss, row_bound), data, rng)?;
+    let eps = bounds.learner_epsilon();
+    let (x_bound, y_bound, clip) = (
+        bound(&bounds, "x_bound"),
+        bound(&bounds, "y_bound"),
+        bound(&bounds, "clip"),
+    );
     let fitted = match a.algorithm {
         A::DpGd => {
             unused(a, &sgd_flags)?;
-            unused(a, &bound_flags)?;
             let mut l = DpGd::new(loss);
-            l.budget = budget(a, l.budget);
-            set(&mut l.clip, a.clip);
+            l.budget = budget(a, eps, l.budget);
+            set(&mut l.clip, clip);
             set(&mut l.steps, a.steps);
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
@@ -562,17 +766,17 @@ fn fit_model(
                     ("--radius", a.radius.is_some()),
                 ],
             )?;
-            unused(a, &bound_flags)?;
             let mut l = DpSgd::new(loss);
-            l.budget = budget(a, l.budget);
-            set(&mut l.clip, a.clip);
+            l.budget = budget(a, eps, l.budget);
+            set(&mut l.clip, clip);
             set(&mut l.epochs, a.epochs);
             set(&mut l.batch_size, a.batch_size);
             l.sampling_rate = a.sample_rate;
             l.public_n = a.public_n;
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.lambda, a.lambda);
-            return tuned_sgd(a, l, data, rng);
+            let model = tuned_sgd(a, l, data, rng)?;
+            return Ok((bounds.compose(model).map_err(|e| fit_error(a, e))?, bounds));
         }
         A::NoisyGd | A::JlNoisyGd => {
             unused(a, &sgd_flags)?;
@@ -584,10 +788,10 @@ fn fit_model(
                 ],
             )?;
             let mut l = NoisyProjectedGd::new(loss);
-            l.budget = budget(a, l.budget);
+            l.budget = budget(a, eps, l.budget);
             set(&mut l.radius, a.radius);
-            set(&mut l.x_bound, a.x_bound);
-            set(&mut l.y_bound, a.y_bound);
+            set(&mut l.x_bound, x_bound);
+            set(&mut l.y_bound, y_bound);
             l.steps = a.steps.or(l.steps);
             l.learning_rate = a.learning_rate.or(l.learning_rate);
             if a.algorithm == A::NoisyGd {
@@ -597,26 +801,32 @@ fn fit_model(
             }
         }
         A::Ssp => {
-            squared_only(a, loss)?;
             unused(a, &sgd_flags)?;
-            let mut l = Ssp::new(a.x_bound.unwrap_or(1.0), a.y_bound.unwrap_or(1.0));
-            l.budget = budget(a, l.budget);
+            let mut l = Ssp::new(1.0, 1.0);
+            set(&mut l.bound_x, x_bound);
+            set(&mut l.bound_y, y_bound);
+            l.budget = budget(a, eps, l.budget);
             l.fit(data, rng)
         }
         A::DpSsgd => {
-            squared_only(a, loss)?;
             unused(a, &sgd_flags)?;
             let mut l = DpSsgd::new();
-            l.budget = budget(a, l.budget);
-            set(&mut l.clip, a.clip);
-            set(&mut l.learning_rate, a.learning_rate);
+            l.budget = budget(a, eps, l.budget);
+            set(&mut l.clip, clip);
+            match a.learning_rate {
+                Some(rate) => l.learning_rate = rate,
+                None => {
+                    l.learning_rate = ssgd_learning_rate(&l, data).map_err(|e| fit_error(a, e))?
+                }
+            }
             l.fit(data, rng)
         }
         A::DpAmbssgd => {
             squared_only(a, loss)?;
             unused(a, &[("--epochs", a.epochs.is_some())])?;
-            let mut l = DpAmbSsgd::new(a.x_bound.unwrap_or(1.0), a.radius.unwrap_or(10.0));
-            l.budget = budget(a, l.budget);
+            let mut l = DpAmbSsgd::new(1.0, a.radius.unwrap_or(10.0));
+            set(&mut l.radius_x, x_bound);
+            l.budget = budget(a, eps, l.budget);
             set(&mut l.learning_rate, a.learning_rate);
             set(&mut l.batch_size, a.batch_size);
             l.fit(data, rng)
@@ -633,15 +843,15 @@ fn fit_model(
                 ],
             )?;
             let mut o = ObjectivePerturbation::new(loss);
-            o.x_bound = x_bound;
-            o.clip = a.clip;
+            set(&mut o.x_bound, x_bound);
+            o.clip = clip;
             o.lambda = a.lambda;
             if a.algorithm == A::Objpert {
-                o.budget = budget(a, o.budget);
+                o.budget = budget(a, eps, o.budget);
                 o.fit(data, rng)
             } else {
                 let mut l = Amp::new(loss);
-                o.budget = budget(a, l.objpert.budget);
+                o.budget = budget(a, eps, l.objpert.budget);
                 l.objpert = o;
                 set(&mut l.tau, a.tau);
                 set(&mut l.sigma_out, a.sigma_out);
@@ -659,15 +869,19 @@ fn fit_model(
                 ],
             )?;
             let mut l = OutputPerturbation::new(loss);
-            l.budget = budget(a, l.budget);
-            l.x_bound = x_bound;
+            l.budget = budget(a, eps, l.budget);
+            set(&mut l.x_bound, x_bound);
             set(&mut l.radius, a.radius);
-            set(&mut l.y_bound, a.y_bound);
-            set(&mut l.lambda, a.lambda);
+            set(&mut l.y_bound, y_bound);
+            match a.lambda {
+                Some(lambda) => l.lambda = lambda,
+                None => l.lambda = output_lambda(&l, data).map_err(|e| fit_error(a, e))?,
+            }
             l.fit(data, rng)
         }
     };
-    fitted.map_err(|e| fit_error(a, e))
+    let model = fitted.and_then(|m| bounds.compose(m));
+    Ok((model.map_err(|e| fit_error(a, e))?, bounds))
 }
 
 /// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
@@ -766,7 +980,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let row_bound = prep
         .unit_norm
         .then(|| 1.0_f64.hypot(prep.bias.unwrap_or(0.0)));
-    let model = fit_model(a, loss, &data, row_bound, &mut *rng)?;
+    let (model, bounds) = fit_model(a, loss, &data, row_bound, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
     let test = match &test {
@@ -774,7 +988,8 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         None => None,
     };
     let report = model.privacy();
-    let privacy = report_json(report)?;
+    let mut privacy = report_json(report)?;
+    privacy["bounds"] = bounds_json(a, &bounds)?;
     if let Some(path) = &a.out {
         let file = ModelFile {
             algorithm: a.algorithm,
@@ -812,6 +1027,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "model": a.out.as_ref().map(|p| p.display().to_string()),
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
+            "bounds": privacy["bounds"],
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -827,6 +1043,16 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         )
         .map_err(io)?;
         write!(out, "{report}").map_err(io)?;
+        for b in bounds.bounds() {
+            writeln!(
+                out,
+                "  bound {} = {}: {}",
+                b.name,
+                b.value,
+                bound_origin(a, b)
+            )
+            .map_err(io)?;
+        }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
         write!(out, "{diagnostics}").map_err(io)?;
     }

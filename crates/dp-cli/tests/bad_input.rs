@@ -179,7 +179,16 @@ fn metrics_are_finite_or_refused_never_null() {
     let model = dir.join("m.json");
     let (code, _, err) = train(
         &data,
-        &["--seed", "1", "--out", p(&model), "--preprocess", "none"],
+        &[
+            "--seed",
+            "1",
+            "--out",
+            p(&model),
+            "--preprocess",
+            "none",
+            "--x-bound",
+            "1",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     // Features near f64::MAX: ⟨w, x⟩ overflows (before: NaN/∞ metrics printed as null).
@@ -199,6 +208,8 @@ fn metrics_are_finite_or_refused_never_null() {
                 "1",
                 "--preprocess",
                 "none",
+                "--x-bound",
+                "1",
                 "--test",
                 p(&huge),
                 "--json",

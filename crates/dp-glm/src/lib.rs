@@ -47,6 +47,7 @@
 //! The crate picks no BLAS backend: the `blas` feature (off by default) switches `ndarray`
 //! to BLAS and links the system OpenBLAS through `openblas-src`.
 
+pub mod bounds;
 mod clipping;
 mod data;
 mod error;

@@ -160,6 +160,16 @@ impl DpSsgd {
 
     budget_setter!();
 
+    /// The noise multiplier α that [`DpSsgd::fit`] calibrates for `n` rows (public: it
+    /// depends on the budget and `n` only).
+    ///
+    /// # Errors
+    /// An invalid budget; a target no noise can meet.
+    pub fn noise_multiplier(&self, n: usize) -> Result<f64> {
+        let target = self.budget.target()?;
+        Ok(calibrate_shuffled(n as u64, target.epsilon(), target.delta())?.0)
+    }
+
     /// Fits the model (squared loss).
     ///
     /// # Errors
