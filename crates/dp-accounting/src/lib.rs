@@ -38,6 +38,7 @@ mod accountant;
 pub mod audit;
 mod calibrate;
 mod checks;
+pub mod discrete_gaussian;
 mod error;
 mod exact;
 mod gaussian;
@@ -60,6 +61,7 @@ pub use accountant::{
 pub use calibrate::{
     Calibration, Target, calibrate_noise, calibrate_sampling_rate, calibrate_steps, epsilon_of,
 };
+pub use discrete_gaussian::{GridAdjusted, GridComposition, GridGaussian};
 pub use error::{Error, Result};
 pub use exact::ExactAccountant;
 pub use gaussian::{gaussian_delta, gaussian_epsilon, gaussian_sigma};
