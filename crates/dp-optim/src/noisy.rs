@@ -11,7 +11,10 @@
 //! iterate is a post-processing of all of them, so a step whose computed output leaked through
 //! its low-order bits would leak into the iterate that is returned. The rounding's extra
 //! sensitivity is in the ledger (the recorded noise multiplier is the one
-//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`).
+//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`), and so is the
+//! discrete noise: each recorded mechanism carries its
+//! [`GridRelease::discrete_gaussian`], which the PLD and exact accountants turn into their
+//! adjustment (noise module docs, § Privacy).
 //!
 //! The solver records what it released in [`Solution::ledger`] and never
 //! states an ε: the caller prices the ledger with an accountant (MATH §5).
@@ -193,7 +196,8 @@ impl NoisyGd {
         let std = sigma * clip;
         // The grid release moves the sum by up to `clip + slack` (noise module, § Privacy).
         let (grid, _) = grid_multiplier(sigma, clip, n, d)?;
-        let mechanism = Mechanism::gaussian(std, clip + grid.slack(d))?;
+        let mechanism =
+            Mechanism::gaussian(std, clip + grid.slack(d))?.with_grid(grid.discrete_gaussian(d)?);
 
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
@@ -458,8 +462,8 @@ impl DpSgd {
                 };
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
-                        let (_, z) = grid_multiplier(noise_multiplier, clip, n, d)?;
-                        Mechanism::subsampled_gaussian(z, q)?
+                        let (grid, z) = grid_multiplier(noise_multiplier, clip, n, d)?;
+                        Mechanism::subsampled_gaussian(z, q)?.with_grid(grid.discrete_gaussian(d)?)
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?
@@ -489,8 +493,9 @@ impl DpSgd {
                         t
                     }
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
-                let mechanism = Mechanism::gaussian(z * clip, clip)?;
+                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
+                let mechanism =
+                    Mechanism::gaussian(z * clip, clip)?.with_grid(grid.discrete_gaussian(d)?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
             BatchSchedule::FixedSizeWithoutReplacement { batch } => {
@@ -499,9 +504,10 @@ impl DpSgd {
                     Length::Steps(t) => count("steps", t)?,
                     Length::Epochs(e) => count("epochs", e)?.saturating_mul(n).div_ceil(b),
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
+                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, n, d)?;
                 let mechanism =
-                    Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?;
+                    Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?
+                        .with_grid(grid.discrete_gaussian(d)?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
         };

@@ -102,7 +102,8 @@ impl NoisyProjectedGd {
         // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
         let dim = data.n_features();
         let sigma = calibrate(&self.budget, steps as u64, |s| {
-            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, dim)?, 1.0)
+            let (z, grid) = grid_noise_multiplier(s, clip, n, dim)?;
+            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let nf = n as f64;
         let eta = match self.learning_rate {
