@@ -13,6 +13,11 @@
 //! * [`ZcdpAccountant`] — zero-concentrated DP.
 //! * [`ExactAccountant`] — closed forms where they are tight.
 //!
+//! Gaussian noise released as a discrete Gaussian on a grid (`dp-optim`'s safe sampler) is
+//! marked on its mechanism ([`Mechanism::with_grid`]); the PLD and exact accountants, which
+//! know the continuous Gaussian's profile, then add a proven adjustment
+//! ([`discrete_gaussian`]).
+//!
 //! Every number is an upper bound, rounded up; calibration ([`calibrate_noise`]) returns the
 //! noise on the safe side; questions an accountant cannot answer are errors. Every mechanism
 //! is analysed under an explicit [`Neighbouring`] relation, and composing it into an

@@ -172,7 +172,6 @@ fn remove_threshold(z: f64, q: f64, x: f64) -> Option<f64> {
 /// The dominating pairs of `m` under `rel`, as `(remove, add)` profiles (equal for symmetric
 /// mechanisms).
 pub(crate) fn profiles(m: &Mechanism, rel: Neighbouring) -> Result<(Profile, Profile)> {
-    m.require_continuous("pld")?;
     m.check_relation(rel, "pld")?;
     // Every ratio is rounded up by 8 ulps: the profiles grow with it, so the float error of the
     // divisions (and of `c`'s logarithm) can only make the answer larger. Without it, δ(ε) just
@@ -237,7 +236,6 @@ fn unreachable_pure() -> Result<(Profile, Profile)> {
 /// The mechanism as a list of `(remove, add)` profile pairs composed together (AMP is
 /// objective perturbation followed by a Gaussian on the output, paper 001 Alg. 1).
 pub(crate) fn components(m: &Mechanism, rel: Neighbouring) -> Result<Vec<(Profile, Profile)>> {
-    m.require_continuous("pld")?;
     match &m.kind {
         Kind::Amp {
             objpert,

@@ -32,7 +32,11 @@ fn bounds_dominate_mpmath() {
         let g = one(s);
         let (up, down, ln_tail) = (f(row, "up"), f(row, "down"), f(row, "ln_tail"));
         assert!(g.up() >= up, "sigma {s}: a+ {} < exact {up}", g.up());
-        assert!(g.down(c) >= down, "sigma {s} c {c}: a- {} < {down}", g.down(c));
+        assert!(
+            g.down(c) >= down,
+            "sigma {s} c {c}: a- {} < {down}",
+            g.down(c)
+        );
         assert!(g.ln_tail(c) >= ln_tail, "sigma {s} c {c}: {}", g.ln_tail(c));
         // Looseness: a+ is exact to second order (≤ 4% at σ = 1); a−'s c²/(24σ²) stands for
         // the exact (c² − 1)/(24σ²) once σ is large; the Chernoff tail gives away ≤ 4 nats
@@ -43,7 +47,11 @@ fn bounds_dominate_mpmath() {
             assert!(g.down(c) <= factor * down, "sigma {s} c {c}: {}", g.down(c));
         }
         if s >= 100.0 {
-            assert!(g.ln_tail(c) <= ln_tail + 4.5, "sigma {s} c {c}: {}", g.ln_tail(c));
+            assert!(
+                g.ln_tail(c) <= ln_tail + 4.5,
+                "sigma {s} c {c}: {}",
+                g.ln_tail(c)
+            );
         }
     }
 }
@@ -106,7 +114,10 @@ fn exact_accountant_adds_exactly_the_adjustment() {
     // δ(ε) is above the continuous δ, by a relative amount of the same tiny order.
     let d = acc.delta(1.0).unwrap();
     let d_plain = cont.delta(1.0).unwrap();
-    assert!(d > d_plain && d < d_plain * (1.0 + 1e-6), "{d} vs {d_plain}");
+    assert!(
+        d > d_plain && d < d_plain * (1.0 + 1e-6),
+        "{d} vs {d_plain}"
+    );
     // And the two directions agree: δ at the grid ε is at most δ (up to the last rounding).
     assert!(acc.delta(eps + 1e-8).unwrap() <= delta);
 }
@@ -124,7 +135,9 @@ fn grid_releases_reach_only_the_adjusting_accountants() {
     assert_eq!(wrapped.epsilon(1e-5).unwrap(), bare.epsilon(1e-5).unwrap());
     assert_eq!(wrapped.delta(1.0).unwrap(), bare.delta(1.0).unwrap());
 
-    let g = m.clone().with_grid(GridGaussian::new(2f64.powi(24), 10).unwrap());
+    let g = m
+        .clone()
+        .with_grid(GridGaussian::new(2f64.powi(24), 10).unwrap());
     assert!(matches!(
         bare.compose(&g, 1),
         Err(Error::Unsupported { .. })
