@@ -112,7 +112,8 @@ fn norm(v: &Array1<f64>) -> f64 {
 /// Each of the `T` steps is a Gaussian mechanism with noise std `σC` on a sum of per-record
 /// contributions of norm `≤ C`, released on the noise grid ([`Noise::add_to`]: the sum is
 /// rounded to the grid `γ` and discrete Gaussian noise added, which moves the sensitivity to
-/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` under
+/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` (with the grid's
+/// [`GridRelease::discrete_gaussian`] attached, as in every ledger entry below) under
 /// the relation the caller chose (`C` is the per-record bound: an accountant doubles it for
 /// replace-one, MATH §1 and §5). `T` such Gaussians compose exactly into one (MATH §2).
 /// A run stopped early by an observer records only the steps it released.
@@ -240,7 +241,8 @@ pub enum BatchSchedule {
     /// `q ∈ (0, 1]`. Gradient estimate divided by the expected batch size `q·n`.
     ///
     /// # Privacy
-    /// Ledger: one `Mechanism::subsampled_gaussian(σ, q)` per step (add/remove relation,
+    /// Ledger: one `Mechanism::subsampled_gaussian(σ, q)` per step, its discrete Gaussian
+    /// attached (add/remove relation,
     /// `n` public), or one `Mechanism::gamma_ball(scale, q, d, C)` per step with
     /// [`NoiseDistribution::GammaBall`].
     Poisson {
