@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::discrete_gaussian::GridAdjusted;
 use crate::error::Result;
 use crate::exact::ExactAccountant;
 use crate::mechanism::Mechanism;
@@ -211,10 +212,15 @@ impl AccountantKind {
     /// kinds).
     pub fn build_with(self, rel: Neighbouring, pld: PldConfig) -> Box<dyn Accountant> {
         match self {
-            AccountantKind::Pld => Box::new(PldAccountant::new(pld, rel)),
+            // The continuous-Gaussian accountants price grid releases with the adjustment.
+            AccountantKind::Pld => {
+                Box::new(GridAdjusted::new(Box::new(PldAccountant::new(pld, rel))))
+            }
             AccountantKind::Rdp => Box::new(RdpAccountant::new(rel)),
             AccountantKind::Zcdp => Box::new(ZcdpAccountant::new(rel)),
-            AccountantKind::Exact => Box::new(ExactAccountant::new(rel)),
+            AccountantKind::Exact => {
+                Box::new(GridAdjusted::new(Box::new(ExactAccountant::new(rel))))
+            }
         }
     }
 

@@ -63,6 +63,7 @@ impl Accountant for ExactAccountant {
 
     fn compose(&mut self, mechanism: &Mechanism, count: u64) -> Result<()> {
         mechanism.check_relation(self.rel, "exact")?;
+        mechanism.require_continuous("exact")?;
         if count == 0 {
             return Ok(());
         }

@@ -13,6 +13,11 @@
 //! * [`ZcdpAccountant`] — zero-concentrated DP.
 //! * [`ExactAccountant`] — closed forms where they are tight.
 //!
+//! Gaussian noise released as a discrete Gaussian on a grid (`dp-optim`'s safe sampler) is
+//! marked on its mechanism ([`Mechanism::with_grid`]); the PLD and exact accountants, which
+//! know the continuous Gaussian's profile, then add a proven adjustment
+//! ([`discrete_gaussian`]).
+//!
 //! Every number is an upper bound, rounded up; calibration ([`calibrate_noise`]) returns the
 //! noise on the safe side; questions an accountant cannot answer are errors. Every mechanism
 //! is analysed under an explicit [`Neighbouring`] relation, and composing it into an
@@ -38,6 +43,7 @@ mod accountant;
 pub mod audit;
 mod calibrate;
 mod checks;
+pub mod discrete_gaussian;
 mod error;
 mod exact;
 mod gaussian;
@@ -60,6 +66,7 @@ pub use accountant::{
 pub use calibrate::{
     Calibration, Target, calibrate_noise, calibrate_sampling_rate, calibrate_steps, epsilon_of,
 };
+pub use discrete_gaussian::{GridAdjusted, GridComposition, GridGaussian};
 pub use error::{Error, Result};
 pub use exact::ExactAccountant;
 pub use gaussian::{gaussian_delta, gaussian_epsilon, gaussian_sigma};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::discrete_gaussian::GridGaussian;
 use crate::error::{Error, Result, ensure, non_negative, positive, rate};
 use crate::neighbouring::Neighbouring;
 
@@ -70,6 +71,8 @@ impl ObjPertParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mechanism {
     pub(crate) kind: Kind,
+    /// How its Gaussian noise is released, if on a discrete grid ([`Mechanism::with_grid`]).
+    pub(crate) grid: Option<GridGaussian>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +122,7 @@ impl Mechanism {
                 sigma: positive("sigma", sigma)?,
                 sensitivity: positive("sensitivity", sensitivity)?,
             },
+            grid: None,
         })
     }
 
@@ -132,6 +136,7 @@ impl Mechanism {
                 scale: positive("scale", scale)?,
                 sensitivity: positive("sensitivity", sensitivity)?,
             },
+            grid: None,
         })
     }
 
@@ -147,6 +152,7 @@ impl Mechanism {
                 q: rate("q", q)?,
                 sampling: Sampling::Poisson,
             },
+            grid: None,
         })
     }
 
@@ -172,6 +178,7 @@ impl Mechanism {
                 q: batch as f64 / n as f64,
                 sampling: Sampling::WithoutReplacement { n },
             },
+            grid: None,
         })
     }
 
@@ -185,6 +192,7 @@ impl Mechanism {
             kind: Kind::PureDp {
                 epsilon: positive("epsilon", epsilon)?,
             },
+            grid: None,
         })
     }
 
@@ -202,6 +210,7 @@ impl Mechanism {
                 dim,
                 sensitivity: positive("sensitivity", sensitivity)?,
             },
+            grid: None,
         })
     }
 
@@ -209,6 +218,7 @@ impl Mechanism {
     pub fn objective_perturbation(params: ObjPertParams) -> Self {
         Self {
             kind: Kind::ObjPert(params),
+            grid: None,
         }
     }
 
@@ -224,6 +234,7 @@ impl Mechanism {
                 tau: positive("tau", tau)?,
                 sigma_out: positive("sigma_out", sigma_out)?,
             },
+            grid: None,
         })
     }
 
@@ -236,6 +247,7 @@ impl Mechanism {
             kind: Kind::Zcdp {
                 rho: positive("rho", rho)?,
             },
+            grid: None,
         })
     }
 
@@ -254,8 +266,18 @@ impl Mechanism {
         }
     }
 
-    /// The named parameters, for reports.
+    /// The named parameters, for reports (a grid release's `grid_sigma` and `grid_dim` last).
     pub fn parameters(&self) -> Vec<(&'static str, f64)> {
+        let mut v = self.kind_parameters();
+        if let Some(g) = self.grid {
+            v.push(("grid_sigma", g.sigma()));
+            v.push(("grid_dim", g.dim() as f64));
+        }
+        v
+    }
+
+    /// The parameters of the mechanism's kind.
+    fn kind_parameters(&self) -> Vec<(&'static str, f64)> {
         let op = |p: &ObjPertParams| {
             vec![
                 ("sigma", p.sigma),

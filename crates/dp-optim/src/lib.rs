@@ -61,10 +61,12 @@
 //! assert!((sol.x[0] - 0.45).abs() < 0.1);
 //! let ledger = sol.ledger.expect("private solvers return a ledger");
 //! assert_eq!(ledger.neighbouring(), Neighbouring::AddRemove);
-//! // The noise is a grid release: the ledger's multiplier includes the rounding slack.
-//! let (_, z) = dp_optim::grid_multiplier(1.1, 1.0, 10_000, 1)?;
+//! // The noise is a grid release: the ledger's multiplier includes the rounding slack, and
+//! // the mechanism carries the discrete Gaussian (which PLD and exact price with it).
+//! let (grid, z) = dp_optim::grid_multiplier(1.1, 1.0, 10_000, 1)?;
 //! assert!(z < 1.1 && z > 1.1 * (1.0 - 1e-6));
-//! assert_eq!(ledger.entries()[0].mechanism, Mechanism::subsampled_gaussian(z, 0.01)?);
+//! let step = Mechanism::subsampled_gaussian(z, 0.01)?.with_grid(grid.discrete_gaussian(1)?);
+//! assert_eq!(ledger.entries()[0].mechanism, step);
 //! assert_eq!(ledger.entries()[0].count, 300);
 //! let eps = ledger.epsilon(AccountantKind::Rdp, 1e-5)?;
 //! assert!(eps > 0.0 && eps < 2.0);

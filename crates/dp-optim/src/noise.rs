@@ -48,11 +48,24 @@
 //!   `D_α((1−q)N_ℤ + qN_ℤ(μ) ‖ N_ℤ)` at **integer** `α` at most the continuous one. The other
 //!   direction and fractional orders are not covered by this argument.
 //! * **PLD / exact accountants.** They evaluate the *continuous* Gaussian's privacy-loss
-//!   distribution. CKS (Thm. 7) give the one-dimensional discrete Gaussian's exact profile and
-//!   show numerically that it matches the continuous one; at `σ_g ≥ 2^24` the lattice sums
-//!   differ from the integrals only at the kink of the hockey-stick integrand, but no theorem
-//!   in hand bounds the multivariate discrete profile by the continuous one: **under these
-//!   accountants the Gaussian entry is the continuous idealisation of what is sampled.**
+//!   distribution, so the ledger's mechanism carries the release's
+//!   [`GridRelease::discrete_gaussian`] (its parameter in grid units and dimension) and these
+//!   accountants add an adjustment ([`dp_accounting::discrete_gaussian`]). The theorem: the
+//!   comparison release `m + round(Z)`, `Z ~ N(0, σ_g²I)`, is post-processing of the
+//!   continuous Gaussian mechanism with the ledger's sensitivity, so it has the profile
+//!   `δ'(ε')` the accountant computes; per coordinate `p_K(k) ≤ e^{a₊}p_{round Z}(k)` for
+//!   every `k` and `p_{round Z}(k) ≤ e^{a₋(c)}p_K(k)` for `|k| ≤ cσ_g`, with
+//!   `a₊ = −ln(1 − 1/(24σ_g²))` and `a₋(c) = ln(1+θ) + c²/(24σ_g²)`, `θ ≤ 3e^{−2π²σ_g²}`
+//!   (Poisson summation for the lattice sum, `sinh x/x ≤ e^{x²/6}`), and
+//!   `P(|round Z| > cσ_g) ≤ e^{−(c−1/(2σ_g))²/2}`. Over the `N` noise coordinates of the
+//!   whole (adaptive) composition this gives, for every `c` and every relation,
+//!   `δ(ε' + A₊ + A₋(c)) ≤ e^{A₊}(δ'(ε') + e^{ε'}·N·e^{−(c−1/(2σ_g))²/2})` with `A± = N·a±`.
+//!   The bounds are checked against 60-digit mpmath values from `σ_g = 1` (the smallest a
+//!   coarsened grid can give: the variance in grid units is an integer `≥ 1`) to `2^25`
+//!   (dp-accounting's `tests/fixtures/generate_discrete_gaussian.py`). At the default grid
+//!   (`σ_g ≥ 2^24`) the ε adjustment is `≈ 1.5·10^-8` for DP-SGD with `q = 0.004`, `σ = 1`,
+//!   `T = 10⁴`, `d = 100` (ε = 2.18226 at δ = 1e-5); on a grid coarsened to `σ_g` near 1
+//!   it is of order `N/σ_g²` and can be large — it is always in the ledger's ε.
 //! * **Discrete Laplace** with integer scale `t ≥ s/γ` (the scale in grid units rounded up):
 //!   `p(k)/p(k + m) ≤ e^{|m|/t}` for every integer `m`, so an integer shift of L1 norm
 //!   `‖μ‖₁` is `(‖μ‖₁/t)`-DP, at most `(Δ₁ + slack)/s` — pure DP as for `Lap(s)` with
@@ -65,6 +78,7 @@
 
 pub mod discrete;
 
+use dp_accounting::GridGaussian;
 use ndarray::{ArrayViewMut1, Zip};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -111,6 +125,33 @@ impl GridRelease {
         raw * (1.0 + 4.0 * f64::EPSILON)
     }
 
+    /// How the accountants should see this release on `dim` coordinates (at least 1): the
+    /// discrete Gaussian's parameter in grid units, `√p ≥ s/γ` rounded down (at least 1), and
+    /// the dimension. Attach it to the ledger's mechanism with
+    /// [`Mechanism::with_grid`](dp_accounting::Mechanism::with_grid).
+    ///
+    /// # Privacy
+    /// With it the PLD and exact accountants add the discretisation's adjustment
+    /// ([`dp_accounting::discrete_gaussian`]: the discrete Gaussian of Canonne, Kamath &
+    /// Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020, against the
+    /// rounded continuous Gaussian); module docs, § Privacy.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a Laplace release.
+    pub fn discrete_gaussian(&self, dim: usize) -> Result<GridGaussian> {
+        match self.law {
+            GridLaw::Gaussian { p } => {
+                // p ≤ 2^50 is exact in f64; one relative ulp down covers the square root's
+                // rounding, and √p ≥ 1 since p ≥ 1.
+                let s = ((p as f64).sqrt() * (1.0 - f64::EPSILON)).max(1.0);
+                Ok(GridGaussian::new(s, dim.max(1) as u64)?)
+            }
+            GridLaw::Laplace { .. } => Err(Error::Unsupported(
+                "a discrete Laplace release is pure DP, not a discrete Gaussian",
+            )),
+        }
+    }
+
     /// One coordinate's noise in grid units.
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
         match self.law {
@@ -123,8 +164,9 @@ impl GridRelease {
     /// `f64`.
     ///
     /// # Privacy
-    /// State the release with sensitivity `Δ + `[`GridRelease::slack`]; the module docs say
-    /// for which accountants that bound is proven (Canonne, Kamath & Steinke 2020).
+    /// State the release with sensitivity `Δ + `[`GridRelease::slack`] and attach
+    /// [`GridRelease::discrete_gaussian`] to a Gaussian release's mechanism; the module docs
+    /// give the argument for each accountant (Canonne, Kamath & Steinke 2020).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when a value is not finite or `|v|/γ ≥ 2^52` (coordinates
@@ -319,9 +361,10 @@ impl Noise {
     /// `out ← γ·(round(out/γ) + K)` (module docs): what a mechanism should release.
     ///
     /// # Privacy
-    /// State the released mechanism with sensitivity `Δ + `[`Noise::rounding_slack`]; see the
-    /// module docs for which accountants that bound is proven for (Canonne, Kamath & Steinke
-    /// 2020).
+    /// State the released mechanism with sensitivity `Δ + `[`Noise::rounding_slack`] and, for
+    /// the Gaussian, attach its grid's [`GridRelease::discrete_gaussian`] (on the default grid,
+    /// [`Noise::on_grid`]`(None)`); the module docs give the argument for each accountant
+    /// (Canonne, Kamath & Steinke 2020).
     ///
     /// # Errors
     /// As [`Noise::check`] and [`Noise::grid`]; [`Error::InvalidParameter`] when a value of
@@ -352,8 +395,9 @@ impl Noise {
 /// # Privacy
 /// The released sum moves by at most `clip + slack` between neighbours (noise module docs,
 /// § Privacy), so the release is the Gaussian mechanism of std `σ·clip` and sensitivity
-/// `clip + slack`, i.e. multiplier `σ·clip/(clip + slack)`, for the accountants named there
-/// (Canonne, Kamath & Steinke 2020).
+/// `clip + slack`, i.e. multiplier `σ·clip/(clip + slack)`, with its noise discrete: record
+/// the mechanism with the grid's [`GridRelease::discrete_gaussian`] (module docs; Canonne,
+/// Kamath & Steinke 2020).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for a multiplier or clip that is not finite and positive, or a
@@ -416,12 +460,14 @@ pub fn laplace_for(sensitivity: f64, epsilon: f64, dim: usize) -> Result<(GridRe
     })
 }
 
-/// The noise multiplier of [`grid_multiplier`] alone, with the accounting crate's error type:
-/// what a calibration closure (`Fn(σ) -> dp_accounting::Result<Mechanism>`) needs so that the
-/// calibrated mechanism is the one the solver records.
+/// The noise multiplier of [`grid_multiplier`] and the release's
+/// [`GridRelease::discrete_gaussian`] in dimension `dim`, with the accounting crate's error
+/// type: what a calibration closure (`Fn(σ) -> dp_accounting::Result<Mechanism>`) needs so
+/// that the calibrated mechanism is the one the solver records,
+/// `Mechanism::…(z, …)?.with_grid(grid)`.
 ///
 /// # Privacy
-/// As [`grid_multiplier`].
+/// As [`grid_multiplier`] and [`GridRelease::discrete_gaussian`].
 ///
 /// # Errors
 /// As [`grid_multiplier`], as [`dp_accounting::Error::InvalidParameter`].
@@ -430,9 +476,9 @@ pub fn grid_noise_multiplier(
     clip: f64,
     n: usize,
     dim: usize,
-) -> dp_accounting::Result<f64> {
+) -> dp_accounting::Result<(f64, GridGaussian)> {
     grid_multiplier(noise_multiplier, clip, n, dim)
-        .map(|(_, z)| z)
+        .and_then(|(grid, z)| Ok((z, grid.discrete_gaussian(dim)?)))
         .map_err(|e| match e {
             Error::InvalidParameter {
                 name,
@@ -443,6 +489,7 @@ pub fn grid_noise_multiplier(
                 value,
                 reason,
             },
+            Error::Accounting(e) => e,
             other => dp_accounting::Error::Numerical(other.to_string()),
         })
 }
@@ -514,6 +561,32 @@ mod tests {
         Noise::GammaBall { scale: 1.0 }
             .sample_into(&mut rng, empty.view_mut())
             .unwrap();
+    }
+
+    /// The accountants' view of a grid release: the discrete Gaussian's parameter in grid
+    /// units is a lower bound on `√p` and at least `s/γ`; on the default grid it is in
+    /// `[2^24, 2^25)`; a grid coarsened for a large value bound gives a small one (never
+    /// below 1); a Laplace release has none.
+    #[test]
+    fn discrete_gaussian_describes_the_release() {
+        let std = 0.3;
+        let grid = Noise::Gaussian { std }.on_grid(None).unwrap();
+        let g = grid.discrete_gaussian(7).unwrap();
+        assert_eq!(g.dim(), 7);
+        let scaled = std / grid.gamma();
+        assert!(g.sigma() >= scaled * (1.0 - 1e-15) && g.sigma() <= scaled * (1.0 + 1e-14));
+        assert!((2f64.powi(24)..2f64.powi(25)).contains(&g.sigma()));
+        assert_eq!(grid.discrete_gaussian(0).unwrap().dim(), 1);
+        let coarse = Noise::Gaussian { std: 1e-9 }.on_grid(Some(1e6)).unwrap();
+        let c = coarse.discrete_gaussian(1).unwrap().sigma();
+        assert!((1.0..4.0).contains(&c), "{c}");
+        let tiny = Noise::Gaussian { std: 1e-12 }.on_grid(Some(1e6)).unwrap();
+        assert_eq!(tiny.discrete_gaussian(1).unwrap().sigma(), 1.0);
+        let laplace = Noise::Laplace { scale: 1.0 }.on_grid(None).unwrap();
+        assert!(matches!(
+            laplace.discrete_gaussian(1),
+            Err(Error::Unsupported(_))
+        ));
     }
 
     /// KS (p > 1e-6) against N(0, s²), and mean/variance z-tests (|z| ≤ 5.5).

@@ -11,7 +11,10 @@
 //! iterate is a post-processing of all of them, so a step whose computed output leaked through
 //! its low-order bits would leak into the iterate that is returned. The rounding's extra
 //! sensitivity is in the ledger (the recorded noise multiplier is the one
-//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`).
+//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`), and so is the
+//! discrete noise: each recorded mechanism carries its
+//! [`GridRelease::discrete_gaussian`], which the PLD and exact accountants turn into their
+//! adjustment (noise module docs, § Privacy).
 //!
 //! The solver records what it released in [`Solution::ledger`] and never
 //! states an ε: the caller prices the ledger with an accountant (MATH §5).
@@ -110,7 +113,8 @@ fn norm(v: &Array1<f64>) -> f64 {
 /// Each of the `T` steps is a Gaussian mechanism with noise std `σC` on a sum of per-record
 /// contributions of norm `≤ C`, released on the noise grid ([`Noise::add_to`]: the sum is
 /// rounded to the grid `γ` and discrete Gaussian noise added, which moves the sensitivity to
-/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` under
+/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` (with the grid's
+/// [`GridRelease::discrete_gaussian`] attached, as in every ledger entry below) under
 /// the relation the caller chose (`C` is the per-record bound: an accountant doubles it for
 /// replace-one, MATH §1 and §5). `T` such Gaussians compose exactly into one (MATH §2).
 /// A run stopped early by an observer records only the steps it released.
@@ -194,7 +198,8 @@ impl NoisyGd {
         let std = sigma * clip;
         // The grid release moves the sum by up to `clip + slack` (noise module, § Privacy).
         let (grid, _) = grid_multiplier(sigma, clip, n, d)?;
-        let mechanism = Mechanism::gaussian(std, clip + grid.slack(d))?;
+        let mechanism =
+            Mechanism::gaussian(std, clip + grid.slack(d))?.with_grid(grid.discrete_gaussian(d)?);
 
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
@@ -237,7 +242,8 @@ pub enum BatchSchedule {
     /// `q ∈ (0, 1]`. Gradient estimate divided by the expected batch size `q·n`.
     ///
     /// # Privacy
-    /// Ledger: one `Mechanism::subsampled_gaussian(σ, q)` per step (add/remove relation,
+    /// Ledger: one `Mechanism::subsampled_gaussian(σ, q)` per step, its discrete Gaussian
+    /// attached (add/remove relation,
     /// `n` public), or one `Mechanism::gamma_ball(scale, q, d, C)` per step with
     /// [`NoiseDistribution::GammaBall`].
     Poisson {
@@ -476,8 +482,8 @@ impl DpSgd {
                 };
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
-                        let (_, z) = grid_multiplier(noise_multiplier, clip, sized, d)?;
-                        Mechanism::subsampled_gaussian(z, q)?
+                        let (grid, z) = grid_multiplier(noise_multiplier, clip, sized, d)?;
+                        Mechanism::subsampled_gaussian(z, q)?.with_grid(grid.discrete_gaussian(d)?)
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?
@@ -507,8 +513,9 @@ impl DpSgd {
                         t
                     }
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
-                let mechanism = Mechanism::gaussian(z * clip, clip)?;
+                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
+                let mechanism =
+                    Mechanism::gaussian(z * clip, clip)?.with_grid(grid.discrete_gaussian(d)?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
             BatchSchedule::FixedSizeWithoutReplacement { batch } => {
@@ -517,9 +524,10 @@ impl DpSgd {
                     Length::Steps(t) => count("steps", t)?,
                     Length::Epochs(e) => count("epochs", e)?.saturating_mul(n).div_ceil(b),
                 };
-                let (_, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
+                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
                 let mechanism =
-                    Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?;
+                    Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?
+                        .with_grid(grid.discrete_gaussian(d)?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
         };

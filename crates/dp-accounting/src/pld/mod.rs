@@ -489,6 +489,7 @@ impl Accountant for PldAccountant {
     }
 
     fn compose(&mut self, mechanism: &Mechanism, count: u64) -> Result<()> {
+        mechanism.require_continuous("pld")?;
         let comps = components(mechanism, self.rel)?;
         if count == 0 {
             return Ok(());

@@ -1,6 +1,6 @@
 //! Approximate minima perturbation with gradient clipping (paper 001, Alg. 1).
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams};
+use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams};
 use dp_optim::Noise;
 use ndarray::Array1;
 use rand::Rng;
@@ -88,7 +88,7 @@ impl Amp {
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let (tau, sigma_out) = self.checked()?;
         let b = self.objpert.bounds()?;
-        self.calibrate_with(&b, tau, sigma_out, 0.0)
+        self.calibrate_with(&b, tau, sigma_out, 0.0, None)
     }
 
     fn checked(&self) -> Result<(f64, f64)> {
@@ -100,13 +100,15 @@ impl Amp {
 
     /// Calibrates with `slack` added to the output release's sensitivity `2τ/λ` (the grid
     /// release's rounding slack; 0 for the idealised mechanism [`Amp::calibrate`] prices), by
-    /// stating the mechanism with `τ + λ·slack/2`.
+    /// stating the mechanism with `τ + λ·slack/2`, and with the output noise's discrete
+    /// Gaussian `grid` (none for the idealised mechanism).
     fn calibrate_with(
         &self,
         b: &ObjPertBounds,
         tau: f64,
         sigma_out: f64,
         slack: f64,
+        grid: Option<GridGaussian>,
     ) -> Result<(f64, f64)> {
         let o = &self.objpert;
         calibrate_objpert(
@@ -114,7 +116,13 @@ impl Amp {
             b,
             o.lambda,
             o.sigma_factor,
-            |p| Mechanism::amp(p, tau + p.lambda * slack / 2.0, sigma_out),
+            |p| {
+                let m = Mechanism::amp(p, tau + p.lambda * slack / 2.0, sigma_out)?;
+                Ok(match grid {
+                    Some(g) => m.with_grid(g),
+                    None => m,
+                })
+            },
             // The output noise: a Gaussian of sensitivity 2τ/λ (paper 001, Thm 4.1), plus the
             // grid rounding's slack.
             |lambda| Some((sigma_out, 2.0 * tau / lambda + slack)),
@@ -134,7 +142,8 @@ impl Amp {
         // The output is a grid release (dp_optim's noise docs): calibrate with its slack.
         let grid = Noise::Gaussian { std: sigma_out }.on_grid(None)?;
         let slack = grid.slack(data.n_features());
-        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, slack)?;
+        let discrete = grid.discrete_gaussian(data.n_features())?;
+        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, slack, Some(discrete))?;
         let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
         let rows = bounded_rows(data, o.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
@@ -170,7 +179,7 @@ impl Amp {
             "objective perturbation",
         );
         ledger.record(
-            Mechanism::gaussian(sigma_out, 2.0 * tau / lambda + slack)?,
+            Mechanism::gaussian(sigma_out, 2.0 * tau / lambda + slack)?.with_grid(discrete),
             1,
             "output noise on the approximate minimiser (sensitivity 2·tau/lambda + grid slack)",
         );

@@ -97,7 +97,8 @@ impl DpGd {
         // docs): the rounding's slack is in the ledger NoisyGd records.
         let (n, d) = (data.n_samples(), data.n_features());
         let sigma = calibrate(&self.budget, steps, |s| {
-            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, d)?, 1.0)
+            let (z, grid) = grid_noise_multiplier(s, clip, n, d)?;
+            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let gd = NoisyGd::new(

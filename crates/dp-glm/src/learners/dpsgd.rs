@@ -165,10 +165,8 @@ impl DpSgd {
                 // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
                 let d = data.n_features();
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
-                    Mechanism::subsampled_gaussian(
-                        grid_noise_multiplier(s, plan.clip, plan.size, d)?,
-                        plan.q,
-                    )
+                    let (z, grid) = grid_noise_multiplier(s, plan.clip, plan.size, d)?;
+                    Ok(Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid))
                 })?;
                 (
                     NoiseDistribution::Gaussian {

@@ -102,7 +102,8 @@ impl NonConvexDpGd {
         let eps_select = self.budget.epsilon / 2.0;
         let (rows, dim) = (data.n_samples(), data.n_features());
         let sigma = calibrate(&half, self.steps as u64, |s| {
-            Mechanism::gaussian(grid_noise_multiplier(s, clip, rows, dim)?, 1.0)
+            let (z, grid) = grid_noise_multiplier(s, clip, rows, dim)?;
+            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let n = rows as f64;
         let sensitivity = rel.sum_sensitivity_factor() * clip / n;

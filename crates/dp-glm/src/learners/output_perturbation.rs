@@ -1,6 +1,6 @@
 //! Constrained regularised ERM with output perturbation (paper 003, Alg. 3).
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
 use dp_optim::{GradientDescent, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
@@ -103,8 +103,9 @@ impl OutputPerturbation {
         // Grid-safe release (dp_optim's noise docs): calibrated with the rounding's slack in
         // the sensitivity, for values within the radius (a data-independent bound).
         let (dim, radius) = (data.n_features(), self.radius);
-        let slack = |s: f64| -> dp_optim::Result<f64> {
-            Ok(Noise::Gaussian { std: s }.on_grid(Some(radius))?.slack(dim))
+        let grid_of = |s: f64| -> dp_optim::Result<(f64, GridGaussian)> {
+            let grid = Noise::Gaussian { std: s }.on_grid(Some(radius))?;
+            Ok((grid.slack(dim), grid.discrete_gaussian(dim)?))
         };
         // `delta_2` is the distance between the two releases under replace-one; the ledger's
         // Gaussian takes a per-record bound and doubles it under replace-one (a sum's
@@ -112,15 +113,17 @@ impl OutputPerturbation {
         let per_record =
             |distance: f64| distance / Neighbouring::ReplaceOne.sum_sensitivity_factor();
         let sigma = calibrate(&self.budget, 1, |s| {
-            let slack = slack(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
-            Mechanism::gaussian(s, per_record(delta_2 + slack))
+            let (slack, grid) =
+                grid_of(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
+            Ok(Mechanism::gaussian(s, per_record(delta_2 + slack))?.with_grid(grid))
         })?;
         let mut w = self.minimiser(data)?;
         let grid = Noise::Gaussian { std: sigma }.on_grid(Some(radius))?;
         grid.add_to(rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
         ledger.record(
-            Mechanism::gaussian(sigma, per_record(delta_2 + grid.slack(dim)))?,
+            Mechanism::gaussian(sigma, per_record(delta_2 + grid.slack(dim)))?
+                .with_grid(grid.discrete_gaussian(dim)?),
             1,
             "regularised ERM minimiser",
         );

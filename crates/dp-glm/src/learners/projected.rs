@@ -105,7 +105,8 @@ impl NoisyProjectedGd {
         // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
         let dim = data.n_features();
         let sigma = calibrate(&self.budget, steps as u64, |s| {
-            Mechanism::gaussian(grid_noise_multiplier(s, clip, n, dim)?, 1.0)
+            let (z, grid) = grid_noise_multiplier(s, clip, n, dim)?;
+            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let nf = n as f64;
         let eta = match self.learning_rate {
@@ -173,9 +174,29 @@ mod tests {
         let (n, d) = (data.n_samples(), data.n_features());
         let (grid, _) = dp_optim::grid_multiplier(r.noise[0].1, g, n, d).unwrap();
         assert!(grid.slack(d) > 0.0 && grid.slack(d) < 1e-3 * g);
+        let continuous = Mechanism::gaussian(r.noise[0].1 * g, g + grid.slack(d)).unwrap();
         assert_eq!(
             e[0].mechanism,
-            Mechanism::gaussian(r.noise[0].1 * g, g + grid.slack(d)).unwrap()
+            continuous
+                .clone()
+                .with_grid(grid.discrete_gaussian(d).unwrap())
+        );
+        // The exact accountant's answer includes the discrete noise's adjustment: above the
+        // continuous idealisation's ε, by a tiny amount (σ_g ≥ 2^24 grid units), and noted.
+        let mut ideal = dp_accounting::Ledger::new(r.ledger.neighbouring());
+        ideal.record(continuous, e[0].count, "idealised");
+        let ideal = ideal.epsilon(AccountantKind::Exact, r.delta).unwrap();
+        assert!(
+            r.epsilon > ideal && r.epsilon - ideal < 1e-8,
+            "{} vs {ideal}",
+            r.epsilon
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("discrete_gaussian_epsilon_adjustment")),
+            "{:?}",
+            r.notes
         );
         assert!(m.coef().dot(&m.coef()).sqrt() <= 5.0 + 1e-9);
         let acc = accuracy(&m, &data);

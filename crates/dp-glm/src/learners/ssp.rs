@@ -1,6 +1,6 @@
 //! Sufficient-statistics perturbation for linear regression: AdaSSP (Wang 2018, UAI, Alg. 2).
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
 use dp_optim::numeric::project_to_ball;
 use dp_optim::{grid_multiplier, grid_noise_multiplier};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
@@ -103,12 +103,19 @@ impl Ssp {
         // at most that one's), record each with its own slack.
         let (d, rows) = (data.n_features(), data.n_samples());
         let releases = [(d_lam, 1), (d_mat, d * (d + 1) / 2), (d_vec, d)];
+        // The discrete noise likewise: three releases priced as three of the largest
+        // dimension and smallest grid parameter (the adjustment grows with both).
         let z = calibrate(&self.budget, 3, |s| {
             let mut worst = f64::INFINITY;
+            let (mut grid_sigma, mut grid_dim) = (f64::INFINITY, 1);
             for &(delta, dim) in &releases {
-                worst = worst.min(grid_noise_multiplier(s, delta, rows, dim)?);
+                let (z, grid) = grid_noise_multiplier(s, delta, rows, dim)?;
+                worst = worst.min(z);
+                grid_sigma = grid_sigma.min(grid.sigma());
+                grid_dim = grid_dim.max(grid.dim());
             }
-            Mechanism::gaussian(worst, 1.0)
+            let grid = GridGaussian::new(grid_sigma, grid_dim)?;
+            Ok(Mechanism::gaussian(worst, 1.0)?.with_grid(grid))
         })?;
         let (s_mat, s_vec, s_lam) = (z * d_mat, z * d_vec, z * d_lam);
         let [g_lam, g_mat, g_vec] =
@@ -163,17 +170,20 @@ impl Ssp {
         let mut ledger = Ledger::new(rel);
         let tri = d * (d + 1) / 2;
         ledger.record(
-            Mechanism::gaussian(s_lam, d_lam + g_lam.slack(1))?,
+            Mechanism::gaussian(s_lam, d_lam + g_lam.slack(1))?
+                .with_grid(g_lam.discrete_gaussian(1)?),
             1,
             "lambda_min(XtX)",
         );
         ledger.record(
-            Mechanism::gaussian(s_mat, d_mat + g_mat.slack(tri))?,
+            Mechanism::gaussian(s_mat, d_mat + g_mat.slack(tri))?
+                .with_grid(g_mat.discrete_gaussian(tri)?),
             1,
             "XtX (upper triangle)",
         );
         ledger.record(
-            Mechanism::gaussian(s_vec, d_vec + g_vec.slack(d))?,
+            Mechanism::gaussian(s_vec, d_vec + g_vec.slack(d))?
+                .with_grid(g_vec.discrete_gaussian(d)?),
             1,
             "Xty",
         );

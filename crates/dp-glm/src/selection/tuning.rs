@@ -136,8 +136,9 @@ impl HonestTuning {
     /// the score (a count, sensitivity 1) with the rounding slack of its grid added.
     fn trial(&self, plan: &SgdPlan, sigma: f64, rows: usize, dim: usize) -> Result<RdpAccountant> {
         let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
-        let z = grid_noise_multiplier(sigma, plan.clip, rows, dim)?;
-        acc.compose(&Mechanism::subsampled_gaussian(z, plan.q)?, plan.steps)?;
+        let (z, grid) = grid_noise_multiplier(sigma, plan.clip, rows, dim)?;
+        let step = Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid);
+        acc.compose(&step, plan.steps)?;
         acc.compose(&self.score_mechanism(plan, sigma)?, 1)?;
         Ok(acc)
     }
@@ -146,8 +147,8 @@ impl HonestTuning {
     /// the grid's rounding slack in one dimension.
     fn score_mechanism(&self, plan: &SgdPlan, sigma: f64) -> Result<Mechanism> {
         let std = self.score_std(plan, sigma);
-        let slack = Noise::Gaussian { std }.rounding_slack(1)?;
-        Ok(Mechanism::gaussian(std, 1.0 + slack)?)
+        let grid = Noise::Gaussian { std }.on_grid(None)?;
+        Ok(Mechanism::gaussian(std, 1.0 + grid.slack(1))?.with_grid(grid.discrete_gaussian(1)?))
     }
 
     /// The Papernot–Steinke ε of the whole tuning at per-trial noise multiplier `sigma`.

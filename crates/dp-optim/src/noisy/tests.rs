@@ -60,6 +60,12 @@ impl Observer for Grads {
 }
 
 /// The grid release costs a relative `σ√d·2^-24` of the noise multiplier, no more.
+/// The discrete Gaussian the solvers attach to the ledger's mechanism.
+fn discrete(sigma: f64, clip: f64, n: usize, d: usize) -> dp_accounting::GridGaussian {
+    let (grid, _) = grid_multiplier(sigma, clip, n, d).unwrap();
+    grid.discrete_gaussian(d).unwrap()
+}
+
 #[test]
 fn grid_multiplier_is_close_to_the_requested_one() {
     for (sigma, clip, n, d) in [
@@ -128,6 +134,7 @@ fn noisy_gd_releases_the_claimed_gaussian() {
             clip + grid_multiplier(sigma, clip, n, d).unwrap().0.slack(d)
         )
         .unwrap()
+        .with_grid(discrete(sigma, clip, n, d))
     );
     assert_eq!(e.label, NOISY_GRADIENT_LABEL);
     assert_eq!(sol.status, Status::IterationLimit);
@@ -167,7 +174,9 @@ fn dp_sgd_poisson_releases_the_claimed_gaussian() {
     assert_eq!(ledger.entries()[0].count, steps as u64);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::subsampled_gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1, q).unwrap()
+        Mechanism::subsampled_gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1, q)
+            .unwrap()
+            .with_grid(discrete(sigma, clip, n, d))
     );
     // Batch sizes are Binomial(n, q).
     let sizes: Vec<f64> = oracle
@@ -278,6 +287,7 @@ fn dp_sgd_fixed_size_batches() {
             n as u64
         )
         .unwrap()
+        .with_grid(discrete(sigma, clip, n, d))
     );
     assert_eq!(ledger.entries()[0].count, steps as u64);
 }
@@ -318,7 +328,9 @@ fn dp_sgd_shuffle_once_uses_each_example_once() {
     assert_eq!(ledger.neighbouring(), Neighbouring::ReplaceOne);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1 * clip, clip).unwrap()
+        Mechanism::gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1 * clip, clip)
+            .unwrap()
+            .with_grid(discrete(sigma, clip, n, d))
     );
     assert_eq!(ledger.entries()[0].count, (n / b) as u64);
     // Fewer steps are allowed; more than one pass is not.
