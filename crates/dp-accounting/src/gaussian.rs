@@ -18,12 +18,22 @@ pub(crate) const REL_TOL: f64 = 1e-13;
 /// the weight `e^ε` from `(b² − a²)/2` of its two arguments, which lose `s/2` against a huge
 /// `ε/s` when `s` is tiny (`s = 1e-16`, `ε = −1e-4` gave δ = 0 instead of `1 − e^ε ≈ 1e-4`,
 /// putting a Gaussian's whole mass at a negative loss), while `1 − e^ε` here is exact.
+///
+/// The bracket `Φ̄(m − s/2) − e^{·}Φ̄(m + s/2)` is at most `Φ̄(m − s/2)`, below the smallest
+/// positive float (5e-324) once `m − s/2 > 40`: it is 0 there, and not evaluated — with a tiny
+/// ratio against a large `|ε|`, `m = |ε|/s` overflows or swallows `s/2`, and `tail_gap(∞, ∞)`
+/// or `tail_gap(m, m)` has no value (NaN). δ is then 0 for ε ≥ 0 and `1 − e^ε` for ε < 0.
 pub(crate) fn delta_for_ratio(s: f64, eps: f64) -> f64 {
-    if eps < 0.0 {
-        let m = -eps / s;
-        -eps.exp_m1() + eps.exp() * tail_gap(m - 0.5 * s, m + 0.5 * s)
+    let m = eps.abs() / s;
+    let gap = if m - 0.5 * s > 40.0 {
+        0.0
     } else {
-        tail_gap(eps / s - 0.5 * s, eps / s + 0.5 * s)
+        tail_gap(m - 0.5 * s, m + 0.5 * s)
+    };
+    if eps < 0.0 {
+        -eps.exp_m1() + eps.exp() * gap
+    } else {
+        gap
     }
 }
 
@@ -183,6 +193,22 @@ mod tests {
             assert!(gaussian_delta(s, 1.0, eps).unwrap() <= delta * (1.0 + 1e-12));
             assert!(delta_for_ratio(1.0 / (s * (1.0 - 1e-9)), eps) > delta);
         }
+    }
+
+    #[test]
+    fn an_overflowing_epsilon_over_ratio_is_the_limit_not_nan() {
+        // Fuzzing (tests/fuzz_constructors.rs): ε/s = ∞ gave tail_gap(∞, ∞) = NaN, and
+        // objpert_delta returned it.
+        let s = 9.18e-286;
+        assert_eq!(delta_for_ratio(s, 2.36e276), 0.0);
+        assert_eq!(delta_for_ratio(s, -1e300), 1.0);
+        assert_eq!(delta_for_ratio(s, -1e-6), -(-1e-6f64).exp_m1());
+        assert_eq!(gaussian_delta(1e300, 1e-10, 1e300).unwrap(), 0.0);
+        let p = crate::ObjPertParams::new(5.4439578290451766e284, 3.4e-68, 7.8e-255, 0.5).unwrap();
+        assert_eq!(
+            crate::objpert_delta(&p, 2.3636695014906106e276).unwrap(),
+            0.0
+        );
     }
 
     #[test]

@@ -34,13 +34,15 @@ impl Ledger {
     }
 
     /// Records `count` applications of `mechanism` (merging with the previous entry when it is
-    /// the same mechanism and label).
+    /// the same mechanism and label and the total count fits in a `u64`; otherwise a new
+    /// entry, so no count is ever lost).
     pub fn record(&mut self, mechanism: Mechanism, count: u64, label: &str) {
         if let Some(last) = self.entries.last_mut()
             && last.mechanism == mechanism
             && last.label == label
+            && let Some(total) = last.count.checked_add(count)
         {
-            last.count += count;
+            last.count = total;
             return;
         }
         self.entries.push(LedgerEntry {
@@ -101,5 +103,19 @@ mod tests {
         let e = l.epsilon(AccountantKind::Exact, 1e-5).unwrap();
         let one = crate::gaussian_epsilon(2.0 / 8f64.sqrt(), 1.0, 1e-5).unwrap();
         assert!((e - one).abs() < 1e-9);
+    }
+
+    #[test]
+    fn counts_that_overflow_are_kept_not_wrapped() {
+        // `+=` overflowed here: a panic in debug builds and a wrapped (tiny) count, hence an
+        // under-reported ε, in release builds.
+        let mut l = Ledger::new(Neighbouring::AddRemove);
+        let g = Mechanism::gaussian(2.0, 1.0).unwrap();
+        l.record(g.clone(), u64::MAX, "grad");
+        l.record(g.clone(), 2, "grad");
+        let counts: Vec<u64> = l.entries().iter().map(|e| e.count).collect();
+        assert_eq!(counts, [u64::MAX, 2]);
+        // The PLD accountant refuses the total (it overflows u64) rather than wrapping it.
+        assert!(l.epsilon(AccountantKind::Pld, 1e-5).is_err());
     }
 }

@@ -19,6 +19,25 @@ pub enum Sampling {
     },
 }
 
+/// Largest sensitivity-to-noise ratio a mechanism accepts: twice it (the replace-one factor),
+/// rounded up, stays finite in every accountant.
+const MAX_RATIO: f64 = f64::MAX / 4.0;
+
+/// Checks that `ratio` (a sensitivity over a noise scale, as computed) is representable:
+/// a normal positive float up to [`MAX_RATIO`]. A ratio that overflows to ∞ or underflows to
+/// 0 or a subnormal carries no usable privacy parameter, so the mechanism is refused.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] naming `name` (the noise parameter) with its value.
+fn ratio(name: &'static str, noise: f64, ratio: f64) -> Result<()> {
+    ensure(
+        (f64::MIN_POSITIVE..=MAX_RATIO).contains(&ratio),
+        name,
+        noise,
+        "gives a sensitivity-to-noise ratio outside [2.2e-308, 4.5e307]",
+    )
+}
+
 /// Parameters of objective perturbation (paper 001): `J(θ) = Σ ℓ + (λ/2)‖θ‖² + bᵀθ`,
 /// `b ~ N(0, σ²I)`, per-example gradient norm `≤ L`, Hessian eigenvalues `≤ β < λ`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,7 +53,9 @@ pub struct ObjPertParams {
 }
 
 impl ObjPertParams {
-    /// Validates the parameters (σ, λ, L > 0, 0 ≤ β < λ, all finite).
+    /// Validates the parameters (σ, λ, L > 0, 0 ≤ β < λ, all finite), and that the derived
+    /// `L/σ` and `c = −log(1 − β/λ)` are representable (`L/σ` a normal float up to ~4.5e307,
+    /// `β/λ` not rounding to 1).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] naming the first bad parameter.
@@ -44,12 +65,20 @@ impl ObjPertParams {
         non_negative("beta", beta)?;
         positive("lipschitz", lipschitz)?;
         ensure(lambda > beta, "lambda", lambda, "must exceed beta")?;
-        Ok(Self {
+        ratio("sigma", sigma, lipschitz / sigma)?;
+        let p = Self {
             sigma,
             lambda,
             beta,
             lipschitz,
-        })
+        };
+        ensure(
+            p.c().is_finite(),
+            "lambda",
+            lambda,
+            "is too close to beta (log(1 - beta/lambda) overflows)",
+        )?;
+        Ok(p)
     }
 
     /// `c = −log(1 − β/λ)`, the Jacobian term of the privacy loss.
@@ -115,52 +144,51 @@ impl Mechanism {
     /// norm `≤ sensitivity`.
     ///
     /// # Errors
-    /// σ or sensitivity not finite and positive.
+    /// σ or sensitivity not finite and positive, or their ratio not representable.
     pub fn gaussian(sigma: f64, sensitivity: f64) -> Result<Self> {
-        Ok(Self {
-            kind: Kind::Gaussian {
-                sigma: positive("sigma", sigma)?,
-                sensitivity: positive("sensitivity", sensitivity)?,
-            },
-            grid: None,
-        })
+        let kind = Kind::Gaussian {
+            sigma: positive("sigma", sigma)?,
+            sensitivity: positive("sensitivity", sensitivity)?,
+        };
+        ratio("sigma", sigma, sensitivity / sigma)?;
+        Ok(Self { kind, grid: None })
     }
 
     /// Laplace mechanism with scale `b` on a query with L1 sensitivity `sensitivity`.
     ///
     /// # Errors
-    /// Scale or sensitivity not finite and positive.
+    /// Scale or sensitivity not finite and positive, or their ratio not representable.
     pub fn laplace(scale: f64, sensitivity: f64) -> Result<Self> {
-        Ok(Self {
-            kind: Kind::Laplace {
-                scale: positive("scale", scale)?,
-                sensitivity: positive("sensitivity", sensitivity)?,
-            },
-            grid: None,
-        })
+        let kind = Kind::Laplace {
+            scale: positive("scale", scale)?,
+            sensitivity: positive("sensitivity", sensitivity)?,
+        };
+        ratio("scale", scale, sensitivity / scale)?;
+        Ok(Self { kind, grid: None })
     }
 
     /// One DP-SGD step: Poisson sampling with rate `q`, clipped sum, Gaussian noise with
     /// standard deviation `noise_multiplier × C` (add/remove relation).
     ///
     /// # Errors
-    /// `noise_multiplier` not positive or `q ∉ (0, 1]`.
+    /// `noise_multiplier` not positive (or so small that `1/noise_multiplier` overflows) or
+    /// `q ∉ (0, 1]`.
     pub fn subsampled_gaussian(noise_multiplier: f64, q: f64) -> Result<Self> {
-        Ok(Self {
-            kind: Kind::SubsampledGaussian {
-                noise_multiplier: positive("sigma", noise_multiplier)?,
-                q: rate("q", q)?,
-                sampling: Sampling::Poisson,
-            },
-            grid: None,
-        })
+        let kind = Kind::SubsampledGaussian {
+            noise_multiplier: positive("sigma", noise_multiplier)?,
+            q: rate("q", q)?,
+            sampling: Sampling::Poisson,
+        };
+        ratio("sigma", noise_multiplier, noise_multiplier.recip())?;
+        Ok(Self { kind, grid: None })
     }
 
     /// One step with a fixed-size batch of `batch` records drawn without replacement from `n`
     /// (replace-one relation; RDP accounting only).
     ///
     /// # Errors
-    /// `noise_multiplier` not positive, `batch` = 0 or `batch > n`.
+    /// `noise_multiplier` not positive (or so small that `1/noise_multiplier` overflows),
+    /// `batch` = 0 or `batch > n`.
     pub fn subsampled_gaussian_without_replacement(
         noise_multiplier: f64,
         batch: u64,
@@ -172,14 +200,13 @@ impl Mechanism {
             batch as f64,
             "must be in 1..=n",
         )?;
-        Ok(Self {
-            kind: Kind::SubsampledGaussian {
-                noise_multiplier: positive("sigma", noise_multiplier)?,
-                q: batch as f64 / n as f64,
-                sampling: Sampling::WithoutReplacement { n },
-            },
-            grid: None,
-        })
+        let kind = Kind::SubsampledGaussian {
+            noise_multiplier: positive("sigma", noise_multiplier)?,
+            q: batch as f64 / n as f64,
+            sampling: Sampling::WithoutReplacement { n },
+        };
+        ratio("sigma", noise_multiplier, noise_multiplier.recip())?;
+        Ok(Self { kind, grid: None })
     }
 
     /// Any ε-DP mechanism (accounted through the randomized-response pair, which dominates
@@ -200,18 +227,18 @@ impl Mechanism {
     /// `∝ exp(−‖z‖/scale)` in dimension `dim`, per-record bound `sensitivity`.
     ///
     /// # Errors
-    /// Scale or sensitivity not positive, `q ∉ (0, 1]`, `dim` = 0.
+    /// Scale or sensitivity not positive (or their ratio not representable), `q ∉ (0, 1]`,
+    /// `dim` = 0.
     pub fn gamma_ball(scale: f64, q: f64, dim: u64, sensitivity: f64) -> Result<Self> {
         ensure(dim >= 1, "dim", dim as f64, "must be >= 1")?;
-        Ok(Self {
-            kind: Kind::GammaBall {
-                scale: positive("scale", scale)?,
-                q: rate("q", q)?,
-                dim,
-                sensitivity: positive("sensitivity", sensitivity)?,
-            },
-            grid: None,
-        })
+        let kind = Kind::GammaBall {
+            scale: positive("scale", scale)?,
+            q: rate("q", q)?,
+            dim,
+            sensitivity: positive("sensitivity", sensitivity)?,
+        };
+        ratio("scale", scale, sensitivity / scale)?;
+        Ok(Self { kind, grid: None })
     }
 
     /// Objective perturbation (paper 001) releasing the exact minimiser (add/remove).
@@ -226,16 +253,21 @@ impl Mechanism {
     /// `‖∇J‖ ≤ τ`, then `N(0, σ_out²I)` added to the output (add/remove).
     ///
     /// # Errors
-    /// τ or σ_out not finite and positive.
+    /// τ or σ_out not finite and positive, or the output Gaussian's ratio `2τ/(λσ_out)` not
+    /// representable.
     pub fn amp(params: ObjPertParams, tau: f64, sigma_out: f64) -> Result<Self> {
-        Ok(Self {
-            kind: Kind::Amp {
-                objpert: params,
-                tau: positive("tau", tau)?,
-                sigma_out: positive("sigma_out", sigma_out)?,
-            },
-            grid: None,
-        })
+        let kind = Kind::Amp {
+            objpert: params,
+            tau: positive("tau", tau)?,
+            sigma_out: positive("sigma_out", sigma_out)?,
+        };
+        // The output Gaussian's ratio 2τ/(λσ_out) (MATH §6).
+        ratio(
+            "sigma_out",
+            sigma_out,
+            2.0 * tau / params.lambda / sigma_out,
+        )?;
+        Ok(Self { kind, grid: None })
     }
 
     /// A mechanism known only to be ρ-zCDP (RDP `ε(α) = ρα`) under the accountant's relation.

@@ -57,10 +57,17 @@ fn check_delta0(delta0: f64) -> Result<()> {
     )
 }
 
-/// `δ + (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0`, rounded up: Thm 3.8's price for (ε0, δ0) local
-/// randomisers on top of an (ε, δ) bound for ε0-DP ones.
+/// `δ + (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0`, rounded up and at most 1: Thm 3.8's price for
+/// (ε0, δ0) local randomisers on top of an (ε, δ) bound for ε0-DP ones. The term is 0 when
+/// δ0 = 0 (not `∞·0`, a NaN, when `e^ε` overflows), and an overflowing term gives the trivial
+/// δ = 1.
 fn approximate_dp_delta(eps: f64, eps0: f64, delta0: f64, n: u64, delta: f64) -> f64 {
-    round_up(delta + (eps.exp() + 1.0) * (1.0 + 0.5 * (-eps0).exp()) * n as f64 * delta0)
+    let term = if delta0 == 0.0 {
+        0.0
+    } else {
+        (eps.exp() + 1.0) * (1.0 + 0.5 * (-eps0).exp()) * n as f64 * delta0
+    };
+    round_up(delta + term)
 }
 
 /// Which bound a [`ShuffleBound`] comes from.
@@ -157,6 +164,10 @@ pub fn shuffle_epsilon_numerical(
     })
 }
 
+/// Lowest tail cut of [`shuffle_delta_numerical`]'s second pass (`e^-800` is below the
+/// smallest positive f64, so no δ it reports depends on a lower cut).
+const LN_CUT_MIN: f64 = -800.0;
+
 /// δ at a given ε of the shuffled output of `n` (ε0, δ0)-DP local randomisers: the
 /// numerical bound of Thm 3.2 at `epsilon` plus the δ0 term of Thm 3.8 (see
 /// [`shuffle_epsilon_numerical`] for the method and its margins).
@@ -186,10 +197,15 @@ pub fn shuffle_delta_numerical(eps0: f64, delta0: f64, n: u64, epsilon: f64) -> 
              eps0 = {eps0})"
         )));
     }
-    // A first pass cuts C's tails at e^-60; if δ is far below that, cut again below δ.
+    if epsilon >= eps0 {
+        // The ε0-DP part is 0 here (every δ_c is), with no sum to evaluate.
+        return Ok(approximate_dp_delta(epsilon, eps0, delta0, n, 0.0));
+    }
+    // A first pass cuts C's tails at e^-60; if δ is far below that, cut again below δ (not
+    // below e^-800, where δ underflows anyway: an unbounded cut would sum every c ≤ n).
     let mut ln_d = numerical::ln_delta(eps0, n, epsilon, -60.0);
     if ln_d < -30.0 {
-        ln_d = numerical::ln_delta(eps0, n, epsilon, ln_d - 28.0);
+        ln_d = numerical::ln_delta(eps0, n, epsilon, (ln_d - 28.0).max(LN_CUT_MIN));
     }
     Ok(approximate_dp_delta(epsilon, eps0, delta0, n, ln_d.exp()))
 }
@@ -206,5 +222,36 @@ mod tests {
         assert!(shuffle_epsilon(1.0, 1000, 1e-6).unwrap() <= 1.0);
         let (_, d) = shuffle_delta(1.0, 1e-12, 100_000, 1e-6).unwrap();
         assert!(d > 1e-6);
+    }
+
+    #[test]
+    fn overflowing_terms_give_a_probability_not_nan() {
+        // Fuzzing (tests/fuzz_constructors.rs): e^ε overflowed and met δ0 = 0 as ∞·0 = NaN.
+        let (e, d) = shuffle_delta(8.354208572211076e90, 0.0, 1994, 1e-6).unwrap();
+        assert_eq!((e, d), (8.354208572211076e90, round_up(1e-6)));
+        assert_eq!(
+            shuffle_delta_numerical(0.076, 0.0, 1503, 1e300).unwrap(),
+            0.0
+        );
+        // With δ0 > 0 the Thm 3.8 term overflows: the trivial δ = 1.
+        assert_eq!(
+            shuffle_delta_numerical(0.5, 1e-3, 1000, 1e300).unwrap(),
+            1.0
+        );
+        let b = shuffle_epsilon_numerical(1e200, 1e-9, 1000, 1e-6).unwrap();
+        assert_eq!((b.epsilon, b.delta), (1e200, 1.0));
+    }
+
+    #[test]
+    fn epsilon_at_or_above_eps0_needs_no_sum() {
+        // This asked for every c ≤ n − 1 (a tail cut of e^-∞): a minute at n = 10⁹. The
+        // ε0-DP part is 0 at ε ≥ ε0, leaving the δ0 term alone.
+        assert_eq!(
+            shuffle_delta_numerical(1.3, 0.0, 1_000_000_000, 2e179).unwrap(),
+            0.0
+        );
+        let d = shuffle_delta_numerical(1.3, 1e-20, 1_000_000_000, 1.3).unwrap();
+        let want = (1.3f64.exp() + 1.0) * (1.0 + 0.5 * (-1.3f64).exp()) * 1e9 * 1e-20;
+        assert!(d >= want && d <= want * (1.0 + 1e-12), "{d} vs {want}");
     }
 }

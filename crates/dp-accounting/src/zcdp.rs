@@ -144,8 +144,11 @@ impl Accountant for ZcdpAccountant {
                 });
             }
         };
-        self.rho += count as f64 * rho;
-        self.facts.record(mechanism, count, self.rel);
+        if count > 0 {
+            // Not 0·∞ (a NaN) when one step's ρ overflows and it is composed 0 times.
+            self.rho += count as f64 * rho;
+            self.facts.record(mechanism, count, self.rel);
+        }
         Ok(())
     }
 
