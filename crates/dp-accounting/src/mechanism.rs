@@ -53,9 +53,9 @@ pub struct ObjPertParams {
 }
 
 impl ObjPertParams {
-    /// Validates the parameters (σ, λ, L > 0, 0 ≤ β < λ, all finite), and that the derived
-    /// `L/σ` and `c = −log(1 − β/λ)` are representable (`L/σ` a normal float up to ~4.5e307,
-    /// `β/λ` not rounding to 1).
+    /// Validates the parameters (σ, λ, L > 0, 0 ≤ β < λ, all finite), and that the ratio
+    /// `L/σ` is representable (a normal float up to ~4.5e307). (`c = −log(1 − β/λ)` is then
+    /// finite: `β < λ` keeps the correctly rounded `β/λ` below 1.)
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] naming the first bad parameter.
@@ -66,19 +66,12 @@ impl ObjPertParams {
         positive("lipschitz", lipschitz)?;
         ensure(lambda > beta, "lambda", lambda, "must exceed beta")?;
         ratio("sigma", sigma, lipschitz / sigma)?;
-        let p = Self {
+        Ok(Self {
             sigma,
             lambda,
             beta,
             lipschitz,
-        };
-        ensure(
-            p.c().is_finite(),
-            "lambda",
-            lambda,
-            "is too close to beta (log(1 - beta/lambda) overflows)",
-        )?;
-        Ok(p)
+        })
     }
 
     /// `c = −log(1 − β/λ)`, the Jacobian term of the privacy loss.
@@ -444,6 +437,43 @@ mod tests {
         let p = ObjPertParams::new(1.0, 1.0, 0.5, 2f64.sqrt()).unwrap();
         assert!(Mechanism::amp(p, 0.0, 0.1).is_err());
         assert!((p.c() - 2f64.ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn ratios_that_are_not_representable_are_refused() {
+        // Fuzzing (tests/fuzz_constructors.rs): finite, positive parameters whose ratio
+        // overflowed to ∞ or underflowed to 0 were accepted, and ObjPert's L/σ = ∞ reached
+        // the accountants.
+        let bad = |r: Result<Mechanism>, name: &str| {
+            assert!(
+                matches!(&r, Err(Error::InvalidParameter { name: n, .. }) if *n == name),
+                "{r:?}"
+            );
+        };
+        bad(Mechanism::gaussian(1e-300, 1e10), "sigma");
+        bad(Mechanism::gaussian(1e300, 1e-300), "sigma");
+        bad(Mechanism::laplace(3e286, 1e-30), "scale");
+        bad(Mechanism::subsampled_gaussian(5e-324, 0.1), "sigma");
+        bad(
+            Mechanism::subsampled_gaussian_without_replacement(1e-310, 1, 2),
+            "sigma",
+        );
+        bad(Mechanism::gamma_ball(1e-300, 0.1, 3, 1e20), "scale");
+        let e = ObjPertParams::new(1e-300, 1.0, 0.5, 1e10).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidParameter { name: "sigma", .. }),
+            "{e}"
+        );
+        let p = ObjPertParams::new(1.0, 1.0, 1.0f64.next_down(), 1.0).unwrap();
+        assert!(p.c().is_finite() && p.c() > 36.0, "{}", p.c());
+        let p = ObjPertParams::new(1.0, 1e300, 1.0, 1.0).unwrap();
+        bad(Mechanism::amp(p, 1e-300, 1e300), "sigma_out");
+        // Extreme but representable ratios stay accepted (the accountants handle them).
+        assert!(Mechanism::gaussian(1e-300, 1.0).is_ok());
+        assert!(Mechanism::subsampled_gaussian(1e300, 0.5).is_ok());
+        // A NaN or negative parameter is named as such, before its ratio.
+        let e = Mechanism::gaussian(f64::NAN, 1.0).unwrap_err();
+        assert!(e.to_string().contains("must be finite and > 0"), "{e}");
     }
 
     #[test]

@@ -193,6 +193,12 @@ mod tests {
             zcdp_epsilon(f64::MAX, 1e-5),
             Err(Error::OutOfRange(_))
         ));
+        // Zero runs of a step whose ρ overflows add nothing (not 0·∞ = NaN).
+        let mut acc = ZcdpAccountant::new(Neighbouring::AddRemove);
+        acc.compose(&Mechanism::gaussian(1e-300, 1.0).unwrap(), 0)
+            .unwrap();
+        assert_eq!(acc.rho(), 0.0);
+        assert_eq!(acc.epsilon(1e-5).unwrap(), 0.0);
         // Large but representable: finite.
         let e = zcdp_epsilon(1e300, 1e-5).unwrap();
         assert!(e.is_finite() && e >= 1e300);

@@ -72,6 +72,24 @@ pub(crate) struct Samples {
     values: Vec<f64>,
 }
 
+/// The number of grid points of [`index_range`], or an error above `2^27` (before anything
+/// that size is allocated or looped over) or when an index is beyond `±2^60` (saturated: the
+/// loss values are not on any grid the composition can index).
+fn grid_size(p: &Profile, h: f64, lo: i64, hi: i64) -> Result<usize> {
+    if lo.unsigned_abs().max(hi.unsigned_abs()) > 1 << 60 {
+        return Err(Error::OutOfRange(format!(
+            "the privacy losses of {p:?} are beyond the grid's index range at width {h:e}"
+        )));
+    }
+    let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
+    if n > 1 << 27 {
+        return Err(Error::OutOfRange(format!(
+            "discretising {p:?} at width {h:e} needs {n} grid points"
+        )));
+    }
+    Ok(n)
+}
+
 /// Samples the profile on the grid of width `h` over its trimmed range. Values already
 /// sampled on grids of width `2^k·h` or `2^−k·h` (`known`) are reused: the point `j·h` of
 /// this grid and `(j/2^k)·(2^k·h)` of that one are the same double (both round the same real,
@@ -79,15 +97,11 @@ pub(crate) struct Samples {
 /// again would give.
 ///
 /// # Errors
-/// More than 2^27 grid points; a profile value that is not a number.
+/// More than 2^27 grid points, or indices beyond ±2^60; a profile value that is not a
+/// number.
 pub(crate) fn sample(p: &Profile, h: f64, known: &[&Samples]) -> Result<Samples> {
     let (lo, hi) = index_range(p, h);
-    let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
-    if n > 1 << 27 {
-        return Err(Error::OutOfRange(format!(
-            "discretising {p:?} at width {h:e} needs {n} grid points"
-        )));
-    }
+    let n = grid_size(p, h, lo, hi)?;
     // (samples, log2 of their width over h) for the grids related by a power of two.
     let related: Vec<(&Samples, i32)> = known
         .iter()
@@ -151,9 +165,12 @@ pub(crate) fn connect_the_dots(samples: &Samples) -> LatticePmf {
 }
 
 /// Optimistic grid PLD of one profile: losses rounded down to the grid.
-pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
+///
+/// # Errors
+/// As [`sample`]'s grid size.
+pub(crate) fn optimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
     let (lo, hi) = index_range(p, h);
-    let n = usize::try_from(hi.saturating_sub(lo).saturating_add(1)).unwrap_or(usize::MAX);
+    let n = grid_size(p, h, lo, hi)?;
     let tails: Vec<f64> = (0..=n)
         .map(|i| p.tail((lo + i as i64) as f64 * h))
         .collect();
@@ -161,13 +178,13 @@ pub(crate) fn optimistic(p: &Profile, h: f64) -> LatticePmf {
     // Mass above the range is rounded down onto the top atom (the profile has no mass at
     // infinity here; whatever lies beyond hi is at most ~1e-19).
     masses[n - 1] += tails[n];
-    LatticePmf {
+    Ok(LatticePmf {
         h,
         offset: lo,
         masses,
         inf_mass: 0.0,
         error_l2: 0.0,
-    }
+    })
 }
 
 /// Sub-cells per grid cell in [`rounding_log_mgf`].
@@ -236,7 +253,7 @@ mod tests {
                     ours - exact < 1e-3 * exact.max(1e-4),
                     "{p:?} eps {eps}: {ours} vs {exact}"
                 );
-                let opt = optimistic(&p, h).delta(eps);
+                let opt = optimistic(&p, h).unwrap().delta(eps);
                 assert!(
                     opt <= exact + 1e-15,
                     "{p:?} eps {eps}: optimistic {opt} > {exact}"

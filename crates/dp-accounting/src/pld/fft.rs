@@ -212,13 +212,26 @@ pub(crate) fn window(parts: &[(&LatticePmf, u64)], h: f64, tail: f64) -> Window 
 /// Composes the parts of every direction (at most two, each a list of a PLD and how many
 /// times it is applied). Two directions share one complex FFT: the first is placed in the
 /// real part, the second in the imaginary part, and their spectra are separated by
-/// conjugate symmetry. `tail` bounds the mass outside each window (added to `+∞`).
-pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec<LatticePmf>> {
+/// conjugate symmetry. `tail` bounds the mass outside each window (added to `+∞`); a window
+/// wider than `max_points` is refused before anything is allocated for it.
+pub(crate) fn compose(
+    dirs: &[Vec<(&LatticePmf, u64)>],
+    tail: f64,
+    max_points: usize,
+) -> Result<Vec<LatticePmf>> {
     if dirs.is_empty() || dirs.len() > 2 {
         return Err(Error::Numerical(format!(
             "compose takes one or two directions, not {}",
             dirs.len()
         )));
+    }
+    let count_exp = |c: u64| {
+        u32::try_from(c)
+            .map_err(|_| Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1")))
+    };
+    // Counts are checked before any window, plan or buffer is made for them.
+    for (_, c) in dirs.iter().flatten() {
+        count_exp(*c)?;
     }
     let mut out: Vec<Option<LatticePmf>> = vec![None; dirs.len()];
     let mut todo = Vec::new();
@@ -257,7 +270,10 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
     let windows: Vec<Window> = todo.iter().map(|&d| window(&dirs[d], h, tail)).collect();
     let width = windows
         .iter()
-        .map(|w| (w.hi_idx - w.lo_idx + 1).max(1) as usize)
+        .map(|w| {
+            let points = w.hi_idx.saturating_sub(w.lo_idx).saturating_add(1);
+            usize::try_from(points.max(1)).unwrap_or(usize::MAX)
+        })
         .max()
         .unwrap_or(1);
     let longest = todo
@@ -266,10 +282,10 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
         .max()
         .unwrap_or(1);
     let n = fast_size(width.max(longest));
-    if n > 1 << 26 {
+    if width.max(longest) > max_points {
         return Err(Error::OutOfRange(format!(
-            "the composed privacy-loss distribution needs {n} grid points; use a coarser \
-             discretisation"
+            "the composed privacy-loss distribution needs {n} grid points, more than the \
+             {max_points} allowed (max_grid); use a larger max_grid or another accountant"
         )));
     }
     let forward = plan(n);
@@ -279,10 +295,6 @@ pub(crate) fn compose(dirs: &[Vec<(&LatticePmf, u64)>], tail: f64) -> Result<Vec
     let mut acc = vec![vec![Complex::new(1.0, 0.0); n]; todo.len()];
     let mut base = vec![0i64; todo.len()];
     let mut buf = vec![zero; n];
-    let count_exp = |c: u64| {
-        u32::try_from(c)
-            .map_err(|_| Error::OutOfRange(format!("composition count {c} exceeds 2^32 − 1")))
-    };
     let max_parts = todo.iter().map(|&d| dirs[d].len()).max().unwrap_or(0);
     for k in 0..max_parts {
         buf.iter_mut().for_each(|z| *z = zero);
@@ -415,7 +427,9 @@ mod tests {
             inf_mass: 0.0,
             error_l2: 0.0,
         };
-        let c = compose(&[vec![(&coin, 10)]], 1e-30).unwrap().remove(0);
+        let c = compose(&[vec![(&coin, 10)]], 1e-30, 1024)
+            .unwrap()
+            .remove(0);
         // S = 2K − 10, K ~ Bin(10, 1/2): P[S = 10] = 2^-10.
         assert!((c.delta(9.0) - (2f64.powi(-10) * -(-1f64).exp_m1())).abs() < 1e-12);
         let total = c.finite_mass() + c.inf_mass;

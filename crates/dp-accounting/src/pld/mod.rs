@@ -110,6 +110,14 @@ enum Composed {
 }
 
 impl Composed {
+    /// Grid points of the larger direction (0 for the closed form).
+    fn points(&self) -> usize {
+        match self {
+            Composed::Gaussian { .. } => 0,
+            Composed::Grid { remove, add } => remove.masses.len().max(add.masses.len()),
+        }
+    }
+
     fn epsilon(&self, delta: f64) -> Result<f64> {
         match self {
             Composed::Gaussian { s } => Ok(round_up_eps(epsilon_for_ratio(*s, delta)?)),
@@ -295,7 +303,8 @@ impl PldAccountant {
                 })
                 .collect::<Result<_>>()?;
             let w = fft::window(&refs(&pmfs), coarse, self.config.tail_mass);
-            window = window.max((w.hi_idx - w.lo_idx + 2) as f64 * coarse);
+            // In f64: saturated indices of a huge window overflow an i64 difference.
+            window = window.max((w.hi_idx as f64 - w.lo_idx as f64 + 2.0) * coarse);
         }
         // 10% headroom: the fine grid's window differs slightly from the coarse one's.
         Ok((1.1 * widest / max).max(1.1 * window / max))
@@ -329,7 +338,7 @@ impl PldAccountant {
             if pessimistic {
                 connected(cache, p, h)
             } else {
-                Ok(discretise::optimistic(p, h))
+                discretise::optimistic(p, h)
             }
         };
         // The two directions are discretised on two threads (each is independent work).
@@ -364,10 +373,10 @@ impl PldAccountant {
         let symmetric = parts.iter().all(|((r, a), _)| r == a);
         let tail = self.config.tail_mass;
         let (remove, add) = if symmetric {
-            let r = fft::compose(&[refs(&remove)], tail)?.remove(0);
+            let r = fft::compose(&[refs(&remove)], tail, self.max_composed())?.remove(0);
             (r.clone(), r)
         } else {
-            let mut both = fft::compose(&[refs(&remove), refs(&add)], tail)?;
+            let mut both = fft::compose(&[refs(&remove), refs(&add)], tail, self.max_composed())?;
             let a = both.remove(1);
             (both.remove(0), a)
         };
@@ -463,6 +472,13 @@ impl PldAccountant {
             epsilon_error_estimate: Some(estimate),
             coarsened: limited || min > configured,
         })
+    }
+
+    /// Most grid points of a composed window: twice [`PldConfig::max_grid`], headroom for
+    /// the window estimate of `min_width`. Beyond it the composition is refused (bounded
+    /// memory and time), and the lower estimate stops refining before it.
+    fn max_composed(&self) -> usize {
+        2 * self.config.max_grid
     }
 
     /// Grid points the widest component needs at width `h` (the composed window is checked
@@ -594,11 +610,16 @@ impl Accountant for PldAccountant {
             None => self.config.discretisation.max(self.min_width(&parts)?),
         };
         // A quarter of the upper bound's width where the grid allows: the shift's spread, the
-        // part not given back, shrinks with h.
+        // part not given back, shrinks with h. Each halving doubles the composed window, which
+        // must stay within the limit (the upper bound's composition is cached after ε).
         let mut h = upper_h;
+        let mut window = self.composed_at(upper_h)?.points();
         for _ in 0..2 {
-            if self.grid_points(&parts, h / 2.0) <= self.config.max_grid as f64 {
+            if self.grid_points(&parts, h / 2.0) <= self.config.max_grid as f64
+                && 2 * window <= self.max_composed()
+            {
                 h /= 2.0;
+                window *= 2;
             }
         }
         if self.optimistic.get().is_none() {
