@@ -43,6 +43,11 @@ pub(crate) fn pdf(x: f64) -> f64 {
 
 /// `ln φ(x)`.
 pub(crate) fn log_pdf(x: f64) -> f64 {
+    if x.abs() > 1e150 {
+        // The exact split of x² overflows (∞ − ∞ = NaN); −x²/2 alone is as precise a
+        // logarithm here, and −∞ beyond ~1.3e154.
+        return -0.5 * x * x - LN_SQRT_2PI;
+    }
     let (a, b) = neg_half_square(x);
     a + b - LN_SQRT_2PI
 }
@@ -336,6 +341,22 @@ mod tests {
             let direct = sf(a) - w * sf(b);
             assert!(rel(tail_gap(a, b), direct) < 1e-13);
         }
+    }
+
+    #[test]
+    fn log_tail_of_huge_arguments_is_minus_infinity_not_nan() {
+        // Fuzzing (tests/fuzz_constructors.rs): objective perturbation with L/σ = 1.7e253
+        // gave δ = NaN through ln Φ̄(L/σ).
+        assert_eq!(log_sf(1.7e253), f64::NEG_INFINITY);
+        assert_eq!(log_sf(f64::MAX), f64::NEG_INFINITY);
+        let x = 1e151f64;
+        assert!((log_sf(x) / (-0.5 * x * x) - 1.0).abs() < 1e-15);
+        // Continuous across the switch: ln Φ̄(x) ≈ −x²/2 − ln x − ln√(2π).
+        let x = 1e150f64;
+        let want = -0.5 * x * x - x.ln() - LN_SQRT_2PI;
+        assert!((log_sf(x) / want - 1.0).abs() < 1e-15);
+        let p = crate::ObjPertParams::new(0.5, 3.9537535169142464e152, 2.6e113, 8.7e252).unwrap();
+        assert_eq!(crate::objpert_delta(&p, 1e-310).unwrap(), 1.0);
     }
 
     #[test]
