@@ -418,14 +418,14 @@ fn mechanism_constructors() {
         "mechanisms",
         || (mech_args(any_f64), any::<bool>(), ".{0,12}"),
         |cx, (m, ar, text)| {
+            cx.call("parse", || {
+                (
+                    text.parse::<AccountantKind>().is_ok(),
+                    text.parse::<Neighbouring>().is_ok(),
+                )
+            });
             let what = format!("Mechanism::{}", mech_name(m.which));
             let Some(Ok(mech)) = cx.call(&what, || build_mechanism(m)) else {
-                let _ = cx.call("parse", || {
-                    (
-                        text.parse::<AccountantKind>().is_ok(),
-                        text.parse::<Neighbouring>().is_ok(),
-                    )
-                });
                 return;
             };
             let shown = cx.call(&what, || {
