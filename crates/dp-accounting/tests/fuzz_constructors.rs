@@ -1009,3 +1009,22 @@ fn regression_pld_saturated_grid_indices_are_errors_not_panics() {
     let acc = pld_with(small_grid(3044), Neighbouring::ReplaceOne, &parts);
     assert!(acc.epsilon_optimistic(1e-5).is_err());
 }
+
+#[test]
+fn regression_pld_infinite_grid_width_is_an_error_not_a_panic() {
+    // A subnormal configured width against a loss range of ~1e300 gave the grid width
+    // 2^(i32::MAX)·h = ∞, NaN losses (0·∞), and a panic in `f64::clamp` of the ε scan.
+    let config = PldConfig {
+        discretisation: 2.1e-114,
+        tail_mass: 1.25e-23,
+        max_grid: 1330,
+        epsilon_error: None,
+    };
+    let parts = [
+        (Mechanism::pure_dp(1e300).unwrap(), 51),
+        (Mechanism::gamma_ball(2.8, 0.42, 3, 39.4).unwrap(), 56),
+    ];
+    let acc = pld_with(config, Neighbouring::AddRemove, &parts);
+    out_of_range(acc.epsilon(8.4e-207), "no finite grid");
+    out_of_range(acc.delta(1.0), "no finite grid");
+}

@@ -306,6 +306,14 @@ impl PldAccountant {
             // In f64: saturated indices of a huge window overflow an i64 difference.
             window = window.max((w.hi_idx as f64 - w.lo_idx as f64 + 2.0) * coarse);
         }
+        // An infinite width (a huge range over a subnormal configured width, or a window
+        // that overflows) has no grid: 0·∞ = NaN losses (a panic in the ε scan's clamp).
+        if !(coarse.is_finite() && window.is_finite()) {
+            return Err(Error::OutOfRange(format!(
+                "no finite grid covers the composed privacy losses (window {window:e} at \
+                 width {coarse:e})"
+            )));
+        }
         // 10% headroom: the fine grid's window differs slightly from the coarse one's.
         Ok((1.1 * widest / max).max(1.1 * window / max))
     }
