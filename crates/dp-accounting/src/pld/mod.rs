@@ -114,7 +114,7 @@ impl Composed {
     fn points(&self) -> usize {
         match self {
             Composed::Gaussian { .. } => 0,
-            Composed::Grid { remove, add } => remove.masses.len().max(add.masses.len()),
+            Composed::Grid { remove, add, .. } => remove.masses.len().max(add.masses.len()),
         }
     }
 
