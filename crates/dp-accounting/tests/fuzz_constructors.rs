@@ -10,9 +10,10 @@
 //! Each property prints its case count, its run time and its slowest case; with `FUZZ_TRACE`
 //! set, every case slower than 100 ms is printed as it ends.
 //!
-//! Nine properties of 10,000 cases each (mechanisms; closed forms; shuffling; audit; the
-//! RDP, zCDP and exact accountants; RDP orders and tuning; the ledger; the PLD accountant and
-//! the fallback chain; calibration), about 30 s in all on two threads of the test profile.
+//! Ten properties of 10,000 cases each (mechanisms; closed forms; shuffling; audit; the
+//! RDP, zCDP and exact accountants; RDP orders and tuning; the ledger; grid (discrete
+//! Gaussian) releases; the PLD accountant and the fallback chain; calibration), 10–40 s in all
+//! on two threads of the test profile, depending on the machine's load.
 //! Constructors and closed forms get arbitrary values everywhere. The queries whose work grows
 //! with settings that only scale it get those settings from ranges that keep a case at
 //! milliseconds, and every other argument arbitrary: the PLD accountant's `max_grid` is mostly
@@ -34,13 +35,13 @@ use std::time::{Duration, Instant};
 
 use dp_accounting::audit::{TestCounts, clopper_pearson_upper, epsilon_lower_bound};
 use dp_accounting::{
-    Accountant, AccountantKind, Conversion, DEFAULT_CHAIN, Ledger, Mechanism, Neighbouring,
-    ObjPertParams, PldAccountant, PldConfig, Query, RdpAccountant, Repetitions, Result, Target,
-    ZcdpAccountant, answer_with_fallback, calibrate_noise, calibrate_sampling_rate,
-    calibrate_steps, epsilon_of, gaussian_delta, gaussian_epsilon, gaussian_sigma, kifer_epsilon,
-    kifer_parameters, objpert_delta, objpert_epsilon, objpert_rdp, shuffle_delta,
-    shuffle_delta_numerical, shuffle_epsilon, shuffle_epsilon_numerical, tuned, zcdp_delta,
-    zcdp_epsilon,
+    Accountant, AccountantKind, Conversion, DEFAULT_CHAIN, GridAdjusted, GridComposition,
+    GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, PldAccountant, PldConfig, Query,
+    RdpAccountant, Repetitions, Result, Target, ZcdpAccountant, answer_with_fallback,
+    calibrate_noise, calibrate_sampling_rate, calibrate_steps, epsilon_of, gaussian_delta,
+    gaussian_epsilon, gaussian_sigma, kifer_epsilon, kifer_parameters, objpert_delta,
+    objpert_epsilon, objpert_rdp, shuffle_delta, shuffle_delta_numerical, shuffle_epsilon,
+    shuffle_epsilon_numerical, tuned, zcdp_delta, zcdp_epsilon,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -757,6 +758,59 @@ fn ledger() {
             }
             cx.check("Ledger::epsilon", Valid::Eps, || {
                 ledger.epsilon(kind, delta)
+            });
+        },
+    );
+}
+
+#[test]
+fn grid_gaussian_releases() {
+    fuzz(
+        "grid gaussian releases",
+        || {
+            (
+                (0usize..4, accountant_case(mostly_moderate)),
+                prop::array::uniform2((
+                    prop_oneof![3 => (0.0f64..6.0).prop_map(|e| 10f64.powf(e)), 1 => any_f64()],
+                    any_count(),
+                )),
+            )
+        },
+        |cx, ((k, (ar, mechs, delta, eps)), grids)| {
+            let kind = [
+                AccountantKind::Rdp,
+                AccountantKind::Zcdp,
+                AccountantKind::Exact,
+                AccountantKind::Pld,
+            ][k];
+            let rel = relation(ar);
+            let config = PldConfig {
+                max_grid: 2048,
+                ..PldConfig::default()
+            };
+            let mut parts = parts(cx, mechs);
+            let mut composition = GridComposition::new();
+            for ((sigma, dim), part) in grids.into_iter().zip(parts.iter_mut()) {
+                let what = "GridGaussian::new";
+                if let Some(Ok(g)) = cx.call(what, || GridGaussian::new(sigma, dim)) {
+                    cx.value("GridGaussian::sigma", Valid::Positive, g.sigma());
+                    part.0 = part.0.clone().with_grid(g);
+                    cx.call("GridComposition::add", || composition.add(g, part.1));
+                }
+            }
+            // The adjusted accountant on the grid releases (the PLD one on a small grid).
+            let adjusted = GridAdjusted::new(kind.build_with(rel, config));
+            run_accountant(cx, Box::new(adjusted), &parts, delta, eps);
+            // The composition's own answers on a continuous accountant holding the parts.
+            let mut inner = kind.build_with(rel, config);
+            for (mech, count) in &parts {
+                cx.call("inner compose", || inner.compose(mech, *count));
+            }
+            cx.check("GridComposition::epsilon", Valid::Eps, || {
+                composition.epsilon(inner.as_ref(), delta)
+            });
+            cx.check("GridComposition::delta", Valid::Prob, || {
+                composition.delta(inner.as_ref(), eps)
             });
         },
     );
