@@ -173,14 +173,19 @@ impl GridComposition {
         Self::default()
     }
 
-    /// Adds `count` applications of a release on `grid`.
+    /// Adds `count` applications of a release on `grid`. A total that would overflow `u64` is
+    /// kept as a further entry (never saturated: a count cut short would under-report).
     pub fn add(&mut self, grid: GridGaussian, count: u64) {
         if count == 0 {
             return;
         }
-        match self.parts.iter_mut().find(|(g, _)| *g == grid) {
-            Some((_, c)) => *c = c.saturating_add(count),
-            None => self.parts.push((grid, count)),
+        let merged = self
+            .parts
+            .iter_mut()
+            .find(|(g, _)| *g == grid)
+            .and_then(|(_, c)| c.checked_add(count).map(|total| *c = total));
+        if merged.is_none() {
+            self.parts.push((grid, count));
         }
     }
 

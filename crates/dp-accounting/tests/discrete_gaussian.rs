@@ -192,3 +192,17 @@ fn dpsgd_ledger_includes_the_adjustment() {
     assert!(eps > cont && eps - cont < 3e-8, "{eps} vs {cont}");
     println!("DP-SGD q=0.004 sigma=1 T=1e4 d=100: eps {cont} -> {eps} (adjustment {adjustment})");
 }
+
+/// Counts whose total overflows `u64` are kept in full (a saturated count would shrink the
+/// adjustment): two applications of `u64::MAX` releases weigh twice one.
+#[test]
+fn overflowing_counts_are_not_cut_short() {
+    let g = GridGaussian::new(1e3, 1).unwrap();
+    let mut once = GridComposition::new();
+    once.add(g, u64::MAX);
+    let mut twice = GridComposition::new();
+    twice.add(g, u64::MAX);
+    twice.add(g, u64::MAX);
+    let ratio = twice.up() / once.up();
+    assert!((ratio - 2.0).abs() < 1e-12, "ratio {ratio}");
+}
