@@ -96,7 +96,11 @@ const FLAGS: [(&str, [&str; 2], &str); 17] = [
     ("--k", ["1", "2"], ""),
     ("--tau", ["5e-4", "1e-3"], ""),
     ("--sigma-out", ["0.1", "0.2"], ""),
-    ("--tune", ["honest", "unaccounted"], "--learning-rates 0.1,0.5"),
+    (
+        "--tune",
+        ["honest", "unaccounted"],
+        "--learning-rates 0.1,0.5",
+    ),
     (
         "--learning-rates",
         ["0.01,0.02", "0.5,1"],
