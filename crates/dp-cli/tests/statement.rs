@@ -57,7 +57,11 @@ fn the_statement_is_printed_and_in_the_json() {
         // DP-GD's default relation.
         "under replace-one neighbouring",
         "the number of rows is not hidden",
-        &format!("(epsilon, delta) = ({epsilon:.6}, 1e-5)"),
+        // ε rounded up to 6 decimals.
+        &format!(
+            "(epsilon, delta) = ({:.6}, 1e-5)",
+            (epsilon * 1e6).ceil() / 1e6
+        ),
         "exact accountant",
         // --seed: not a private release.
         "Private release: NO",

@@ -14,7 +14,7 @@ use std::fmt;
 use dp_accounting::Neighbouring;
 
 use crate::bounds::{Bound, BoundSource};
-use crate::report::{NoiseSource, PrivacyReport};
+use crate::report::{NoiseSource, PrivacyReport, up};
 
 /// What the learners' report notes about the number of rows `n` contain (`learners::public_n_note`,
 /// DP-SGD's size note): under add/remove `n` is private, and such a note says how it was
@@ -159,18 +159,18 @@ impl fmt::Display for PrivacyStatement {
         writeln!(f, "  {}", protected(self.neighbouring))?;
         writeln!(
             f,
-            "  Guarantee: (epsilon, delta) = ({:.6}, {:e}) differential privacy (target ({}, \
+            "  Guarantee: (epsilon, delta) = ({}, {:e}) differential privacy (target ({}, \
              {:e})), an upper bound computed by the {} accountant over {} noisy release(s): \
-             for every possible output, its probability changes by at most a factor e^{:.6} \
-             = {:.4}, plus {:e}, between any two neighbouring datasets.",
-            self.epsilon,
+             the probability of any set of outputs changes by at most a factor e^{} = {}, \
+             plus {:e}, between any two neighbouring datasets.",
+            up(self.epsilon, 6),
             self.delta,
             self.target.0,
             self.target.1,
             self.accountant,
             self.releases,
-            self.epsilon,
-            self.epsilon.exp(),
+            up(self.epsilon, 6),
+            up(self.epsilon.exp(), 4),
             self.delta
         )?;
         if self.is_private_release() {
@@ -211,8 +211,8 @@ impl fmt::Display for PrivacyStatement {
         }
         writeln!(
             f,
-            "    - The guarantee is per row: a person with k rows is protected only at about k \
-             times epsilon (group privacy)."
+            "    - The guarantee is per row: a person with k rows is protected only at k times \
+             epsilon, with a larger delta (group privacy)."
         )?;
         writeln!(
             f,
@@ -266,7 +266,10 @@ mod tests {
             text.contains("hides whether a given row was in the training data"),
             "{text}"
         );
-        assert!(text.contains(&format!("{:.6}", report.epsilon)), "{text}");
+        assert!(
+            text.contains(&format!("= ({}, 1e-5)", up(report.epsilon, 6))),
+            "{text}"
+        );
         assert!(text.contains("1e-5"), "{text}");
         assert!(text.contains("pld accountant"), "{text}");
         // DP-GD divides its noisy sum by n: the statement says n was treated as public.
@@ -277,6 +280,14 @@ mod tests {
         assert!(text.contains("Private release: yes"), "{text}");
         assert!(!text.contains("Private release: NO"), "{text}");
         assert!(!text.contains("replace-one"), "{text}");
+    }
+
+    #[test]
+    fn privacy_numbers_are_rounded_up() {
+        assert_eq!(up(0.999_999_4, 6), "1.000000");
+        assert_eq!(up(0.5, 6), "0.500000");
+        assert_eq!(up(2.718_281_8, 4), "2.7183");
+        assert_eq!(up(1.000_000_000_1, 6), "1.000001");
     }
 
     #[test]
