@@ -286,7 +286,7 @@ mod tests {
     fn privacy_numbers_are_rounded_up() {
         assert_eq!(up(0.999_999_4, 6), "1.000000");
         assert_eq!(up(0.5, 6), "0.500000");
-        assert_eq!(up(2.718_281_8, 4), "2.7183");
+        assert_eq!(up(2.718_21, 4), "2.7183");
         assert_eq!(up(1.000_000_000_1, 6), "1.000001");
     }
 
