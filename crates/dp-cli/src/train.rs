@@ -506,7 +506,7 @@ fn algorithm_flags(a: &TrainArgs) -> [(&'static str, bool); 17] {
 
 /// The flags of [`algorithm_flags`] that `algorithm` uses ([`fit_model`] passes each of them
 /// to the learner); every other one is refused.
-pub(crate) fn applicable(algorithm: crate::cli::AlgorithmArg) -> &'static [&'static str] {
+fn applicable(algorithm: crate::cli::AlgorithmArg) -> &'static [&'static str] {
     use crate::cli::AlgorithmArg as A;
     match algorithm {
         A::DpGd => &[
@@ -987,8 +987,8 @@ fn statement(
         ));
     }
     s.assume_public(
-        "the algorithm and its hyper-parameters (flags and defaults; their values are in \
-         the model file)",
+        "the algorithm and its hyper-parameters (flags and defaults, as the report above \
+         records them)",
     );
     // Public bounds in the CLI's words (which flag gave them), the rest in the library's.
     let (public, other): (Vec<Bound>, Vec<Bound>) = bounds
