@@ -74,15 +74,45 @@ fn check_steps(steps: u64) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The number of compositions: `--steps` (default 1), or TF Privacy's
+/// `ceil(epochs·n/batch size)` with `--epochs` (clap makes `--epochs` need `--batch-size`, which
+/// needs `--n`, and conflict with `--steps`).
+fn steps_of(a: &AccountArgs) -> Result<u64, CliError> {
+    let m = &a.mechanism;
+    m.sampling_rate()?; // checks 1 <= batch size <= n
+    let steps = match (a.epochs, m.batch_size, m.n) {
+        (Some(0), _, _) => {
+            return Err(CliError::Usage(
+                "invalid value for --epochs: 0 (must be >= 1)".into(),
+            ));
+        }
+        (Some(e), Some(b), Some(n)) if b >= 1 => {
+            e.checked_mul(n).map(|en| en.div_ceil(b)).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "invalid value for --epochs: {e} (epochs x n overflows)"
+                ))
+            })?
+        }
+        (Some(_), _, _) => {
+            return Err(CliError::Usage(
+                "--epochs needs --batch-size and --n (steps = ceil(epochs x n / batch size))"
+                    .into(),
+            ));
+        }
+        (None, _, _) => a.steps.unwrap_or(1),
+    };
+    check_steps(steps)?;
+    Ok(steps)
+}
+
 /// `dpglm account --mechanism shuffling`: one shuffled round of `n` (ε0, δ0)-DP local
 /// randomisers, by the numerical bound of Feldman, McMillan & Talwar 2021 (closed form as
 /// fallback), under replace-one.
 fn shuffling(a: &AccountArgs, out: &mut dyn Write, start: Instant) -> Result<(), CliError> {
     let m = &a.mechanism;
-    if a.steps != 1 {
+    if let Some(steps) = a.steps.filter(|&s| s != 1) {
         return Err(CliError::Usage(format!(
-            "invalid value for --steps: {} (--mechanism shuffling prices one shuffled round)",
-            a.steps
+            "invalid value for --steps: {steps} (--mechanism shuffling prices one shuffled round)"
         )));
     }
     if a.accountant.is_some() {
@@ -147,7 +177,7 @@ fn shuffling(a: &AccountArgs, out: &mut dyn Write, start: Instant) -> Result<(),
 pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     a.mechanism.check_flags(false)?;
-    check_steps(a.steps)?;
+    let steps = steps_of(a)?;
     if !(a.epsilon_error > 0.0 && a.epsilon_error < 1.0) {
         return Err(CliError::Usage(format!(
             "invalid value for --epsilon-error: {} (must be in (0, 1))",
@@ -158,6 +188,12 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
         return shuffling(a, out, start);
     }
     let mech = a.mechanism.build(None)?;
+    let q = match a.mechanism.mechanism {
+        MechanismName::SubsampledGaussian | MechanismName::GammaBall => {
+            a.mechanism.sampling_rate()?
+        }
+        _ => None,
+    };
     let rel = a
         .neighbouring
         .map(Neighbouring::from)
@@ -176,7 +212,7 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
         }
     };
     let config = pld_config(a);
-    let parts = [(mech.clone(), a.steps)];
+    let parts = [(mech.clone(), steps)];
     let ans = answer_with_fallback(&chain, rel, config, &parts, query).map_err(map_error)?;
     let (epsilon, delta) = match query {
         Query::Epsilon { delta } => (ans.value, delta),
@@ -185,7 +221,7 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
     let lower = match (query, a.lower) {
         (Query::Epsilon { delta }, true) => {
             let mut acc = ans.accountant.build_with(rel, config);
-            acc.compose(&mech, a.steps).map_err(map_error)?;
+            acc.compose(&mech, steps).map_err(map_error)?;
             acc.epsilon_optimistic(delta).map_err(map_error)?
         }
         _ => None,
@@ -207,7 +243,8 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
             "delta": delta,
             "accountant": ans.accountant.as_str(),
             "mechanism": a.mechanism.name(),
-            "steps": a.steps,
+            "steps": steps,
+            "q": q,
             "neighbouring": rel.as_str(),
             "epsilon_lower": lower,
             "fallback": fallback,
@@ -218,10 +255,17 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
     } else {
         writeln!(
             out,
-            "{} x {mech} under {rel}, {} accountant:",
-            a.steps, ans.accountant
+            "{steps} x {mech} under {rel}, {} accountant:",
+            ans.accountant
         )
         .map_err(io)?;
+        if let (Some(b), Some(n), Some(q)) = (a.mechanism.batch_size, a.mechanism.n, q) {
+            let epochs = a
+                .epochs
+                .map(|e| format!(", steps = ceil({e} x {n} / {b}) = {steps}"))
+                .unwrap_or_default();
+            writeln!(out, "  q = batch size / n = {b}/{n} = {q}{epochs}").map_err(io)?;
+        }
         for (k, e) in &ans.skipped {
             writeln!(out, "  ({k} accountant could not answer: {e})").map_err(io)?;
         }

@@ -367,9 +367,13 @@ impl From<NeighbouringArg> for Neighbouring {
 pub(crate) struct AccountArgs {
     #[command(flatten)]
     pub mechanism: MechanismArgs,
-    /// Number of compositions.
-    #[arg(long, default_value_t = 1)]
-    pub steps: u64,
+    /// Number of compositions (default 1, or ceil(epochs·n/batch size) with --epochs).
+    #[arg(long, conflicts_with = "epochs")]
+    pub steps: Option<u64>,
+    /// Epochs E (subsampled-gaussian, TF Privacy's vocabulary, with --n and --batch-size):
+    /// steps = ceil(E·n/batch size).
+    #[arg(long, requires = "batch_size")]
+    pub epochs: Option<u64>,
     /// Report ε at this δ.
     #[arg(long)]
     pub delta: Option<f64>,

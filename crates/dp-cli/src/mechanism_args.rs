@@ -44,9 +44,12 @@ pub(crate) struct MechanismArgs {
     /// Batch sampling scheme (subsampled-gaussian).
     #[arg(long, value_enum)]
     pub sampling: Option<SamplingArg>,
-    /// Dataset size (sampling without replacement).
+    /// Dataset size (sampling without replacement; with --batch-size; shuffling).
     #[arg(long)]
     pub n: Option<u64>,
+    /// Batch size B (subsampled-gaussian, TF Privacy's vocabulary): q = B/n, with --n.
+    #[arg(long, conflicts_with = "q", requires = "n")]
+    pub batch_size: Option<u64>,
     /// Noise scale (laplace, gamma-ball).
     #[arg(long)]
     pub scale: Option<f64>,
@@ -82,6 +85,18 @@ fn flag_of(param: &str) -> String {
         "noise_multiplier" => "--sigma".into(),
         "batch" => "--q".into(),
         other => format!("--{}", other.replace('_', "-")),
+    }
+}
+
+/// The batch `q·n` of sampling without replacement, which must be a whole number ≥ 1.
+fn whole_batch(q: f64, n: u64) -> Result<u64, CliError> {
+    let batch = q * n as f64;
+    if batch >= 1.0 && (batch - batch.round()).abs() < 1e-9 * batch {
+        Ok(batch.round() as u64)
+    } else {
+        Err(CliError::Usage(format!(
+            "invalid value for --q: {q} (q x n = {batch} must be a whole batch size of at least 1)"
+        )))
     }
 }
 
@@ -154,6 +169,7 @@ impl MechanismArgs {
             ("--q", self.q.is_some()),
             ("--sampling", self.sampling.is_some()),
             ("--n", self.n.is_some()),
+            ("--batch-size", self.batch_size.is_some()),
             ("--scale", self.scale.is_some()),
             ("--lambda", self.lambda.is_some()),
             ("--beta", self.beta.is_some()),
@@ -169,7 +185,9 @@ impl MechanismArgs {
     fn allowed(&self) -> &'static [&'static str] {
         match self.mechanism {
             MechanismName::Gaussian => &["--sigma", "--sensitivity"],
-            MechanismName::SubsampledGaussian => &["--sigma", "--q", "--sampling", "--n"],
+            MechanismName::SubsampledGaussian => {
+                &["--sigma", "--q", "--batch-size", "--sampling", "--n"]
+            }
             MechanismName::Laplace => &["--scale", "--sensitivity"],
             MechanismName::Objpert => &["--sigma", "--lambda", "--beta", "--lipschitz"],
             MechanismName::Amp => &[
@@ -204,6 +222,22 @@ impl MechanismArgs {
         Ok(())
     }
 
+    /// The sampling rate: `--q`, or TF Privacy's `--batch-size B` over `--n N`, `q = B/N`
+    /// (`None` when neither is given).
+    ///
+    /// # Errors
+    /// A batch size of 0 or larger than `--n`.
+    pub fn sampling_rate(&self) -> Result<Option<f64>, CliError> {
+        match (self.batch_size, self.n) {
+            (Some(b), Some(n)) if b >= 1 && b <= n => Ok(Some(b as f64 / n as f64)),
+            (Some(b), Some(n)) => Err(CliError::Usage(format!(
+                "invalid value for --batch-size: {b} (must be in [1, --n = {n}])"
+            ))),
+            (Some(_), None) => Err(CliError::Usage("--batch-size needs --n".into())),
+            (None, _) => Ok(self.q),
+        }
+    }
+
     /// The mechanism, with `noise` (if given) in place of the noise flag.
     pub fn build(&self, noise: Option<f64>) -> Result<Mechanism, CliError> {
         let need = |v: Option<f64>, flag: &str| {
@@ -230,12 +264,14 @@ impl MechanismArgs {
             MechanismName::Gaussian => Mechanism::gaussian(sigma()?, sens),
             MechanismName::Laplace => Mechanism::laplace(scale()?, sens),
             MechanismName::SubsampledGaussian => {
-                let q = need(self.q, "--q")?;
+                let q = need(self.sampling_rate()?, "--q (or --batch-size with --n)")?;
                 match self.sampling.unwrap_or(SamplingArg::Poisson) {
                     SamplingArg::Poisson => {
-                        if self.n.is_some() {
+                        if self.n.is_some() && self.batch_size.is_none() {
                             return Err(CliError::Usage(
-                                "--n applies only to --sampling without-replacement".into(),
+                                "--n applies only to --sampling without-replacement or with \
+                                 --batch-size"
+                                    .into(),
                             ));
                         }
                         Mechanism::subsampled_gaussian(sigma()?, q)
@@ -246,18 +282,11 @@ impl MechanismArgs {
                                 "--n is required for --sampling without-replacement".into(),
                             )
                         })?;
-                        let batch = q * n as f64;
-                        if !(batch >= 1.0 && (batch - batch.round()).abs() < 1e-9 * batch) {
-                            return Err(CliError::Usage(format!(
-                                "invalid value for --q: {q} (q x n = {batch} must be a whole \
-                                 batch size of at least 1)"
-                            )));
-                        }
-                        Mechanism::subsampled_gaussian_without_replacement(
-                            sigma()?,
-                            batch.round() as u64,
-                            n,
-                        )
+                        let batch = match self.batch_size {
+                            Some(b) => b,
+                            None => whole_batch(q, n)?,
+                        };
+                        Mechanism::subsampled_gaussian_without_replacement(sigma()?, batch, n)
                     }
                 }
             }

@@ -480,12 +480,90 @@ fn set<T: Copy>(target: &mut T, flag: Option<T>) {
     }
 }
 
-/// Refuses flags the chosen algorithm does not use, so nothing is silently ignored.
-fn unused(a: &TrainArgs, flags: &[(&str, bool)]) -> Result<(), CliError> {
-    match flags.iter().find(|(_, given)| *given) {
+/// The hyper-parameter and bound flags of `train` whose use depends on the algorithm, each
+/// with whether it was given.
+fn algorithm_flags(a: &TrainArgs) -> [(&'static str, bool); 17] {
+    [
+        ("--clip", a.clip.is_some()),
+        ("--steps", a.steps.is_some()),
+        ("--epochs", a.epochs.is_some()),
+        ("--batch-size", a.batch_size.is_some()),
+        ("--sample-rate", a.sample_rate.is_some()),
+        ("--n", a.public_n.is_some()),
+        ("--learning-rate", a.learning_rate.is_some()),
+        ("--lambda", a.lambda.is_some()),
+        ("--radius", a.radius.is_some()),
+        ("--x-bound", a.x_bound.is_some()),
+        ("--y-bound", a.y_bound.is_some()),
+        ("--k", a.k.is_some()),
+        ("--tau", a.tau.is_some()),
+        ("--sigma-out", a.sigma_out.is_some()),
+        ("--tune", a.tune.is_some()),
+        ("--learning-rates", a.learning_rates.is_some()),
+        ("--tune-trials", a.tune_trials.is_some()),
+    ]
+}
+
+/// The flags of [`algorithm_flags`] that `algorithm` uses ([`fit_model`] passes each of them
+/// to the learner); every other one is refused.
+fn applicable(algorithm: crate::cli::AlgorithmArg) -> &'static [&'static str] {
+    use crate::cli::AlgorithmArg as A;
+    match algorithm {
+        A::DpGd => &[
+            "--clip",
+            "--steps",
+            "--learning-rate",
+            "--lambda",
+            "--radius",
+        ],
+        A::DpSgd => &[
+            "--clip",
+            "--epochs",
+            "--batch-size",
+            "--sample-rate",
+            "--n",
+            "--learning-rate",
+            "--lambda",
+            "--tune",
+            "--learning-rates",
+            "--tune-trials",
+        ],
+        A::NoisyGd => &[
+            "--steps",
+            "--learning-rate",
+            "--radius",
+            "--x-bound",
+            "--y-bound",
+        ],
+        A::JlNoisyGd => &[
+            "--steps",
+            "--learning-rate",
+            "--radius",
+            "--x-bound",
+            "--y-bound",
+            "--k",
+        ],
+        A::Ssp => &["--x-bound", "--y-bound"],
+        A::DpSsgd => &["--clip", "--learning-rate"],
+        A::DpAmbssgd => &["--batch-size", "--learning-rate", "--radius", "--x-bound"],
+        A::Objpert => &["--clip", "--lambda", "--x-bound"],
+        A::Amp => &["--clip", "--lambda", "--x-bound", "--tau", "--sigma-out"],
+        A::OutputPerturbation => &["--lambda", "--radius", "--x-bound", "--y-bound"],
+    }
+}
+
+/// Refuses flags the chosen algorithm does not use ([`applicable`]), so nothing is silently
+/// ignored (spec/CLI.md: exit 2).
+fn check_applicable(a: &TrainArgs) -> Result<(), CliError> {
+    let uses = applicable(a.algorithm);
+    match algorithm_flags(a)
+        .into_iter()
+        .find(|(flag, given)| *given && !uses.contains(flag))
+    {
         Some((flag, _)) => Err(CliError::Usage(format!(
-            "{flag} does not apply to --algorithm {}",
-            a.algorithm.name()
+            "{flag} does not apply to --algorithm {} (it uses {})",
+            a.algorithm.name(),
+            uses.join(", ")
         ))),
         None => Ok(()),
     }
@@ -705,39 +783,8 @@ fn fit_model(
     rng: &mut dyn rand::Rng,
 ) -> Result<(LinearModel, PrivateBounds), CliError> {
     use crate::cli::AlgorithmArg as A;
-    if a.algorithm != A::Amp {
-        unused(
-            a,
-            &[
-                ("--tau", a.tau.is_some()),
-                ("--sigma-out", a.sigma_out.is_some()),
-            ],
-        )?;
-    }
-    if a.algorithm != A::DpSgd {
-        unused(
-            a,
-            &[
-                ("--sample-rate", a.sample_rate.is_some()),
-                ("--n", a.public_n.is_some()),
-                ("--tune", a.tune.is_some()),
-                ("--learning-rates", a.learning_rates.is_some()),
-                ("--tune-trials", a.tune_trials.is_some()),
-            ],
-        )?;
-    }
-    let sgd_flags = [
-        ("--epochs", a.epochs.is_some()),
-        ("--batch-size", a.batch_size.is_some()),
-    ];
-    let bound_flags = [
-        ("--x-bound", a.x_bound.is_some()),
-        ("--y-bound", a.y_bound.is_some()),
-    ];
-    match a.algorithm {
-        A::DpGd | A::DpSgd => unused(a, &bound_flags)?,
-        A::Ssp | A::DpSsgd => squared_only(a, loss)?,
-        _ => {}
+    if matches!(a.algorithm, A::Ssp | A::DpSsgd | A::DpAmbssgd) {
+        squared_only(a, loss)?;
     }
     let bounds = private_bounds(a, &needs(a, loss, row_bound), data, rng)?;
     let eps = bounds.learner_epsilon();
@@ -748,7 +795,6 @@ fn fit_model(
     );
     let fitted = match a.algorithm {
         A::DpGd => {
-            unused(a, &sgd_flags)?;
             let mut l = DpGd::new(loss);
             l.budget = budget(a, eps, l.budget);
             set(&mut l.clip, clip);
@@ -759,13 +805,6 @@ fn fit_model(
             l.fit(data, rng)
         }
         A::DpSgd => {
-            unused(
-                a,
-                &[
-                    ("--steps", a.steps.is_some()),
-                    ("--radius", a.radius.is_some()),
-                ],
-            )?;
             let mut l = DpSgd::new(loss);
             l.budget = budget(a, eps, l.budget);
             set(&mut l.clip, clip);
@@ -779,14 +818,6 @@ fn fit_model(
             return Ok((bounds.compose(model).map_err(|e| fit_error(a, e))?, bounds));
         }
         A::NoisyGd | A::JlNoisyGd => {
-            unused(a, &sgd_flags)?;
-            unused(
-                a,
-                &[
-                    ("--clip", a.clip.is_some()),
-                    ("--lambda", a.lambda.is_some()),
-                ],
-            )?;
             let mut l = NoisyProjectedGd::new(loss);
             l.budget = budget(a, eps, l.budget);
             set(&mut l.radius, a.radius);
@@ -801,7 +832,6 @@ fn fit_model(
             }
         }
         A::Ssp => {
-            unused(a, &sgd_flags)?;
             let mut l = Ssp::new(1.0, 1.0);
             set(&mut l.bound_x, x_bound);
             set(&mut l.bound_y, y_bound);
@@ -809,7 +839,6 @@ fn fit_model(
             l.fit(data, rng)
         }
         A::DpSsgd => {
-            unused(a, &sgd_flags)?;
             let mut l = DpSsgd::new();
             l.budget = budget(a, eps, l.budget);
             set(&mut l.clip, clip);
@@ -822,26 +851,16 @@ fn fit_model(
             l.fit(data, rng)
         }
         A::DpAmbssgd => {
-            squared_only(a, loss)?;
-            unused(a, &[("--epochs", a.epochs.is_some())])?;
             let mut l = DpAmbSsgd::new(1.0, a.radius.unwrap_or(10.0));
             set(&mut l.radius_x, x_bound);
             l.budget = budget(a, eps, l.budget);
             set(&mut l.learning_rate, a.learning_rate);
-            set(&mut l.batch_size, a.batch_size);
+            l.batch_size = a
+                .batch_size
+                .unwrap_or_else(|| l.batch_size_for(data.n_samples()));
             l.fit(data, rng)
         }
         A::Objpert | A::Amp => {
-            unused(a, &sgd_flags)?;
-            unused(
-                a,
-                &[
-                    ("--steps", a.steps.is_some()),
-                    ("--learning-rate", a.learning_rate.is_some()),
-                    ("--radius", a.radius.is_some()),
-                    ("--y-bound", a.y_bound.is_some()),
-                ],
-            )?;
             let mut o = ObjectivePerturbation::new(loss);
             set(&mut o.x_bound, x_bound);
             o.clip = clip;
@@ -859,15 +878,6 @@ fn fit_model(
             }
         }
         A::OutputPerturbation => {
-            unused(a, &sgd_flags)?;
-            unused(
-                a,
-                &[
-                    ("--clip", a.clip.is_some()),
-                    ("--steps", a.steps.is_some()),
-                    ("--learning-rate", a.learning_rate.is_some()),
-                ],
-            )?;
             let mut l = OutputPerturbation::new(loss);
             l.budget = budget(a, eps, l.budget);
             set(&mut l.x_bound, x_bound);
@@ -930,10 +940,78 @@ fn tuned_sgd(
     }
 }
 
+/// The run's plain-language privacy statement ([`dp_glm::PrivacyStatement`]) with what the
+/// CLI treated as public: the columns and label mapping, the preprocessing, the bounds (and
+/// which flag gave them), and the flags themselves.
+fn statement(
+    a: &TrainArgs,
+    report: &PrivacyReport,
+    source: NoiseSource,
+    bounds: &PrivateBounds,
+    spec: &TableSpec,
+    prep: &Preprocessing,
+    d: usize,
+) -> dp_glm::PrivacyStatement {
+    let mut s = report.statement(source);
+    match spec.feature_names() {
+        Some(names) => s.assume_public(format!(
+            "the feature columns and their order ({}) and the label column {}",
+            names.join(", "),
+            spec.label.as_deref().unwrap_or("(none)")
+        )),
+        None => s.assume_public(format!("the number of features d = {d}")),
+    };
+    match &spec.labels {
+        dp_data::Labels::Classes { negative, positive } => {
+            s.assume_public(format!(
+                "the class pair (negative {negative}, positive {positive}), from --classes or \
+                 the schema"
+            ));
+        }
+        dp_data::Labels::Signs => {
+            s.assume_public("the label set: 0 or -1 for the negative class, 1 for the positive");
+        }
+        dp_data::Labels::Numeric => {}
+    }
+    let mut steps = Vec::new();
+    if prep.unit_norm {
+        steps.push("every row scaled to unit norm".to_string());
+    }
+    if let Some(b) = prep.bias {
+        steps.push(format!("a bias feature {b} appended"));
+    }
+    if !steps.is_empty() {
+        s.assume_public(format!(
+            "the preprocessing ({}), applied to each row on its own",
+            steps.join(", ")
+        ));
+    }
+    s.assume_public(
+        "the algorithm and its hyper-parameters (flags and defaults, as the report above \
+         records them)",
+    );
+    // Public bounds in the CLI's words (which flag gave them), the rest in the library's.
+    let (public, other): (Vec<Bound>, Vec<Bound>) = bounds
+        .bounds()
+        .iter()
+        .partition(|b| b.source == BoundSource::Public);
+    for b in &public {
+        s.assume_public(format!(
+            "the bound {} = {}, {}; values beyond it are clipped",
+            b.name,
+            b.value,
+            bound_origin(a, b)
+        ));
+    }
+    s.bounds(&other);
+    s
+}
+
 /// `dpglm train`.
 pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     check_flags(a)?;
+    check_applicable(a)?;
     check_out(a)?;
     let loss = loss_of(a)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
@@ -988,6 +1066,15 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         None => None,
     };
     let report = model.privacy();
+    let statement = statement(
+        a,
+        report,
+        noise_source,
+        &bounds,
+        &spec,
+        &prep,
+        data.n_features(),
+    );
     let mut privacy = report_json(report)?;
     privacy["bounds"] = bounds_json(a, &bounds)?;
     if let Some(path) = &a.out {
@@ -1028,6 +1115,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
             "bounds": privacy["bounds"],
+            "statement": statement.text(),
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1054,6 +1142,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             .map_err(io)?;
         }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
+        write!(out, "{statement}").map_err(io)?;
         write!(out, "{diagnostics}").map_err(io)?;
     }
     Ok(())

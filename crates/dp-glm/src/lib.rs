@@ -59,6 +59,7 @@ mod model;
 pub mod preprocess;
 mod report;
 pub mod selection;
+mod statement;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};
 pub use data::Dataset;
@@ -72,6 +73,7 @@ pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::{LinearModel, positive_probability, prediction};
 pub use report::{NoiseSource, PrivacyReport};
+pub use statement::PrivacyStatement;
 
 #[cfg(feature = "blas")]
 use openblas_src as _;

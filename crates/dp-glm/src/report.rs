@@ -43,8 +43,8 @@ impl fmt::Display for PrivacyReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "(ε, δ) = ({:.6}, {:e}) spent of target ({}, {:e}); {} accountant, {} relation",
-            self.epsilon,
+            "(ε, δ) = ({}, {:e}) spent of target ({}, {:e}); {} accountant, {} relation",
+            up(self.epsilon, 6),
             self.delta,
             self.target.0,
             self.target.1,
@@ -62,6 +62,20 @@ impl fmt::Display for PrivacyReport {
         }
         Ok(())
     }
+}
+
+/// `x` rounded up to `digits` decimals, as text: a privacy number is never printed smaller
+/// than it is.
+pub(crate) fn up(x: f64, digits: i32) -> String {
+    let scale = 10f64.powi(digits);
+    let rounded = (x * scale).ceil() / scale;
+    // Division can land one ulp below the decimal; the next float up prints as intended.
+    let rounded = if rounded < x {
+        rounded.next_up()
+    } else {
+        rounded
+    };
+    format!("{rounded:.*}", digits as usize)
 }
 
 /// Where a fit's noise came from. Only a cryptographically secure, unpredictably seeded

@@ -1,0 +1,200 @@
+//! Every `train` algorithm × every hyper-parameter and bound flag: a flag the algorithm does
+//! not use is refused (exit 2, naming the flag), never silently ignored (spec/CLI.md); a flag
+//! it uses changes the released model (two values, same seed, different coefficients).
+//!
+//! The matrix is written out here independently of the CLI's own table, so a flag that the
+//! CLI accepts but does not pass to the learner fails the second check, and one it refuses
+//! but the learner uses fails the first.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod inprocess;
+
+use std::path::Path;
+
+use inprocess::{dpglm, tempdir};
+
+/// The algorithms and the flags each uses.
+const USES: [(&str, &[&str]); 10] = [
+    (
+        "dp-gd",
+        &[
+            "--clip",
+            "--steps",
+            "--learning-rate",
+            "--lambda",
+            "--radius",
+        ],
+    ),
+    (
+        "dp-sgd",
+        &[
+            "--clip",
+            "--epochs",
+            "--batch-size",
+            "--sample-rate",
+            "--n",
+            "--learning-rate",
+            "--lambda",
+            "--tune",
+            "--learning-rates",
+            "--tune-trials",
+        ],
+    ),
+    (
+        "noisy-gd",
+        &[
+            "--steps",
+            "--learning-rate",
+            "--radius",
+            "--x-bound",
+            "--y-bound",
+        ],
+    ),
+    (
+        "jl-noisy-gd",
+        &[
+            "--steps",
+            "--learning-rate",
+            "--radius",
+            "--x-bound",
+            "--y-bound",
+            "--k",
+        ],
+    ),
+    ("ssp", &["--x-bound", "--y-bound"]),
+    ("dp-ssgd", &["--clip", "--learning-rate"]),
+    (
+        "dp-ambssgd",
+        &["--batch-size", "--learning-rate", "--radius", "--x-bound"],
+    ),
+    ("objpert", &["--clip", "--lambda", "--x-bound"]),
+    (
+        "amp",
+        &["--clip", "--lambda", "--x-bound", "--tau", "--sigma-out"],
+    ),
+    (
+        "output-perturbation",
+        &["--lambda", "--radius", "--x-bound", "--y-bound"],
+    ),
+];
+
+/// Every flag of the matrix, with two valid values that should give different models and
+/// the flags it needs alongside.
+const FLAGS: [(&str, [&str; 2], &str); 17] = [
+    ("--clip", ["0.5", "2"], ""),
+    ("--steps", ["5", "10"], ""),
+    ("--epochs", ["1", "2"], ""),
+    ("--batch-size", ["50", "100"], ""),
+    ("--sample-rate", ["0.05", "0.1"], ""),
+    ("--n", ["2000", "4000"], ""),
+    ("--learning-rate", ["0.05", "0.2"], ""),
+    ("--lambda", ["1", "2"], ""),
+    ("--radius", ["0.01", "5"], ""),
+    ("--x-bound", ["0.5", "3"], ""),
+    ("--y-bound", ["0.5", "3"], ""),
+    ("--k", ["1", "2"], ""),
+    ("--tau", ["5e-4", "1e-3"], ""),
+    ("--sigma-out", ["0.1", "0.2"], ""),
+    (
+        "--tune",
+        ["honest", "unaccounted"],
+        "--learning-rates 0.1,0.5",
+    ),
+    (
+        "--learning-rates",
+        ["0.01,0.02", "0.5,1"],
+        "--tune unaccounted",
+    ),
+    (
+        "--tune-trials",
+        ["2", "4"],
+        "--tune honest --learning-rates 0.1,0.5",
+    ),
+];
+
+/// `rows` rows of 3 features from a fixed sequence: labels ±1 from a linear rule
+/// (`classification`) or a noisy linear response.
+fn write_data(path: &Path, rows: usize, classification: bool) {
+    let mut text = String::from("a,b,c,y\n");
+    let mut state = 12_345_u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    for _ in 0..rows {
+        let x = [next(), next(), next()];
+        let z = 2.0 * x[0] - x[1] + 0.5 * x[2] + 0.3 * next();
+        let y = if classification {
+            if z >= 0.0 { 1.0 } else { -1.0 }
+        } else {
+            z
+        };
+        text.push_str(&format!("{},{},{},{y}\n", x[0], x[1], x[2]));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The coefficients a run wrote to `out`, or the failure.
+fn coefficients(base: &str, extra: &str, out: &Path) -> Vec<f64> {
+    let args: Vec<String> = base
+        .split_whitespace()
+        .chain(extra.split_whitespace())
+        .map(str::to_owned)
+        .chain(["--out".to_string(), out.display().to_string()])
+        .collect();
+    let (code, _, err) = dpglm(&args);
+    assert_eq!(code, 0, "{base} {extra}: {err}");
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    model["coefficients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_flag_is_used_or_refused_for_every_algorithm() {
+    let dir = tempdir("flag-matrix");
+    let (class, reg) = (dir.join("class.csv"), dir.join("reg.csv"));
+    write_data(&class, 1500, true);
+    write_data(&reg, 1500, false);
+    let out = dir.join("model.json");
+    for (algorithm, uses) in USES {
+        let regression = matches!(algorithm, "ssp" | "dp-ssgd" | "dp-ambssgd");
+        let (data, loss) = if regression {
+            (&reg, "squared")
+        } else {
+            (&class, "logistic")
+        };
+        let base = format!(
+            "train --data {} --label y --algorithm {algorithm} --loss {loss} --epsilon 1 \
+             --delta 1e-5 --seed 7",
+            data.display()
+        );
+        for (flag, [v1, v2], needs) in FLAGS {
+            if uses.contains(&flag) {
+                let a = coefficients(&base, &format!("{needs} {flag} {v1}"), &out);
+                let b = coefficients(&base, &format!("{needs} {flag} {v2}"), &out);
+                assert_ne!(
+                    a, b,
+                    "{algorithm}: {flag} {v1} and {v2} give the same model"
+                );
+            } else {
+                let mut args: Vec<&str> = base.split_whitespace().collect();
+                args.extend([flag, v1]);
+                let (code, stdout, err) = dpglm(&args);
+                assert_eq!(code, 2, "{algorithm} {flag} was accepted: {stdout}{err}");
+                assert!(
+                    err.contains(&format!("{flag} does not apply to --algorithm {algorithm}")),
+                    "{algorithm} {flag}: {err}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
