@@ -93,6 +93,7 @@ fn account(args: &str) -> Map<String, Value> {
         "epsilon_lower",
         "fallback",
         "notes",
+        "q",
         "seconds",
     ]
     .into_iter()

@@ -308,9 +308,11 @@ impl HonestTuning {
                 best = Some((score, theta, lr));
             }
         }
+        // K = 0 (possible under the Poisson law): no trial ran, and the release is the
+        // data-independent zero model (Papernot & Steinke's ⊥), with no learning rate chosen.
         let (coef, lr) = match best {
-            Some((_, theta, lr)) => (theta, lr),
-            None => (Array1::zeros(data.n_features()), f64::NAN),
+            Some((_, theta, lr)) => (theta, Some(lr)),
+            None => (Array1::zeros(data.n_features()), None),
         };
         let trials_note = match self.trials {
             Repetitions::Poisson { mean } => format!("K ~ Poisson({mean})"),
@@ -321,7 +323,9 @@ impl HonestTuning {
         let mut noise = plan.noise_report("noise_multiplier", sigma);
         noise.push(("score_noise".to_string(), score_std));
         noise.push(("trials_run".to_string(), k as f64));
-        noise.push(("chosen_learning_rate".to_string(), lr));
+        if let Some(lr) = lr {
+            noise.push(("chosen_learning_rate".to_string(), lr));
+        }
         let report = PrivacyReport {
             target: (self.base.budget.epsilon, self.base.budget.delta),
             epsilon: spent,
@@ -473,6 +477,31 @@ mod tests {
                 .1;
             assert!(tuning.learning_rates.contains(&lr), "{lr}");
         }
+    }
+
+    /// K ~ Poisson(1) is 0 with probability 1/e: that run releases the zero model, no
+    /// learning rate, and a finite report (it used to carry a NaN learning rate).
+    #[test]
+    fn zero_trials_release_the_zero_model() {
+        let (data, _) = logistic(400, 3, 4.0, 1);
+        let tuning = HonestTuning::new(base(), vec![0.1], 1.0);
+        let (mut zero, mut some) = (0, 0);
+        for seed in 0..12 {
+            let m = tuning.fit(&data, &mut rng(seed)).unwrap();
+            let r = m.privacy();
+            let k = r.noise.iter().find(|(n, _)| n == "trials_run").unwrap().1;
+            assert!(r.noise.iter().all(|(_, v)| v.is_finite()), "{:?}", r.noise);
+            let chosen = r.noise.iter().any(|(n, _)| n == "chosen_learning_rate");
+            assert_eq!(chosen, k > 0.0, "{:?}", r.noise);
+            if k == 0.0 {
+                assert!(m.coef().iter().all(|&c| c == 0.0));
+                zero += 1;
+            } else {
+                some += 1;
+            }
+        }
+        // P(no K = 0 in 12 draws) = (1 − 1/e)^12 ≈ 0.4%, fixed seeds: both cases are seen.
+        assert!(zero > 0 && some > 0, "{zero} zero, {some} non-zero");
     }
 
     #[test]
