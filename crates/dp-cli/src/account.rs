@@ -8,6 +8,7 @@ use dp_accounting::{
     ShuffleMethod, Target, answer_with_fallback, calibrate_noise, shuffle_delta_numerical,
     shuffle_epsilon_numerical,
 };
+use dp_glm::{text_down, text_up};
 use serde_json::json;
 
 use crate::CliError;
@@ -168,7 +169,12 @@ fn shuffling(a: &AccountArgs, out: &mut dyn Write, start: Instant) -> Result<(),
             "{n} shuffled ({eps0}, {delta0:e})-DP local randomisers under replace-one ({method} bound):"
         )
         .map_err(io)?;
-        writeln!(out, "  epsilon = {epsilon:.6} at delta = {delta:e}").map_err(io)?;
+        writeln!(
+            out,
+            "  epsilon = {} at delta = {delta:e}",
+            text_up(epsilon, 6)
+        )
+        .map_err(io)?;
     }
     Ok(())
 }
@@ -270,7 +276,12 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
             writeln!(out, "  ({k} accountant could not answer: {e})").map_err(io)?;
         }
         if a.delta.is_some() {
-            writeln!(out, "  epsilon = {epsilon:.6} at delta = {delta:e}").map_err(io)?;
+            writeln!(
+                out,
+                "  epsilon = {} at delta = {delta:e}",
+                text_up(epsilon, 6)
+            )
+            .map_err(io)?;
         } else {
             writeln!(out, "  delta = {delta:e} at epsilon = {epsilon}").map_err(io)?;
         }
@@ -278,7 +289,7 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
             writeln!(out, "  {}: {}", n.name, note_json(&n.value)).map_err(io)?;
         }
         if let Some(l) = lower {
-            writeln!(out, "  optimistic estimate: epsilon >= {l:.6}").map_err(io)?;
+            writeln!(out, "  optimistic estimate: epsilon >= {}", text_down(l, 6)).map_err(io)?;
         }
     }
     Ok(())
@@ -330,10 +341,10 @@ pub(crate) fn calibrate(c: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Cl
     } else {
         writeln!(
             out,
-            "{} = {:.6} gives epsilon = {:.6} <= {} at delta = {:e} ({} steps, {kind} accountant, {rel})",
+            "{} = {} gives epsilon = {} <= {} at delta = {:e} ({} steps, {kind} accountant, {rel})",
             c.mechanism.noise_flag().trim_start_matches("--"),
-            cal.value,
-            cal.epsilon,
+            text_up(cal.value, 6),
+            text_up(cal.epsilon, 6),
             c.target_epsilon,
             c.delta,
             c.steps

@@ -72,7 +72,7 @@ pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::{LinearModel, positive_probability, prediction};
-pub use report::{NoiseSource, PrivacyReport};
+pub use report::{NoiseSource, PrivacyReport, text_down, text_up};
 pub use statement::PrivacyStatement;
 
 #[cfg(feature = "blas")]

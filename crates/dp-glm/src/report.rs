@@ -44,7 +44,7 @@ impl fmt::Display for PrivacyReport {
         writeln!(
             f,
             "(ε, δ) = ({}, {:e}) spent of target ({}, {:e}); {} accountant, {} relation",
-            up(self.epsilon, 6),
+            text_up(self.epsilon, 6),
             self.delta,
             self.target.0,
             self.target.1,
@@ -64,16 +64,32 @@ impl fmt::Display for PrivacyReport {
     }
 }
 
-/// `x` rounded up to `digits` decimals, as text: a privacy number is never printed smaller
+/// `x` rounded up to `digits` decimals, as text: a privacy number (an upper bound) is never
+/// printed smaller than it is. Values too large to scale are printed in full.
+pub fn text_up(x: f64, digits: i32) -> String {
+    rounded_text(x, digits, true)
+}
+
+/// `x` rounded down to `digits` decimals, as text: a lower bound is never printed larger
 /// than it is.
-pub(crate) fn up(x: f64, digits: i32) -> String {
+pub fn text_down(x: f64, digits: i32) -> String {
+    rounded_text(x, digits, false)
+}
+
+fn rounded_text(x: f64, digits: i32, up: bool) -> String {
     let scale = 10f64.powi(digits);
-    let rounded = (x * scale).ceil() / scale;
-    // Division can land one ulp below the decimal; the next float up prints as intended.
-    let rounded = if rounded < x {
-        rounded.next_up()
-    } else {
-        rounded
+    let scaled = x * scale;
+    if !scaled.is_finite() || scaled.abs() > 2f64.powi(52) {
+        // `{}` prints the shortest text that reads back as exactly `x`.
+        return format!("{x}");
+    }
+    let rounded = if up { scaled.ceil() } else { scaled.floor() } / scale;
+    // Division can land one ulp on the wrong side of the decimal; the next float over prints
+    // as intended.
+    let rounded = match (up, rounded < x, rounded > x) {
+        (true, true, _) => rounded.next_up(),
+        (false, _, true) => rounded.next_down(),
+        _ => rounded,
     };
     format!("{rounded:.*}", digits as usize)
 }
@@ -135,6 +151,17 @@ impl fmt::Display for NoiseSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn privacy_numbers_print_on_their_safe_side() {
+        assert_eq!(text_up(2.182_258_1, 6), "2.182259");
+        assert_eq!(text_down(2.182_258_9, 6), "2.182258");
+        assert_eq!(text_up(0.1, 6), "0.100000");
+        assert_eq!(text_down(0.1, 6), "0.100000");
+        // Too large to scale: printed in full, neither up nor down.
+        assert_eq!(text_up(1e300, 6), format!("{}", 1e300));
+        assert_eq!(text_down(f64::INFINITY, 6), "inf");
+    }
 
     #[test]
     fn only_the_secure_source_is_a_private_release() {

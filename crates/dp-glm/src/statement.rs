@@ -14,7 +14,7 @@ use std::fmt;
 use dp_accounting::Neighbouring;
 
 use crate::bounds::{Bound, BoundSource};
-use crate::report::{NoiseSource, PrivacyReport, up};
+use crate::report::{NoiseSource, PrivacyReport, text_up};
 
 /// What the learners' report notes about the number of rows `n` contain (`learners::public_n_note`,
 /// DP-SGD's size note): under add/remove `n` is private, and such a note says how it was
@@ -163,14 +163,14 @@ impl fmt::Display for PrivacyStatement {
              {:e})), an upper bound computed by the {} accountant over {} noisy release(s): \
              the probability of any set of outputs changes by at most a factor e^{} = {}, \
              plus {:e}, between any two neighbouring datasets.",
-            up(self.epsilon, 6),
+            text_up(self.epsilon, 6),
             self.delta,
             self.target.0,
             self.target.1,
             self.accountant,
             self.releases,
-            up(self.epsilon, 6),
-            up(self.epsilon.exp(), 4),
+            text_up(self.epsilon, 6),
+            text_up(self.epsilon.exp(), 4),
             self.delta
         )?;
         if self.is_private_release() {
@@ -267,7 +267,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(&format!("= ({}, 1e-5)", up(report.epsilon, 6))),
+            text.contains(&format!("= ({}, 1e-5)", text_up(report.epsilon, 6))),
             "{text}"
         );
         assert!(text.contains("1e-5"), "{text}");
@@ -284,10 +284,10 @@ mod tests {
 
     #[test]
     fn privacy_numbers_are_rounded_up() {
-        assert_eq!(up(0.999_999_4, 6), "1.000000");
-        assert_eq!(up(0.5, 6), "0.500000");
-        assert_eq!(up(2.718_21, 4), "2.7183");
-        assert_eq!(up(1.000_000_000_1, 6), "1.000001");
+        assert_eq!(text_up(0.999_999_4, 6), "1.000000");
+        assert_eq!(text_up(0.5, 6), "0.500000");
+        assert_eq!(text_up(2.718_21, 4), "2.7183");
+        assert_eq!(text_up(1.000_000_000_1, 6), "1.000001");
     }
 
     #[test]
