@@ -13,7 +13,7 @@ use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::{Budget, positive, report};
+use super::{Budget, positive, public_n_note, report};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
@@ -142,7 +142,9 @@ impl ObjectivePerturbation {
             "objective perturbation",
         );
         let noise = objpert_noise(sigma, lambda, &b);
-        let report = report(&self.budget, ledger, noise, b.notes(self.x_bound))?;
+        let mut notes = b.notes(self.x_bound);
+        notes.extend(solver_n_note(self.budget.neighbouring));
+        let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(theta, 0.0, self.loss, report)
     }
 }
@@ -593,6 +595,16 @@ impl Objective for Perturbed<'_> {
         grad += &self.linear;
         v + self.linear.dot(&theta)
     }
+}
+
+/// The note saying that the solver's stopping tolerance (relative to `n·L`) uses the number
+/// of rows, treated as public under add/remove.
+pub(crate) fn solver_n_note(relation: Neighbouring) -> Option<String> {
+    public_n_note(
+        relation,
+        "the solver's stopping tolerance is relative to n·L (the released minimiser is exact \
+         to within it)",
+    )
 }
 
 #[cfg(test)]

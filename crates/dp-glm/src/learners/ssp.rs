@@ -6,7 +6,7 @@ use dp_optim::{grid_multiplier, grid_noise_multiplier};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 
-use super::{Budget, calibrate, positive, report};
+use super::{Budget, calibrate, positive, public_n_note, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::loss::Loss;
@@ -195,11 +195,15 @@ impl Ssp {
             ("bound_x".to_string(), bx),
             ("bound_y".to_string(), by),
         ];
-        let notes = vec![
+        let mut notes = vec![
             "AdaSSP (Wang 2018, Alg. 2): three Gaussian releases with one noise multiplier, \
              composed exactly"
                 .to_string(),
         ];
+        notes.extend(public_n_note(
+            rel,
+            "the noise grids of the released sums are sized for n",
+        ));
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(coef, 0.0, Loss::Squared, report)
     }
