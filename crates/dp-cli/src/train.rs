@@ -650,7 +650,7 @@ fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError>
 /// clipped region, and the average of the last N/2 iterates removes the rest (paper 002's
 /// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
 fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> dp_glm::Result<f64> {
-    let alpha = l.noise_multiplier(data.n_samples())?;
+    let alpha = l.noise_multiplier(data.n_samples(), data.n_features())?;
     let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
     Ok(rule.min(DpSsgd::new().learning_rate))
 }

@@ -2,9 +2,10 @@
 //! regression, private by amplification by shuffling.
 
 use dp_accounting::{
-    AccountantKind, Ledger, Mechanism, Neighbouring, ShuffleMethod, gaussian_epsilon,
-    shuffle_epsilon_numerical,
+    AccountantKind, GridComposition, GridGaussian, Ledger, Mechanism, Neighbouring, ShuffleMethod,
+    gaussian_epsilon, shuffle_epsilon_numerical,
 };
+use dp_optim::{GridRelease, Noise};
 use ndarray::Array1;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
@@ -25,10 +26,13 @@ use crate::report::PrivacyReport;
 /// the average of the last `⌊N/2⌋` iterates. Squared loss `(⟨x,w⟩ − y)²/2`, no intercept.
 ///
 /// # Privacy
-/// Replace-one. Each step is a local randomiser on one record: a Gaussian mechanism with
-/// sensitivity `2ζ` (the clip is enforced, so this holds for any data) and noise std `2ζα`,
-/// hence `(ε0, δ0)`-DP with `ε0` from the exact profile of Balle & Wang 2018 (ratio `1/α`,
-/// MATH §2). The steps are adaptive local randomisers applied to a uniformly shuffled order,
+/// Replace-one. Each step is a local randomiser on one record: the clipped gradient released
+/// on a grid with exact discrete Gaussian noise of std `2ζα` (dp_optim's grid-safe Gaussian, so
+/// every grid value is possible under every record; Canonne, Kamath & Steinke 2020), a
+/// Gaussian mechanism with sensitivity `2ζ` (the clip is enforced, so this holds for any data)
+/// plus the grid's rounding slack, hence `(ε0, δ0)`-DP with `ε0` from the exact profile of
+/// Balle & Wang 2018 plus the discrete-Gaussian adjustment of dp_accounting's
+/// `discrete_gaussian` module. The steps are adaptive local randomisers applied to a uniformly shuffled order,
 /// so the released sequence is `(ε, δ_s + (e^ε + 1)(1 + e^{−ε0}/2)·N·δ0)`-DP by amplification
 /// by shuffling (Feldman, McMillan, Talwar 2021, *Hiding among the clones*, Thm 3.8 for
 /// (ε0, δ0)-DP adaptive local randomisers — paper 002 cites exactly this theorem for
@@ -70,16 +74,53 @@ pub(crate) struct ShuffledGaussian {
     pub(crate) method: ShuffleMethod,
 }
 
-/// Privacy of `n` shuffled Gaussian local randomisers with ratio `1/alpha` against the target
-/// `(eps, delta)` (δ split as in [`DpSsgd`]'s `# Privacy`).
+/// One step's local randomiser: the clipped gradient (L2 norm ≤ ζ, so every coordinate is in
+/// `[−ζ, ζ]`) released on the grid with noise std `2ζα` (dp_optim's grid-safe Gaussian), its
+/// sensitivity under replacement `2ζ` plus the grid's rounding slack, and the discrete
+/// Gaussian it samples.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LocalRandomiser {
+    pub(crate) grid: GridRelease,
+    pub(crate) std: f64,
+    pub(crate) sensitivity: f64,
+    pub(crate) discrete: GridGaussian,
+}
+
+impl LocalRandomiser {
+    /// The randomiser of clip `zeta`, noise multiplier `alpha`, dimension `dim`.
+    pub(crate) fn new(zeta: f64, alpha: f64, dim: usize) -> Result<Self> {
+        let std = 2.0 * zeta * alpha;
+        let grid = Noise::Gaussian { std }.on_grid(Some(zeta))?;
+        Ok(Self {
+            grid,
+            std,
+            sensitivity: 2.0 * zeta + grid.slack(dim),
+            discrete: grid.discrete_gaussian(dim)?,
+        })
+    }
+
+    /// `(ε0, δ0)`: the continuous Gaussian's ε at the δ the discrete adjustment leaves, plus
+    /// that adjustment (dp_accounting's `discrete_gaussian` module: one grid release).
+    fn epsilon(&self, delta0: f64) -> Result<f64> {
+        let mut grid = GridComposition::new();
+        grid.add(self.discrete, 1);
+        let inner = gaussian_epsilon(self.std, self.sensitivity, grid.inner_delta(delta0))?;
+        Ok(inner + grid.epsilon_adjustment(inner, delta0))
+    }
+}
+
+/// Privacy of `n` shuffled local randomisers of clip `zeta`, noise multiplier `alpha` and
+/// dimension `dim` against the target `(eps, delta)` (δ split as in [`DpSsgd`]'s
+/// `# Privacy`).
 pub(crate) fn shuffled_gaussian(
     alpha: f64,
     n: u64,
+    (zeta, dim): (f64, usize),
     eps: f64,
     delta: f64,
 ) -> Result<ShuffledGaussian> {
     let delta0 = delta / (3.0 * (eps.exp() + 1.0) * n as f64);
-    let eps0 = gaussian_epsilon(alpha, 1.0, delta0)?;
+    let eps0 = LocalRandomiser::new(zeta, alpha, dim)?.epsilon(delta0)?;
     let bound = shuffle_epsilon_numerical(eps0, delta0, n, 0.5 * delta)?;
     Ok(ShuffledGaussian {
         epsilon: bound.epsilon,
@@ -91,8 +132,13 @@ pub(crate) fn shuffled_gaussian(
 }
 
 /// The smallest α (feasible end of a log-space bisection) meeting the target.
-pub(crate) fn calibrate_shuffled(n: u64, eps: f64, delta: f64) -> Result<(f64, ShuffledGaussian)> {
-    let feasible = |a: f64| match shuffled_gaussian(a, n, eps, delta) {
+pub(crate) fn calibrate_shuffled(
+    n: u64,
+    local: (f64, usize),
+    eps: f64,
+    delta: f64,
+) -> Result<(f64, ShuffledGaussian)> {
+    let feasible = |a: f64| match shuffled_gaussian(a, n, local, eps, delta) {
         Ok(p) if p.epsilon <= eps && p.delta <= delta => Some(p),
         _ => None,
     };
@@ -160,14 +206,15 @@ impl DpSsgd {
 
     budget_setter!();
 
-    /// The noise multiplier α that [`DpSsgd::fit`] calibrates for `n` rows (public: it
-    /// depends on the budget and `n` only).
+    /// The noise multiplier α that [`DpSsgd::fit`] calibrates for `n` rows of `dim` features
+    /// (public: it depends on the budget, the clip, `n` and `dim` only).
     ///
     /// # Errors
-    /// An invalid budget; a target no noise can meet.
-    pub fn noise_multiplier(&self, n: usize) -> Result<f64> {
+    /// An invalid budget or clip; a target no noise can meet.
+    pub fn noise_multiplier(&self, n: usize, dim: usize) -> Result<f64> {
         let target = self.budget.target()?;
-        Ok(calibrate_shuffled(n as u64, target.epsilon(), target.delta())?.0)
+        let zeta = positive("clip", self.clip)?;
+        Ok(calibrate_shuffled(n as u64, (zeta, dim), target.epsilon(), target.delta())?.0)
     }
 
     /// Fits the model (squared loss).
@@ -189,24 +236,28 @@ impl DpSsgd {
                 reason: "DP-SSGD needs at least 2 rows",
             });
         }
-        let (alpha, p) = calibrate_shuffled(n as u64, target.epsilon(), target.delta())?;
-        let std = 2.0 * zeta * alpha;
+        let d = data.n_features();
+        let (alpha, p) = calibrate_shuffled(n as u64, (zeta, d), target.epsilon(), target.delta())?;
+        let local = LocalRandomiser::new(zeta, alpha, d)?;
 
         let x = data.x();
         let y = data.y();
         let norms = data.row_norms();
-        let d = data.n_features();
         let order = permutation(n, rng);
         let tail_start = n - n / 2;
         let mut w = Array1::<f64>::zeros(d);
         let mut avg = Array1::<f64>::zeros(d);
+        let mut gradient = Array1::<f64>::zeros(d);
         for (t, &i) in order.iter().enumerate() {
             let xi = x.row(i);
-            // Clipped before anything can overflow: |c|·‖x_i‖ ≤ η·ζ for every finite row.
-            let c = eta * residual_coefficient(xi, w.view(), y[i], norms[i], zeta);
-            for (wj, &xj) in w.iter_mut().zip(xi) {
-                *wj -= c * xj + eta * std * normal(rng);
-            }
+            // Clipped before anything can overflow: |c|·‖x_i‖ ≤ ζ for every finite row.
+            let c = residual_coefficient(xi, w.view(), y[i], norms[i], zeta);
+            gradient.zip_mut_with(&xi, |g, &xj| *g = c * xj);
+            // The local randomiser's output: the clipped gradient on the grid plus exact
+            // discrete Gaussian noise (a value each of whose grid points is possible under
+            // every record); the step is post-processing of it.
+            local.grid.add_to(rng, gradient.view_mut())?;
+            w.scaled_add(-eta, &gradient);
             if t + 1 > tail_start {
                 avg += &w;
             }
@@ -215,7 +266,7 @@ impl DpSsgd {
 
         let mut ledger = Ledger::new(Neighbouring::ReplaceOne);
         ledger.record(
-            Mechanism::gaussian(std, 2.0 * zeta)?,
+            Mechanism::gaussian(local.std, local.sensitivity)?.with_grid(local.discrete),
             n as u64,
             "noisy clipped gradient (local randomiser, shuffled)",
         );
@@ -261,12 +312,12 @@ mod tests {
 
     #[test]
     fn calibration_meets_the_target_tightly() {
-        let (alpha, p) = calibrate_shuffled(100_000, 1.0, 1e-6).unwrap();
+        let (alpha, p) = calibrate_shuffled(100_000, (1.0, 4), 1.0, 1e-6).unwrap();
         eprintln!("n = 1e5, (1, 1e-6): alpha {alpha}, {p:?}");
         assert_eq!(p.method, ShuffleMethod::Numerical);
         assert!(p.epsilon <= 1.0 && p.epsilon > 0.999, "{p:?}");
         assert!(p.delta <= 1e-6);
-        let q = shuffled_gaussian(alpha * 0.999, 100_000, 1.0, 1e-6).unwrap();
+        let q = shuffled_gaussian(alpha * 0.999, 100_000, (1.0, 4), 1.0, 1e-6).unwrap();
         assert!(q.epsilon > 1.0 || q.delta > 1e-6);
         // Amplification: the per-step ε0 is much larger than the total.
         assert!(p.eps0 > 2.0, "{p:?}");
