@@ -2,11 +2,11 @@
 //! regression with a privately estimated, adaptive clipping threshold (DP-STAT).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
-use dp_optim::numeric;
+use dp_optim::{GRID_BITS, Noise, numeric};
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rand::Rng;
 
-use super::dpssgd::{normal, permutation};
+use super::dpssgd::permutation;
 use super::{Budget, calibrate, positive, report};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -28,7 +28,11 @@ use crate::model::LinearModel;
 /// MATH §8: DP-STAT makes `K` noisy counts of sensitivity 1 at variance `Kα²`, i.e.
 /// `K·1/(2Kα²) = 1/(2α²)`-zCDP on its `s` points (paper 002, Lemma 12); the update is a
 /// Gaussian mechanism on its `b` points with sensitivity `2ηζ_t/b` (the clip is enforced, so
-/// for any data) and std `2ηζ_tα/b`, `1/(2α²)`-zCDP. The shuffle is independent of the data
+/// for any data) and std `2ηζ_tα/b`, `1/(2α²)`-zCDP. Both are grid-safe releases (dp_optim's
+/// noise docs: exact discrete Gaussian noise, whose Rényi divergences are the continuous
+/// Gaussian's; Canonne, Kamath & Steinke 2020): the counts lie on the grid, and the update's
+/// rounding adds at most `α√d·2^−24` of its sensitivity, so the run is charged
+/// `(1 + α√d·2^−24)²/(2α²)`. The shuffle is independent of the data
 /// and, by construction (one pass, consecutive disjoint blocks of `s` then `b` points), every
 /// record enters exactly one of these mechanisms, so by (adaptive) parallel composition the
 /// whole run is `1/(2α²)`-zCDP. This is recorded once in the ledger as
@@ -138,14 +142,18 @@ impl DpAmbSsgd {
                 reason: "batch_size + stat_size must be <= the number of rows",
             });
         }
-        let alpha = calibrate(&self.budget, 1, |a| Mechanism::zcdp(0.5 / (a * a)))?;
+        let d = data.n_features();
+        // The update's grid rounding adds at most `rel_slack(α)` times its sensitivity (checked
+        // at every step), which the zCDP parameter pays for.
+        let alpha = calibrate(&self.budget, 1, |a| {
+            Mechanism::zcdp(0.5 * (1.0 + rel_slack(a, d)).powi(2) / (a * a))
+        })?;
         let rounds = ((domain / width).log2().ceil()).max(1.0) as usize;
         let kappa = self
             .log_factor
             .unwrap_or_else(|| (n as f64).ln().max(1.0).sqrt());
 
         let (x, y, norms) = (data.x(), data.y(), data.row_norms());
-        let d = data.n_features();
         let order = permutation(n, rng);
         let steps = n / (b + s);
         let mut w = Array1::<f64>::zeros(d);
@@ -155,7 +163,7 @@ impl DpAmbSsgd {
             let base = t * (b + s);
             let stat = &order[base..base + s];
             let batch = &order[base + s..base + s + b];
-            let gamma = dp_stat(x, y, stat, w.view(), width, rounds, alpha, rng);
+            let gamma = dp_stat(x, y, stat, w.view(), width, rounds, alpha, rng)?;
             let zeta = rx * gamma * kappa;
             grad.fill(0.0);
             for &i in batch {
@@ -163,11 +171,22 @@ impl DpAmbSsgd {
                 let c = residual_coefficient(xi, w.view(), y[i], norms[i], zeta);
                 grad.scaled_add(c, &xi);
             }
-            let std = 2.0 * zeta * alpha / b as f64;
-            let inv_b = 1.0 / b as f64;
-            for (wj, &gj) in w.iter_mut().zip(&grad) {
-                *wj -= eta * (gj * inv_b + std * normal(rng));
+            // The mean clipped gradient (norm ≤ ζ) released on the grid with exact discrete
+            // Gaussian noise; the step is post-processing of it.
+            let sensitivity = 2.0 * zeta / b as f64;
+            let release = Noise::Gaussian {
+                std: sensitivity * alpha,
             }
+            .on_grid(Some(zeta))?;
+            if release.slack(d) > rel_slack(alpha, d) * sensitivity {
+                return Err(Error::Privacy(format!(
+                    "the update's grid (coarsened for clip {zeta:e}) adds more rounding slack \
+                     than the calibration allowed; nothing is released"
+                )));
+            }
+            grad /= b as f64;
+            release.add_to(rng, grad.view_mut())?;
+            w.scaled_add(-eta, &grad);
             // w is now w_{t+1}; average over T/2 < t+1 <= T.
             if 2 * (t + 1) > steps {
                 avg += &w;
@@ -176,7 +195,7 @@ impl DpAmbSsgd {
         let tail = steps - steps / 2;
         avg /= tail as f64;
 
-        let rho = 0.5 / (alpha * alpha);
+        let rho = 0.5 * (1.0 + rel_slack(alpha, d)).powi(2) / (alpha * alpha);
         let mut ledger = Ledger::new(Neighbouring::ReplaceOne);
         ledger.record(
             Mechanism::zcdp(rho)?,
@@ -202,7 +221,13 @@ impl DpAmbSsgd {
 ///
 /// # Privacy
 /// Each count has sensitivity 1 (replace-one); `K` of them at variance `Kα²` are
-/// `1/(2α²)`-zCDP (paper 002, Lemma 12).
+/// `1/(2α²)`-zCDP (paper 002, Lemma 12). The noise is the grid-safe Gaussian (dp_optim): an
+/// exact discrete Gaussian on a grid `γ ≤ 1`, a power of two, on which every count lies, so the
+/// rounding adds nothing to the sensitivity and the discrete Gaussian's Rényi divergences are
+/// the continuous one's (Canonne, Kamath & Steinke 2020).
+///
+/// # Errors
+/// A noise scale whose grid is coarser than 1 (counts would be rounded).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dp_stat<R: Rng + ?Sized>(
     x: ArrayView2<'_, f64>,
@@ -213,23 +238,37 @@ pub(crate) fn dp_stat<R: Rng + ?Sized>(
     rounds: usize,
     alpha: f64,
     rng: &mut R,
-) -> f64 {
+) -> Result<f64> {
     let residuals: Vec<f64> = idx
         .iter()
         .map(|&j| (numeric::dot(x.row(j), w) - y[j]).abs())
         .collect();
     let std = (rounds as f64).sqrt() * alpha;
+    let release = Noise::Gaussian { std }.on_grid(None)?;
+    if release.gamma() > 1.0 {
+        return Err(Error::Privacy(format!(
+            "DP-STAT's count noise (std {std:e}) is on a grid coarser than the counts"
+        )));
+    }
     let s = idx.len() as f64;
     let mut gamma = width;
     for _ in 0..rounds {
-        let count = residuals.iter().filter(|&&r| r <= gamma).count() as f64;
-        if count + std * normal(rng) < s {
+        let mut count = ndarray::arr1(&[residuals.iter().filter(|&&r| r <= gamma).count() as f64]);
+        release.add_to(rng, count.view_mut())?;
+        if count[0] < s {
             gamma *= 2.0;
         } else {
             break;
         }
     }
-    gamma
+    Ok(gamma)
+}
+
+/// The largest relative rounding slack of the update's grid, `slack/sensitivity ≤
+/// α·√d·2^−GRID_BITS` (the grid is at most `std·2^−GRID_BITS` = `sensitivity·α·2^−GRID_BITS`
+/// unless coarsened for the value bound, which `fit` refuses), rounded up.
+fn rel_slack(alpha: f64, dim: usize) -> f64 {
+    alpha * (dim as f64).sqrt() * 2f64.powi(-GRID_BITS) * (1.0 + 1e-9)
 }
 
 #[cfg(test)]
@@ -276,7 +315,14 @@ mod tests {
         assert_eq!(get("steps"), 10.0);
         assert_eq!(get("stat_rounds"), 10.0);
         let alpha = get("noise_multiplier");
-        assert!((get("rho") - 0.5 / (alpha * alpha)).abs() < 1e-15);
+        // ρ = 1/(2α²), paid up by the grid's relative slack α·√d·2^-24 (d = 4 here).
+        let rho = get("rho");
+        assert!(rho >= 0.5 / (alpha * alpha), "{rho}");
+        let slack = alpha * 2.0 * 2f64.powi(-24);
+        assert!(
+            rho <= 0.5 * (1.0 + 1.01 * slack).powi(2) / (alpha * alpha),
+            "{rho}"
+        );
     }
 
     #[test]
@@ -295,7 +341,7 @@ mod tests {
         let idx: Vec<usize> = (0..2000).collect();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         // At w*, residuals are N(0, 1): the max of 2000 is ~3.5; γ is within a factor 4 of it.
-        let g = dp_stat(data.x(), data.y(), &idx, w.view(), 0.01, 12, 2.0, &mut rng);
+        let g = dp_stat(data.x(), data.y(), &idx, w.view(), 0.01, 12, 2.0, &mut rng).unwrap();
         assert!((3.0..=16.0).contains(&g), "{g}");
     }
 

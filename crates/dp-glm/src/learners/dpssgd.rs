@@ -8,7 +8,6 @@ use dp_accounting::{
 use dp_optim::{GridRelease, Noise};
 use ndarray::Array1;
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, StandardNormal};
 
 use super::{Budget, positive};
 use crate::data::Dataset;
@@ -182,10 +181,6 @@ pub(crate) fn permutation<R: Rng + ?Sized>(n: usize, rng: &mut R) -> Vec<usize> 
         p.swap(i, j);
     }
     p
-}
-
-pub(crate) fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    StandardNormal.sample(rng)
 }
 
 impl Default for DpSsgd {
