@@ -73,15 +73,11 @@ fn choose_threshold(on_d: &[f64], on_d_prime: &[f64]) -> f64 {
     best.1
 }
 
-/// Audits `run(dataset, seed) -> statistic` on the pair `(D, D')`: threshold from `select`
-/// runs per side, bound from `measure` fresh runs per side.
-fn audit(
-    (d, d_prime): (Dataset, Dataset),
-    run: impl Fn(&Dataset, u64) -> f64,
-    select: u64,
-    measure: u64,
-) -> f64 {
-    let stats = |data: &Dataset, seeds: std::ops::Range<u64>| -> Vec<f64> {
+/// Audits `run(input, seed) -> statistic` on the neighbouring pair `(D, D')` (datasets, or the
+/// lists of values the private bounds read): threshold from `select` runs per side, bound
+/// from `measure` fresh runs per side.
+fn audit<T>((d, d_prime): (T, T), run: impl Fn(&T, u64) -> f64, select: u64, measure: u64) -> f64 {
+    let stats = |data: &T, seeds: std::ops::Range<u64>| -> Vec<f64> {
         seeds.map(|s| run(data, s)).collect()
     };
     let t = choose_threshold(&stats(&d, 0..select), &stats(&d_prime, 0..select));
@@ -251,27 +247,6 @@ fn dpssgd_audit_never_exceeds_the_claimed_epsilon() {
     audit_learner("DP-SSGD n = 2", pair, fit, (2_000, 10_000), 0.08);
 }
 
-/// Audits `run(values, seed) -> statistic` on two neighbouring lists of values (the private
-/// bounds' input), as [`audit`] does for datasets.
-fn audit_values(
-    (v, v_prime): (&[f64], &[f64]),
-    run: impl Fn(&[f64], u64) -> f64,
-    select: u64,
-    measure: u64,
-) -> f64 {
-    let stats = |values: &[f64], seeds: std::ops::Range<u64>| -> Vec<f64> {
-        seeds.map(|s| run(values, s)).collect()
-    };
-    let t = choose_threshold(&stats(v, 0..select), &stats(v_prime, 0..select));
-    let (m0, m1) = (1_000_000, 2_000_000);
-    let counts = TestCounts::from_statistics(
-        &stats(v, m0..m0 + measure),
-        &stats(v_prime, m1..m1 + measure),
-        t,
-    );
-    epsilon_lower_bound(counts, DELTA, ALPHA).expect("bound")
-}
-
 #[test]
 fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
     use dp_glm::bounds::private_quantile;
@@ -290,7 +265,7 @@ fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
         ("replace-one, median", (&base[..], &replaced[..]), 0.5, 0.09),
         ("add/remove, 0.99", (&base[..], &added[..]), 0.99, 0.15),
     ] {
-        let run = |values: &[f64], s: u64| {
+        let run = |values: &&[f64], s: u64| {
             private_quantile(values, quantile, eps, &mut seeded_rng(s))
                 .expect("estimates")
                 .0
@@ -298,7 +273,7 @@ fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
         };
         let (_, claimed) =
             private_quantile(pair.1, quantile, eps, &mut seeded_rng(0)).expect("estimates");
-        let found = audit_values(pair, run, 4_000, 20_000);
+        let found = audit(pair, run, 4_000, 20_000);
         eprintln!("private bound ({name}): claimed {claimed}, audit {found}");
         assert!(
             found <= claimed,
