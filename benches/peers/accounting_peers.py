@@ -80,3 +80,15 @@ if len(sys.argv) > 1:
               f"h = {v['notes'].get('discretisation')}")
         print(f"ratio dp_accounting in-process / dpglm whole process ({label}): "
               f"{peer / ours:.1f}x")
+    # Calibration: the smallest sigma for (1, 1e-5) at q = 0.004, T = 2500, as a whole process.
+    cmd = [sys.argv[1], "calibrate", "--mechanism", "subsampled-gaussian", "--q", str(Q),
+           "--steps", "2500", "--target-epsilon", "1", "--delta", str(DELTA), "--json"]
+    times, out = [], None
+    for _ in range(5):
+        t = time.perf_counter()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        times.append(time.perf_counter() - t)
+    ours = statistics.median(times)
+    peer = results["calibration/pld_sigma_eps1_q0.004_T2500"]
+    print(f"dpglm_calibrate_process_dpsgd\t{ours:.6f}\t{json.loads(out)['sigma']!r}")
+    print(f"ratio dp_accounting in-process / dpglm whole process (calibration): {peer / ours:.1f}x")
