@@ -57,6 +57,7 @@ pub mod learners;
 mod loss;
 mod model;
 pub mod preprocess;
+pub mod scaling;
 mod report;
 pub mod selection;
 
