@@ -7,6 +7,7 @@ use std::time::Instant;
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::bounds::{Bound, BoundSource, PrivateBounds, Statistic};
+use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
@@ -16,10 +17,10 @@ use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, TrainArgs};
+use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
+    ModelFile, Preprocessing, finite, noise_source_json, resolved, scaling_json, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -264,15 +265,88 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
 /// Reads the training data under the schema the flags give (`--schema` overridden by
 /// `--label`, `--features`, `--drop`, `--categorical`, `--classes`): the data, with labels
 /// mapped to ±1 for classification, and the resolved pipeline to store with the model.
-fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec), CliError> {
+fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), CliError> {
     let schema: Schema = schema_of(a.label.as_deref(), &a.columns)?;
-    dp_data::read_training_data(
+    let (data, spec) = dp_data::read_training_data(
         &a.data,
         a.format_arg.map(Format::from),
         &schema,
         task_of(loss),
     )
-    .map_err(data_error)
+    .map_err(data_error)?;
+    Ok((data, spec, schema))
+}
+
+/// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
+/// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
+/// standard for classification and none for regression; each numeric feature's public values
+/// from the schema or else estimated privately; one-hot columns from their public range
+/// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
+///
+/// # Errors
+/// [`CliError::Usage`] for `--scale none` with scaling values in the schema (they would be
+/// ignored) or public values that do not fit the method, naming the column.
+fn scaling_plan(
+    a: &TrainArgs,
+    classification: bool,
+    schema: &Schema,
+    spec: &TableSpec,
+    d: usize,
+) -> Result<Option<ScalingPlan>, CliError> {
+    let method = match a.scale {
+        Some(ScaleArg::None) if !schema.scaling.is_empty() => {
+            return Err(CliError::Usage(
+                "--scale none, but the schema gives scaling values (they would be ignored): \
+                 remove them or choose --scale standard|minmax"
+                    .into(),
+            ));
+        }
+        Some(ScaleArg::None) => return Ok(None),
+        Some(ScaleArg::Standard) => ScalingMethod::Standard,
+        Some(ScaleArg::Minmax) => ScalingMethod::MinMax,
+        None if schema.scaling.values().any(|r| r.center.is_some() || r.scale.is_some()) => {
+            ScalingMethod::Standard
+        }
+        None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
+        None if classification => ScalingMethod::Standard,
+        None => return Ok(None),
+    };
+    let one_hot = PublicScale {
+        min: Some(0.0),
+        max: Some(1.0),
+        center: (method == ScalingMethod::Standard).then_some(0.0),
+        scale: (method == ScalingMethod::Standard).then_some(1.0),
+    };
+    let public = match &spec.columns {
+        None => vec![None; d],
+        Some(columns) => {
+            let mut public = Vec::with_capacity(d);
+            for c in columns {
+                if c.levels.is_some() {
+                    public.extend(std::iter::repeat_n(Some(one_hot), c.output_names().len()));
+                    continue;
+                }
+                let given = schema.scaling.get(&c.name).map(|r| PublicScale {
+                    min: r.min,
+                    max: r.max,
+                    center: r.center,
+                    scale: r.scale,
+                });
+                if let Some(p) = given
+                    && let Err(reason) = p.fitted(method)
+                {
+                    return Err(CliError::Usage(format!(
+                        "invalid scaling values for column `{}` with --scale {}: {reason}",
+                        c.name,
+                        method.name()
+                    )));
+                }
+                public.push(given);
+            }
+            public
+        }
+    };
+    Ok(Some(ScalingPlan { method, public }))
 }
 
 /// Reads data to score with a model of `width` features read by `spec`: CSV columns matched by
@@ -564,6 +638,26 @@ fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError>
     Ok(Value::Array(out))
 }
 
+/// The feature scaling in words: the method, and how many features' values were public or
+/// estimated privately (and at what ε).
+fn scaling_summary(s: &FittedScaling) -> String {
+    let estimated = s.features.iter().filter(|f| f.estimated.is_some()).count();
+    let public = s.features.len() - estimated;
+    let mut text = format!("feature scaling: {}", s.method.name());
+    if public > 0 {
+        text.push_str(&format!(", {public} feature(s) from public values"));
+    }
+    if estimated > 0 {
+        text.push_str(&format!(
+            ", {estimated} feature(s) with ranges estimated privately (quartiles, epsilon \
+             {:.6} of the budget in all; give them in the schema's \"scaling\" to make them \
+             public)",
+            s.estimated_epsilon()
+        ));
+    }
+    text
+}
+
 /// DP-SSGD's step size when `--learning-rate` is not given: `η = 1/(20·ζ²α²d)`, at most the
 /// learner's default. A rule of thumb from public quantities only (the clip ζ, the calibrated
 /// noise multiplier α, the dimension d): the noisy iterates of constant-step SGD on a
@@ -653,19 +747,24 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
     }
 }
 
-/// The bounds of this run: flags and public fallbacks recorded as such, the rest estimated
-/// privately, in order, within `--bounds-budget` of ε.
+/// The budget for this run's private estimates: the bounds among `needs` that are to be
+/// estimated, and `more` others (the feature scaling's), within `--bounds-budget` of ε.
+fn bounds_budget(a: &TrainArgs, needs: &[Need], more: usize) -> Result<PrivateBounds, CliError> {
+    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
+    let planned = needs.iter().filter(estimated).count() + more;
+    PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(|e| fit_error(a, e))
+}
+
+/// The bounds of this run, recorded in `bounds` ([`bounds_budget`]): flags and public
+/// fallbacks recorded as such, the rest estimated privately, in order.
 fn private_bounds(
     a: &TrainArgs,
+    mut bounds: PrivateBounds,
     needs: &[Need],
     data: &Dataset,
     rng: &mut dyn rand::Rng,
 ) -> Result<PrivateBounds, CliError> {
-    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
-    let planned = needs.iter().filter(estimated).count();
     let fail = |e| fit_error(a, e);
-    let mut bounds =
-        PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(fail)?;
     for &(name, flag, fallback) in needs {
         match (flag, fallback) {
             (Some(v), _) | (None, Fallback::Default(v)) => {
@@ -691,17 +790,16 @@ fn bound(bounds: &PrivateBounds, name: &str) -> Option<f64> {
         .map(|b| b.value)
 }
 
-/// Builds the chosen learner from the flags and fits it; the bounds it needs and the user did
-/// not give are implied by the preprocessing or estimated privately ([`private_bounds`]), and
-/// the returned model's report covers both.
-///
-/// `row_bound` is the row-norm bound the preprocessing guarantees (unit rows plus a bias `b`:
-/// `√(1 + b²)`), the default `X` of the algorithms that need one.
+/// Builds the chosen learner from the flags and fits it; the bounds it `needs` and the user did
+/// not give are implied by the preprocessing or estimated privately in `bounds`
+/// ([`private_bounds`]; it may already hold the feature scaling's estimates), and the
+/// returned model's report covers all of them.
 fn fit_model(
     a: &TrainArgs,
     loss: Loss,
     data: &Dataset,
-    row_bound: Option<f64>,
+    needs: &[Need],
+    bounds: PrivateBounds,
     rng: &mut dyn rand::Rng,
 ) -> Result<(LinearModel, PrivateBounds), CliError> {
     use crate::cli::AlgorithmArg as A;
@@ -739,7 +837,7 @@ fn fit_model(
         A::Ssp | A::DpSsgd => squared_only(a, loss)?,
         _ => {}
     }
-    let bounds = private_bounds(a, &needs(a, loss, row_bound), data, rng)?;
+    let bounds = private_bounds(a, bounds, needs, data, rng)?;
     let eps = bounds.learner_epsilon();
     let (x_bound, y_bound, clip) = (
         bound(&bounds, "x_bound"),
@@ -937,16 +1035,48 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     check_out(a)?;
     let loss = loss_of(a)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
-    let prep = Preprocessing {
+    let format = a.format_arg.map(Format::from);
+    let (train, spec, schema) = read(a, loss)?;
+    let plan = scaling_plan(a, classification, &schema, &spec, train.x.ncols())?;
+    let mut prep = Preprocessing {
+        scaling: None,
         unit_norm: match a.preprocess {
             Some(PreprocessArg::UnitNorm) => true,
             Some(PreprocessArg::None) => false,
-            None => classification,
+            None => classification && plan.is_none(),
         },
         bias: (a.bias != 0.0).then_some(a.bias),
     };
-    let format = a.format_arg.map(Format::from);
-    let (train, spec) = read(a, loss)?;
+    // Read before fitting, so a bad test file fails fast.
+    let test = match &a.test {
+        Some(p) => Some((p, scoring_data(p, format, &spec, train.x.ncols())?)),
+        None => None,
+    };
+    let noise_source = match a.seed {
+        Some(seed) => NoiseSource::Seeded { seed },
+        None => NoiseSource::Secure,
+    };
+    let mut rng: Box<dyn rand::Rng> = match a.seed {
+        Some(s) => Box::new(dp_optim::seeded_rng(s)),
+        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
+    };
+    // The public row bound the preprocessing guarantees (unit rows, or every feature clipped
+    // by the scaling, plus a bias `b`), the default `X` of the algorithms that need one.
+    let rows = if prep.unit_norm {
+        Some(1.0)
+    } else {
+        plan.as_ref().and_then(ScalingPlan::row_bound)
+    };
+    let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
+    let needs = needs(a, loss, row_bound);
+    let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
+    if let Some(plan) = &plan {
+        let names = train.feature_names.as_deref();
+        let fitted = plan
+            .fit(train.x.view(), names, &mut bounds, &mut *rng)
+            .map_err(|e| fit_error(a, e))?;
+        prep.scaling = Some(fitted);
+    }
     let data = Dataset::new(prep.apply(train.x.view()), train.y)
         .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
@@ -958,29 +1088,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             data.n_features()
         )));
     }
-    // Read before fitting, so a bad test file fails fast.
-    let test = match &a.test {
-        Some(p) => {
-            let t = scoring_data(p, format, &spec, train.x.ncols())?;
-            Some((
-                p,
-                Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
-            ))
-        }
+    let test = match test {
+        Some((p, t)) => Some((
+            p,
+            Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+        )),
         None => None,
     };
-    let noise_source = match a.seed {
-        Some(seed) => NoiseSource::Seeded { seed },
-        None => NoiseSource::Secure,
-    };
-    let mut rng: Box<dyn rand::Rng> = match a.seed {
-        Some(s) => Box::new(dp_optim::seeded_rng(s)),
-        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
-    };
-    let row_bound = prep
-        .unit_norm
-        .then(|| 1.0_f64.hypot(prep.bias.unwrap_or(0.0)));
-    let (model, bounds) = fit_model(a, loss, &data, row_bound, &mut *rng)?;
+    let (model, bounds) = fit_model(a, loss, &data, &needs, bounds, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
     let test = match &test {
@@ -990,6 +1105,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let report = model.privacy();
     let mut privacy = report_json(report)?;
     privacy["bounds"] = bounds_json(a, &bounds)?;
+    let scaling = scaling_json(prep.scaling.as_ref())?;
     if let Some(path) = &a.out {
         let file = ModelFile {
             algorithm: a.algorithm,
@@ -997,7 +1113,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             n_features_in: train.x.ncols(),
             feature_names: train.feature_names.clone(),
             input: Some(spec.clone()),
-            preprocessing: prep,
+            preprocessing: prep.clone(),
             coefficients: coef.to_vec(),
             intercept: model.intercept(),
             noise_source: Some(noise_source),
@@ -1028,6 +1144,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
             "bounds": privacy["bounds"],
+            "scaling": scaling,
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1052,6 +1169,9 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
                 bound_origin(a, b)
             )
             .map_err(io)?;
+        }
+        if let Some(s) = &prep.scaling {
+            writeln!(out, "  {}", scaling_summary(s)).map_err(io)?;
         }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
         write!(out, "{diagnostics}").map_err(io)?;

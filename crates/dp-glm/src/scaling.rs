@@ -277,6 +277,28 @@ impl ScalingPlan {
         2 * self.public.iter().filter(|p| p.is_none()).count()
     }
 
+    /// A public bound on the L2 norm of every row the fitted scaling will output (as
+    /// [`FittedScaling::row_bound`], known before fitting): `None` when a public feature is
+    /// not clipped on both sides or its values do not fit the method.
+    pub fn row_bound(&self) -> Option<f64> {
+        let half_width = self.half_width();
+        self.public.iter().try_fold(0.0_f64, |acc, p| {
+            let m = match p {
+                Some(p) => p.fitted(self.method).ok()?.max_abs()?,
+                None => half_width,
+            };
+            Some(acc.hypot(m))
+        })
+    }
+
+    /// The largest `|output|` of an estimated feature.
+    fn half_width(&self) -> f64 {
+        match self.method {
+            ScalingMethod::MinMax => 1.0,
+            ScalingMethod::Standard => CLIP_SCALES,
+        }
+    }
+
     /// Fits the scaling on the raw features `x`: public values as given, the other features'
     /// ranges estimated privately in `bounds` (labelled with `names[j]` when given).
     ///
@@ -303,10 +325,7 @@ impl ScalingPlan {
                 right_shape: vec![self.public.len()],
             });
         }
-        let half_width = match self.method {
-            ScalingMethod::MinMax => 1.0,
-            ScalingMethod::Standard => CLIP_SCALES,
-        };
+        let half_width = self.half_width();
         let mut features = Vec::with_capacity(self.public.len());
         for (j, p) in self.public.iter().enumerate() {
             let f = match p {
@@ -464,6 +483,12 @@ mod tests {
             ],
         };
         assert_eq!(plan.estimates(), 2);
+        assert_eq!(plan.row_bound(), None, "feature 0 is not clipped");
+        let bounded = ScalingPlan {
+            method: ScalingMethod::MinMax,
+            public: vec![None, None],
+        };
+        assert_eq!(bounded.row_bound(), Some(2f64.sqrt()));
         for seed in 0..5 {
             let mut bounds = PrivateBounds::new(1.0, 1e-5, 0.1, plan.estimates()).unwrap();
             let s = plan
@@ -477,6 +502,12 @@ mod tests {
             assert!((hi - (f.center + 3.0 * f.scale)).abs() < 1e-9);
             assert_eq!(f.max_abs(), Some(3.0));
             assert!(f.estimated.unwrap() <= 0.1 + 1e-12);
+            let fitted = bounded
+                .fit(x.view(), None, &mut PrivateBounds::new(1.0, 1e-5, 0.1, 4).unwrap(), &mut seeded_rng(seed))
+                .unwrap();
+            // Feature 0 is constant: its quartiles coincide and it maps to 0.
+            assert_eq!(fitted.features[0].max_abs(), Some(0.0));
+            assert_eq!(fitted.row_bound(), Some(1.0));
             assert_eq!(s.features[0].estimated, None);
             assert_eq!(s.features[0].apply(0.5), 0.5);
         }
