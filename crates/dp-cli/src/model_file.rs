@@ -804,8 +804,14 @@ mod tests {
     #[test]
     fn bad_scalings_are_refused() {
         let cases: [(Value, &str); 5] = [
-            (json!({"method": "zscore", "features": []}), "preprocessing.scaling.method"),
-            (json!({"method": "standard", "features": []}), "preprocessing.scaling.features"),
+            (
+                json!({"method": "zscore", "features": []}),
+                "preprocessing.scaling.method",
+            ),
+            (
+                json!({"method": "standard", "features": []}),
+                "preprocessing.scaling.features",
+            ),
             (
                 json!({"method": "standard", "features": [
                     {"low": null, "high": null, "center": 0, "scale": 0, "source": "public", "epsilon": null},

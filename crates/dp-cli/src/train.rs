@@ -279,7 +279,7 @@ fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), Cl
 
 /// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
 /// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
-/// standard for classification and none for regression; each numeric feature's public values
+/// minmax for classification and none for regression; each numeric feature's public values
 /// from the schema or else estimated privately; one-hot columns from their public range
 /// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
 ///
@@ -304,11 +304,15 @@ fn scaling_plan(
         Some(ScaleArg::None) => return Ok(None),
         Some(ScaleArg::Standard) => ScalingMethod::Standard,
         Some(ScaleArg::Minmax) => ScalingMethod::MinMax,
-        None if schema.scaling.values().any(|r| r.center.is_some() || r.scale.is_some()) => {
+        None if schema
+            .scaling
+            .values()
+            .any(|r| r.center.is_some() || r.scale.is_some()) =>
+        {
             ScalingMethod::Standard
         }
         None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
-        None if classification => ScalingMethod::Standard,
+        None if classification => ScalingMethod::MinMax,
         None => return Ok(None),
     };
     let one_hot = PublicScale {

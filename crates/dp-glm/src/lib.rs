@@ -57,8 +57,8 @@ pub mod learners;
 mod loss;
 mod model;
 pub mod preprocess;
-pub mod scaling;
 mod report;
+pub mod scaling;
 pub mod selection;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};

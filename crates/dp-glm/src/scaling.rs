@@ -329,11 +329,13 @@ impl ScalingPlan {
         let mut features = Vec::with_capacity(self.public.len());
         for (j, p) in self.public.iter().enumerate() {
             let f = match p {
-                Some(p) => p.fitted(self.method).map_err(|_| Error::InvalidHyperParameter {
-                    name: "scaling",
-                    value: j as f64,
-                    reason: "public values that do not fit the scaling method",
-                })?,
+                Some(p) => p
+                    .fitted(self.method)
+                    .map_err(|_| Error::InvalidHyperParameter {
+                        name: "scaling",
+                        value: j as f64,
+                        reason: "public values that do not fit the scaling method",
+                    })?,
                 None => {
                     let name = names
                         .and_then(|n| n.get(j))
@@ -439,7 +441,10 @@ mod tests {
         };
         let x = array![[1e300, -1e300, 5.0], [2.0, 0.0, -7.0], [-1.0, 5.0, 2.0]];
         let t = s.transform(x.view()).unwrap();
-        assert_eq!(t, array![[1.0, -1.0, 0.0], [0.0, 0.0, 0.0], [-1.0, 0.5, 0.0]]);
+        assert_eq!(
+            t,
+            array![[1.0, -1.0, 0.0], [0.0, 0.0, 0.0], [-1.0, 0.5, 0.0]]
+        );
         let bound = s.row_bound().unwrap();
         assert!((bound - 2f64.sqrt()).abs() < 1e-15);
         assert!(
@@ -464,13 +469,12 @@ mod tests {
         let n = 20_000;
         let mut rng = seeded_rng(4);
         let normal = Normal::new(-100.0, 5.0).unwrap();
-        let x = Array2::from_shape_fn((n, 2), |(_, j)| {
-            if j == 0 {
-                0.5
-            } else {
-                normal.sample(&mut rng)
-            }
-        });
+        let x = Array2::from_shape_fn(
+            (n, 2),
+            |(_, j)| {
+                if j == 0 { 0.5 } else { normal.sample(&mut rng) }
+            },
+        );
         let plan = ScalingPlan {
             method: ScalingMethod::Standard,
             public: vec![
@@ -503,7 +507,12 @@ mod tests {
             assert_eq!(f.max_abs(), Some(3.0));
             assert!(f.estimated.unwrap() <= 0.1 + 1e-12);
             let fitted = bounded
-                .fit(x.view(), None, &mut PrivateBounds::new(1.0, 1e-5, 0.1, 4).unwrap(), &mut seeded_rng(seed))
+                .fit(
+                    x.view(),
+                    None,
+                    &mut PrivateBounds::new(1.0, 1e-5, 0.1, 4).unwrap(),
+                    &mut seeded_rng(seed),
+                )
                 .unwrap();
             // Feature 0 is constant: its quartiles coincide and it maps to 0.
             assert_eq!(fitted.features[0].max_abs(), Some(0.0));
