@@ -1078,7 +1078,15 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         let names = train.feature_names.as_deref();
         let fitted = plan
             .fit(train.x.view(), names, &mut bounds, &mut *rng)
-            .map_err(|e| fit_error(a, e))?;
+            .map_err(|e| match e {
+                dp_glm::Error::Optim(e) => CliError::Usage(format!(
+                    "the feature ranges of --scale cannot be estimated privately with \
+                     --bounds-budget {} of --epsilon {} ({e}); give public scaling values in \
+                     the schema, or --scale none",
+                    a.bounds_budget, a.epsilon
+                )),
+                e => fit_error(a, e),
+            })?;
         prep.scaling = Some(fitted);
     }
     let data = Dataset::new(prep.apply(train.x.view()), train.y)
