@@ -284,8 +284,9 @@ fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), Cl
 /// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
 ///
 /// # Errors
-/// [`CliError::Usage`] for `--scale none` with scaling values in the schema (they would be
-/// ignored) or public values that do not fit the method, naming the column.
+/// [`CliError::Usage`] for `--scale none` with scaling values in the schema, or values for a
+/// column that is not a numeric feature (they would be ignored), or public values that do not
+/// fit the method, naming the column.
 fn scaling_plan(
     a: &TrainArgs,
     classification: bool,
@@ -324,6 +325,17 @@ fn scaling_plan(
     let public = match &spec.columns {
         None => vec![None; d],
         Some(columns) => {
+            if let Some(name) = schema
+                .scaling
+                .keys()
+                .find(|k| !columns.iter().any(|c| &c.name == *k && c.levels.is_none()))
+            {
+                return Err(CliError::Usage(format!(
+                    "the schema gives scaling values for `{name}`, which is not a numeric \
+                     feature of this run (dropped or not selected); remove them (nothing is \
+                     ignored silently)"
+                )));
+            }
             let mut public = Vec::with_capacity(d);
             for c in columns {
                 if c.levels.is_some() {

@@ -357,27 +357,42 @@ fn bad_scaling_settings_are_refused() {
     let cases = [
         (
             r#"{"scaling": {"x1": {"min": 0, "max": 1}}}"#,
-            "--scale none",
+            "--epsilon 1 --scale none",
             "--scale none",
         ),
         (
             r#"{"scaling": {"x1": {"min": 0}}}"#,
-            "--scale minmax",
+            "--epsilon 1 --scale minmax",
             "`x1`",
         ),
         (
             r#"{"scaling": {"x1": {"min": 0, "max": 1}}}"#,
-            "--scale standard",
+            "--epsilon 1 --scale standard",
             "`x1`",
         ),
-        (r#"{"scaling": {"x1": {"min": 1, "max": 0}}}"#, "", "x1"),
-        (r#"{"scaling": {"nope": {"min": 0, "max": 1}}}"#, "", "nope"),
+        (
+            r#"{"scaling": {"x1": {"min": 1, "max": 0}}}"#,
+            "--epsilon 1",
+            "x1",
+        ),
+        (
+            r#"{"scaling": {"nope": {"min": 0, "max": 1}}}"#,
+            "--epsilon 1",
+            "nope",
+        ),
+        (
+            r#"{"scaling": {"x1": {"min": 0, "max": 1}}}"#,
+            "--epsilon 1 --drop x1",
+            "`x1`, which is not a numeric feature",
+        ),
+        // Too little budget for the private estimates: named, with the way out.
+        (r#"{}"#, "--epsilon 1e-300", "give public scaling values"),
     ];
     for (i, (schema, flag, named)) in cases.into_iter().enumerate() {
         let path = dir.join(format!("s{i}.json"));
         std::fs::write(&path, schema).unwrap();
         let args = format!(
-            "train --data {} --label y --algorithm dp-sgd --epsilon 1 --delta 1e-5 --schema {} {flag}",
+            "train --data {} --label y --algorithm dp-sgd --delta 1e-5 --schema {} {flag}",
             tr.display(),
             path.display()
         );
