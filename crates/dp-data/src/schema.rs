@@ -864,3 +864,37 @@ pub fn read_scoring_data(
     }
     Ok(data)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use super::*;
+
+    /// Scaling entries: any of min, max, center, scale; each finite, min < max, scale > 0;
+    /// not for a categorical column; unknown keys refused.
+    #[test]
+    fn scaling_values_are_checked() {
+        let ok = Schema::from_json(
+            r#"{"scaling": {"a": {"min": 0, "max": 2}, "b": {"center": 5, "scale": 0.5}}}"#,
+            "s",
+        )
+        .unwrap();
+        assert_eq!(ok.scaling["a"].max, Some(2.0));
+        assert_eq!(ok.scaling["b"].center, Some(5.0));
+        assert_eq!(ok.scaling["b"].min, None);
+        for bad in [
+            r#"{"scaling": {"a": {}}}"#,
+            r#"{"scaling": {"a": {"min": 2, "max": 2}}}"#,
+            r#"{"scaling": {"a": {"center": 0, "scale": 0}}}"#,
+            r#"{"scaling": {"a": {"center": 0, "scale": -1}}}"#,
+            r#"{"scaling": {"a": {"mean": 0}}}"#,
+            r#"{"scaling": {"c": {"min": 0, "max": 1}}, "categorical": {"c": ["u", "v"]}}"#,
+        ] {
+            assert!(
+                matches!(Schema::from_json(bad, "s"), Err(Error::Schema { .. })),
+                "{bad}"
+            );
+        }
+    }
+}
