@@ -217,8 +217,9 @@ pub(crate) struct TrainArgs {
     /// Fraction of epsilon spent on privately estimating the bounds the learner needs and the
     /// user did not give (--x-bound, --y-bound, --clip) and the feature ranges of --scale;
     /// the learner gets the rest.
-    #[arg(long, default_value_t = dp_glm::bounds::DEFAULT_SHARE)]
-    pub bounds_budget: f64,
+    /// Default: 0.1, or 0.2 when feature ranges are estimated (--scale).
+    #[arg(long)]
+    pub bounds_budget: Option<f64>,
     /// JL target dimension (jl-noisy-gd).
     #[arg(long)]
     pub k: Option<usize>,

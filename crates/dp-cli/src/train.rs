@@ -137,6 +137,7 @@ fn given(a: &TrainArgs, flag: &str) -> bool {
         "--k" => a.k.is_some(),
         "--tune-trials" => a.tune_trials.is_some(),
         "--learning-rates" => a.learning_rates.is_some(),
+        "--bounds-budget" => a.bounds_budget.is_some(),
         _ => true,
     }
 }
@@ -171,7 +172,7 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--sigma-out", a.sigma_out),
         ("--tune-trials", a.tune_trials),
         ("--sample-rate", a.sample_rate),
-        ("--bounds-budget", Some(a.bounds_budget)),
+        ("--bounds-budget", a.bounds_budget),
     ];
     let rates = a
         .learning_rates
@@ -768,7 +769,18 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
 fn bounds_budget(a: &TrainArgs, needs: &[Need], more: usize) -> Result<PrivateBounds, CliError> {
     let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
     let planned = needs.iter().filter(estimated).count() + more;
-    PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(|e| fit_error(a, e))
+    PrivateBounds::new(a.epsilon, a.delta, share(a, more), planned).map_err(|e| fit_error(a, e))
+}
+
+/// The share of ε for private estimates: `--bounds-budget`, or by default 10%, 20% when the
+/// feature scaling's ranges are among the `scaling_estimates`
+/// ([`dp_glm::scaling::SCALING_SHARE`]).
+fn share(a: &TrainArgs, scaling_estimates: usize) -> f64 {
+    a.bounds_budget.unwrap_or(if scaling_estimates > 0 {
+        dp_glm::scaling::SCALING_SHARE
+    } else {
+        dp_glm::bounds::DEFAULT_SHARE
+    })
 }
 
 /// The bounds of this run, recorded in `bounds` ([`bounds_budget`]): flags and public
@@ -1095,7 +1107,8 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
                     "the feature ranges of --scale cannot be estimated privately with \
                      --bounds-budget {} of --epsilon {} ({e}); give public scaling values in \
                      the schema, or --scale none",
-                    a.bounds_budget, a.epsilon
+                    share(a, plan.estimates()),
+                    a.epsilon
                 )),
                 e => fit_error(a, e),
             })?;

@@ -107,8 +107,7 @@ fn non_private_accuracy(
     };
     let data = dp_glm::Dataset::new(design(x), y.clone()).unwrap();
     let objective =
-        dp_glm::GlmObjective::new(&data, dp_glm::Loss::Logistic, 0.0, dp_glm::Scale::Mean)
-            .unwrap();
+        dp_glm::GlmObjective::new(&data, dp_glm::Loss::Logistic, 0.0, dp_glm::Scale::Mean).unwrap();
     let theta = dp_optim::Lbfgs::new()
         .max_iters(1000)
         .grad_tol(1e-9)
@@ -124,10 +123,11 @@ fn non_private_accuracy(
     right as f64 / ty.len() as f64
 }
 
-/// `dpglm train … --json` with ε = 1, δ = 1e-5, seed 1: the JSON object.
+/// `dpglm train … --json` with ε = 1, δ = 1e-5 and `extra` (which gives the seed): the JSON
+/// object.
 fn train(train: &Path, test: &Path, extra: &str) -> Value {
     let args = format!(
-        "train --data {} --test {} --label y --epsilon 1 --delta 1e-5 --seed 1 --json {extra}",
+        "train --data {} --test {} --label y --epsilon 1 --delta 1e-5 --json {extra}",
         train.display(),
         test.display()
     );
@@ -154,7 +154,7 @@ fn public_schema(path: &Path) {
 
 /// The §3 target: DP-SGD and AMP, defaults only (data, label, ε, δ), within 2 accuracy
 /// points of non-private logistic regression. By default logistic models scale every feature
-/// min–max from its privately estimated range (centre ± 3 scales from its quartiles, 10% of
+/// min–max from its privately estimated range (centre ± 3 scales from its quartiles, 20% of
 /// ε in all) to [−1, 1], clipped, and add a bias; before, they normalised rows, which on
 /// these features is dominated by the largest ones.
 ///
@@ -162,8 +162,13 @@ fn public_schema(path: &Path) {
 ///
 /// | learner | defaults | `--scale minmax` + public ranges (centre ± 3 scales) | `--scale none` (unit-norm rows, the old default) | non-private |
 /// |---|---|---|---|---|
-/// | DP-SGD | 0.7740 | 0.7810 | 0.6178 | 0.7808 |
-/// | AMP | 0.7712 | 0.7770 | 0.6308 | 0.7808 |
+/// | DP-SGD | 0.7768 | 0.7810 | 0.6178 | 0.7808 |
+/// | AMP | 0.7720 | 0.7770 | 0.6308 | 0.7808 |
+///
+/// The runs are deterministic given the seed (rounding with and without BLAS may move a few
+/// test rows). Over seeds 1–59 when written: DP-SGD 0.7748–0.7814 and AMP 0.7706–0.7832 with
+/// the defaults, every run within 2 points (0.7608); the private ranges are the spread (public
+/// ranges: 0.779–0.783 and 0.771–0.782). Seeds 1–5 are checked.
 #[test]
 fn defaults_are_within_two_points_of_non_private_logistic_regression() {
     let dir = tempdir("scaling-target");
@@ -181,26 +186,34 @@ fn defaults_are_within_two_points_of_non_private_logistic_regression() {
     let reference = non_private_accuracy(&x, &y, &tx, &ty);
     eprintln!("non-private logistic regression: {reference}");
     for alg in ["dp-sgd", "amp"] {
-        let v = train(&tr, &te, &format!("--algorithm {alg}"));
+        for seed in 1..=5 {
+            let v = train(&tr, &te, &format!("--algorithm {alg} --seed {seed}"));
+            eprintln!("{alg} defaults, seed {seed}: {}", accuracy(&v));
+            assert!(
+                accuracy(&v) >= reference - 0.02,
+                "{alg}, seed {seed}: {} vs non-private {reference}",
+                accuracy(&v)
+            );
+        }
+        let v = train(&tr, &te, &format!("--algorithm {alg} --seed 1"));
         let public = train(
             &tr,
             &te,
             &format!(
-                "--algorithm {alg} --scale minmax --schema {}",
+                "--algorithm {alg} --seed 1 --scale minmax --schema {}",
                 schema.display()
             ),
         );
-        let old = train(&tr, &te, &format!("--algorithm {alg} --scale none"));
+        let old = train(
+            &tr,
+            &te,
+            &format!("--algorithm {alg} --seed 1 --scale none"),
+        );
         eprintln!(
             "{alg}: defaults {}, public scaling {}, --scale none {}",
             accuracy(&v),
             accuracy(&public),
             accuracy(&old)
-        );
-        assert!(
-            accuracy(&v) >= reference - 0.02,
-            "{alg}: {} vs non-private {reference}",
-            accuracy(&v)
         );
         assert!(
             accuracy(&public) >= reference - 0.02,
@@ -218,7 +231,8 @@ fn defaults_are_within_two_points_of_non_private_logistic_regression() {
                 f["epsilon"].as_f64().unwrap()
             })
             .sum();
-        assert!(eps <= 0.1 + 1e-9 && eps > 0.09, "{eps}");
+        // The default share with estimated ranges: 20% of ε.
+        assert!(eps <= 0.2 + 1e-9 && eps > 0.19, "{eps}");
         for f in public["scaling"]["features"].as_array().unwrap() {
             assert_eq!(f["source"], "public");
             assert_eq!(f["epsilon"], Value::Null);
