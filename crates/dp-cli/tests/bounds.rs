@@ -217,7 +217,7 @@ fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
 /// `--preprocess none --scale none` (0.453 when first measured, below the majority class
 /// 0.506: with offsets of ±50 the estimated X ≈ 300 makes its gradient bound so loose that
 /// the noise decides the sign) — not a default. Measured with the default scaling: objpert
-/// 0.766, output perturbation 0.747, DP-SGD 0.765, AMP 0.759; objpert with `--preprocess
+/// 0.774, output perturbation 0.762, DP-SGD 0.771, AMP 0.768; objpert with `--preprocess
 /// none --scale none` 0.640; majority class 0.506; non-private logistic regression 0.773 on
 /// standardised features (numpy, Newton's method, when the test was first written).
 #[test]
