@@ -385,3 +385,54 @@ fn bad_scaling_settings_are_refused() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// No range is read from the data without noise: replacing one row by an extreme one
+/// (features 10⁶) with the same seed moves the stored scaling by at most a few grid steps —
+/// a range read from the data's extremes would move to 10⁶. Every other field of the model
+/// file except the released coefficients and intercept (and the scaling, a mechanism output)
+/// is the same.
+#[test]
+fn one_extreme_row_barely_moves_the_private_ranges() {
+    let dir = tempdir("scaling-neighbours");
+    let (x, y) = rows(5_000, 11);
+    let mut other = x.clone();
+    other.row_mut(0).fill(1e6);
+    let all: Vec<usize> = (0..=D).collect();
+    let mut files = Vec::new();
+    for (name, features) in [("a", &x), ("b", &other)] {
+        let data = dir.join(format!("{name}.csv"));
+        let model = dir.join(format!("{name}.json"));
+        write_csv(&data, features, &y, &all);
+        let args = format!(
+            "train --data {} --label y --algorithm dp-sgd --epsilon 1 --delta 1e-5 --seed 5 \
+             --out {}",
+            data.display(),
+            model.display()
+        );
+        let (code, _, err) = dpglm(&args.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&model).unwrap();
+        files.push(serde_json::from_str::<Value>(&text).unwrap());
+    }
+    let (mut a, mut b) = (files[0].clone(), files[1].clone());
+    let (sa, sb) = (
+        a["preprocessing"]["scaling"]["features"].clone(),
+        b["preprocessing"]["scaling"]["features"].clone(),
+    );
+    for j in 0..D {
+        let get = |s: &Value, k: &str| s[j][k].as_f64().unwrap();
+        let width = get(&sa, "high") - get(&sa, "low");
+        for k in ["low", "high"] {
+            let moved = (get(&sa, k) - get(&sb, k)).abs();
+            assert!(moved <= 0.01 * width, "x{j} {k}: moved {moved} of {width}");
+        }
+    }
+    for m in [&mut a, &mut b] {
+        for k in ["coefficients", "intercept"] {
+            m[k] = Value::Null;
+        }
+        m["preprocessing"]["scaling"] = Value::Null;
+    }
+    assert_eq!(a, b);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
