@@ -166,9 +166,9 @@ pub(crate) struct TrainArgs {
     pub preprocess: Option<PreprocessArg>,
     /// Per-feature scaling: the schema's public `scaling` values where given, ranges estimated
     /// privately within --bounds-budget for the other numeric features (one-hot columns
-    /// mapped from [0, 1]). Default: minmax for logistic (estimated ranges: centre ± 3 scales
-    /// from private quartiles), or as the schema's scaling values say (standard if any gives a
-    /// center or scale, else minmax); none for regression without them.
+    /// mapped from [0, 1]). Default: minmax for logistic on CSV files (estimated ranges:
+    /// centre ± 3 scales from private quartiles), or as the schema's scaling values say
+    /// (standard if any gives a center or scale, else minmax); none otherwise.
     #[arg(long, value_enum)]
     pub scale: Option<ScaleArg>,
     /// Value of an appended bias feature (0: none).

@@ -280,7 +280,7 @@ fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), Cl
 
 /// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
 /// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
-/// minmax for classification and none for regression; each numeric feature's public values
+/// minmax for classification on a file with named columns (CSV) and none otherwise; each numeric feature's public values
 /// from the schema or else estimated privately; one-hot columns from their public range
 /// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
 ///
@@ -314,7 +314,9 @@ fn scaling_plan(
             ScalingMethod::Standard
         }
         None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
-        None if classification => ScalingMethod::MinMax,
+        // Files with named columns (CSV); LIBSVM and NPY data are often high-dimensional,
+        // sparse and already scaled: 2d estimates would cost much and gain little.
+        None if classification && spec.columns.is_some() => ScalingMethod::MinMax,
         None => return Ok(None),
     };
     let one_hot = PublicScale {

@@ -436,3 +436,48 @@ fn one_extreme_row_barely_moves_the_private_ranges() {
     assert_eq!(a, b);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A rare 0/1 indicator (10% ones; its quartiles are both 0) keeps its unit scale rather than
+/// being zeroed, so the model can use it; LIBSVM files are not scaled by default.
+#[test]
+fn rare_indicators_are_kept_and_libsvm_is_not_scaled_by_default() {
+    let dir = tempdir("scaling-indicator");
+    let mut text = String::from("flag,noise,y\n");
+    let mut svm = String::new();
+    for i in 0..20_000 {
+        let flag = u8::from(i % 10 == 0);
+        // The label follows the indicator (and a little noise): flag=1 → +1 mostly.
+        let y = if flag == 1 || i % 7 == 0 { 1 } else { -1 };
+        let noise = (i * 37 % 101) as f64 / 101.0;
+        text.push_str(&format!("{flag},{noise},{y}\n"));
+        svm.push_str(&format!("{y} 1:{flag} 2:{noise}\n"));
+    }
+    let (csv, libsvm) = (dir.join("d.csv"), dir.join("d.svm"));
+    std::fs::write(&csv, text).unwrap();
+    std::fs::write(&libsvm, svm).unwrap();
+    let base = "--algorithm dp-sgd --epsilon 1 --delta 1e-5 --seed 1 --json";
+    let (code, out, err) = dpglm(
+        &format!("train --data {} --label y {base}", csv.display())
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let flag = &v["scaling"]["features"][0];
+    // Its own unit, clipped to centre ± 1: the indicator stays 0/1.
+    assert!(flag["center"].as_f64().unwrap().abs() < 0.01, "{flag}");
+    assert_eq!(flag["scale"].as_f64(), Some(1.0), "{flag}");
+    // Predicting +1 exactly for flag = 1 or i % 7 == 0 is out of reach; the indicator alone
+    // gives 1 − P(flag = 0, i % 7 == 0) ≈ 0.871, the majority class 0.771. Measured: 0.8714
+    // (with the indicator mapped to 1/3 instead, DP-SGD's defaults reached only 0.7714).
+    assert!(v["train_accuracy"].as_f64().unwrap() > 0.85, "{v}");
+    let (code, out, err) = dpglm(
+        &format!("train --data {} {base}", libsvm.display())
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["scaling"], Value::Null);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

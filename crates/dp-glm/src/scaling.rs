@@ -17,8 +17,10 @@
 //!   (quantiles `1 − q` and `q`, `q =` [`RANGE_QUANTILE`]) give a robust centre
 //!   `c = (a + b)/2` and scale `s = (b − a)/(2z)`, `z = Φ⁻¹(q)` ([`Z_RANGE`]; for a normal
 //!   feature, its mean and standard deviation); the range is `c ± k·s`, `k =`
-//!   [`CLIP_SCALES`]. Standardisation maps it to `[−k, k]`, min–max to `[−1, 1]`. If noise
-//!   puts `b` at or below `a`, the feature maps to 0 (nothing the estimates could separate).
+//!   [`CLIP_SCALES`]. Standardisation maps it to `[−k, k]`, min–max to `[−1, 1]`. If the
+//!   quartiles coincide or cross (a mostly-constant feature such as a rare 0/1 indicator, or
+//!   noise), the feature keeps its own unit: `(v − c)/1`, clipped to `c ± 1` (min–max) or
+//!   `c ± k` (standard), so a 0/1 indicator stays 0/1 rather than being zeroed.
 //!
 //! Quartiles rather than extremes: AboveThreshold's error is a number of records (a few times
 //! its noise scale `3/ε`), and a quantile `q` is only resolved when `n(1 − q)` is well above
@@ -157,7 +159,8 @@ pub struct FeatureScale {
 
 impl FeatureScale {
     /// The range `[low, high]` clipped to and mapped to `[−half_width, half_width]`; a range
-    /// with `high ≤ low` (noisy estimates that crossed) maps every value to 0.
+    /// with `high ≤ low` (possible only by rounding, for a centre so large that `c ± 3s`
+    /// rounds to one number) maps every value to 0.
     fn from_range(low: f64, high: f64, half_width: f64, estimated: Option<f64>) -> Self {
         let mid = 0.5 * low + 0.5 * high;
         if high > low {
@@ -351,8 +354,14 @@ impl ScalingPlan {
                         .unwrap_or_else(|| format!("feature {j}"));
                     let column: Vec<f64> = x.column(j).to_vec();
                     let (a, b, eps) = bounds.estimate_range(&name, &column, RANGE_QUANTILE, rng)?;
-                    let (c, s) = (0.5 * a + 0.5 * b, (0.5 * b - 0.5 * a) / Z_RANGE);
-                    let reach = CLIP_SCALES * s;
+                    let c = 0.5 * a + 0.5 * b;
+                    // Quartiles that coincide or cross (a mostly-constant feature such as a
+                    // rare indicator, or noise): scale 1, the feature's own unit, not zero.
+                    let reach = if b > a {
+                        CLIP_SCALES * (0.5 * b - 0.5 * a) / Z_RANGE
+                    } else {
+                        half_width
+                    };
                     FeatureScale::from_range(c - reach, c + reach, half_width, Some(eps))
                 }
             };
@@ -443,7 +452,7 @@ mod tests {
             features: vec![
                 FeatureScale::from_range(0.0, 4.0, 1.0, None),
                 FeatureScale::from_range(-10.0, 10.0, 1.0, None),
-                // Crossed estimates: the feature maps to 0.
+                // An empty range: the feature maps to 0.
                 FeatureScale::from_range(3.0, 1.0, 1.0, Some(0.1)),
             ],
         };
@@ -522,9 +531,14 @@ mod tests {
                     &mut seeded_rng(seed),
                 )
                 .unwrap();
-            // Feature 0 is constant: its quartiles coincide and it maps to 0.
-            assert_eq!(fitted.features[0].max_abs(), Some(0.0));
-            assert_eq!(fitted.row_bound(), Some(1.0));
+            // Feature 0 is constant: its quartiles coincide and it keeps its unit, clipped
+            // to 1 around its centre.
+            let f0 = fitted.features[0];
+            assert!((f0.center - 0.5).abs() < 0.01, "{}", f0.center);
+            assert_eq!(f0.scale, 1.0);
+            assert!((f0.apply(1.2) - (1.2 - f0.center)).abs() < 1e-12);
+            assert_eq!(f0.apply(9.0), 1.0);
+            assert_eq!(fitted.row_bound(), bounded.row_bound());
             assert_eq!(s.features[0].estimated, None);
             assert_eq!(s.features[0].apply(0.5), 0.5);
         }
