@@ -116,8 +116,18 @@ fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
     assert_eq!(p["target_epsilon"], 2.0);
     assert!(p["epsilon"].as_f64().unwrap() <= 2.0);
     assert_eq!(p["neighbouring"], "replace-one");
-    assert_eq!(p["ledger"][0]["mechanism"], "gaussian");
-    assert_eq!(p["ledger"][0]["count"], 100);
+    // The default feature scaling's range estimates (two per feature) come first.
+    for i in 0..4 {
+        assert_eq!(p["ledger"][i]["mechanism"], "pure-dp");
+        assert!(
+            p["ledger"][i]["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("scaling of")
+        );
+    }
+    assert_eq!(p["ledger"][4]["mechanism"], "gaussian");
+    assert_eq!(p["ledger"][4]["count"], 100);
     assert!(p["noise"]["noise_multiplier"].as_f64().unwrap() > 0.0);
     // evaluate on the test file reproduces train's test accuracy.
     let (code, out, err) = dpglm(&[

@@ -102,6 +102,17 @@ pub(crate) enum PreprocessArg {
     UnitNorm,
 }
 
+/// Per-feature scaling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ScaleArg {
+    /// `(v - center)/scale`, clipped to the feature's range.
+    Standard,
+    /// `[min, max]` to `[-1, 1]`, clipped.
+    Minmax,
+    /// Features as given.
+    None,
+}
+
 /// How `--tune` tunes DP-SGD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum TuneArg {
@@ -149,9 +160,17 @@ pub(crate) struct TrainArgs {
     /// Neighbouring relation (default: the algorithm's).
     #[arg(long, value_enum)]
     pub neighbouring: Option<NeighbouringArg>,
-    /// Per-row preprocessing (default: unit-norm for logistic, none otherwise).
+    /// Per-row preprocessing, after any feature scaling (default: unit-norm for logistic
+    /// without feature scaling, none otherwise).
     #[arg(long, value_enum)]
     pub preprocess: Option<PreprocessArg>,
+    /// Per-feature scaling: the schema's public `scaling` values where given, ranges estimated
+    /// privately within --bounds-budget for the other numeric features (one-hot columns
+    /// mapped from [0, 1]). Default: minmax for logistic on CSV files (estimated ranges:
+    /// centre ± 3 scales from private quartiles), or as the schema's scaling values say
+    /// (standard if any gives a center or scale, else minmax); none otherwise.
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
     /// Value of an appended bias feature (0: none).
     #[arg(long, default_value_t = 1.0)]
     pub bias: f64,
@@ -196,9 +215,11 @@ pub(crate) struct TrainArgs {
     #[arg(long)]
     pub y_bound: Option<f64>,
     /// Fraction of epsilon spent on privately estimating the bounds the learner needs and the
-    /// user did not give (--x-bound, --y-bound, --clip); the learner gets the rest.
-    #[arg(long, default_value_t = dp_glm::bounds::DEFAULT_SHARE)]
-    pub bounds_budget: f64,
+    /// user did not give (--x-bound, --y-bound, --clip) and the feature ranges of --scale;
+    /// the learner gets the rest.
+    /// Default: 0.1, or 0.2 when feature ranges are estimated (--scale).
+    #[arg(long)]
+    pub bounds_budget: Option<f64>,
     /// JL target dimension (jl-noisy-gd).
     #[arg(long)]
     pub k: Option<usize>,

@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use dp_data::{Column, Labels, TableSpec, Task};
+use dp_glm::scaling::{FeatureScale, FittedScaling, ScalingMethod};
 use dp_glm::{Loss, NoiseSource};
 use ndarray::{Array2, ArrayView2, Axis};
 use serde_json::{Map, Value, json};
@@ -20,11 +21,15 @@ pub(crate) const FORMAT: &str = "dpglm-model/1";
 /// whose data fit in the readers' memory budget).
 const MAX_MODEL_BYTES: u64 = 1 << 30;
 
-/// The per-row preprocessing a model applies before its linear map: optional unit-norm rows,
-/// then an optional bias feature. Both act on one row at a time (no data-dependent
-/// parameters), so they cost no privacy.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The preprocessing a model applies before its linear map: an optional per-feature scaling
+/// (fitted in training, [`FittedScaling`]), optional unit-norm rows, then an optional bias
+/// feature. Each acts on one row at a time with fixed parameters; the scaling's parameters
+/// are public values or private estimates recorded in the ledger (dp-glm's `scaling`
+/// module, § Privacy), the other steps have none.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Preprocessing {
+    /// Per-feature scaling, applied first (absent in files written before it existed).
+    pub scaling: Option<FittedScaling>,
     /// Scale every row to unit L2 norm.
     pub unit_norm: bool,
     /// Value of an appended constant feature.
@@ -41,6 +46,14 @@ impl Preprocessing {
     pub(crate) fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
         let extra = usize::from(self.bias.is_some());
         let mut out = Array2::zeros((x.nrows(), x.ncols() + extra));
+        let mut scaled = x.to_owned();
+        if let Some(s) = &self.scaling {
+            // Validated on construction and reading, with one entry per input column.
+            for (mut col, f) in scaled.columns_mut().into_iter().zip(&s.features) {
+                col.mapv_inplace(|v| f.apply(v));
+            }
+        }
+        let x = scaled.view();
         for (i, row) in x.axis_iter(Axis(0)).enumerate() {
             let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
             let (pre, post) = if self.unit_norm && m > 0.0 {
@@ -145,7 +158,11 @@ impl ModelFile {
             "n_features_in": self.n_features_in,
             "feature_names": self.feature_names,
             "input": self.input,
-            "preprocessing": { "unit_norm_rows": self.preprocessing.unit_norm, "bias": bias },
+            "preprocessing": {
+                "unit_norm_rows": self.preprocessing.unit_norm,
+                "bias": bias,
+                "scaling": scaling_json(self.preprocessing.scaling.as_ref())?,
+            },
             "coefficients": coefficients,
             "intercept": finite("intercept", self.intercept)?,
             "privacy": privacy,
@@ -235,7 +252,21 @@ impl ModelFile {
         let prep = field(map, "preprocessing")?
             .as_object()
             .ok_or_else(|| ModelError::new("preprocessing", "not an object"))?;
+        if let Some(k) = prep
+            .keys()
+            .find(|k| !["unit_norm_rows", "bias", "scaling"].contains(&k.as_str()))
+        {
+            return Err(ModelError::new(
+                format!("preprocessing.{k}"),
+                "unknown field",
+            ));
+        }
         let preprocessing = Preprocessing {
+            // Optional: absent in files written before feature scaling existed.
+            scaling: match prep.get("scaling") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(parse_scaling(v, n_features_in)?),
+            },
             unit_norm: field(prep, "unit_norm_rows")
                 .map_err(|e| e.within("preprocessing"))?
                 .as_bool()
@@ -423,6 +454,86 @@ fn parse_input(
     Ok(spec)
 }
 
+/// The scaling as JSON: `method`, and per feature `low`, `high` (null: not clipped),
+/// `center`, `scale`, `source` (`public` or `estimated`) and the `epsilon` an estimate cost.
+pub(crate) fn scaling_json(s: Option<&FittedScaling>) -> Result<Value, CliError> {
+    let Some(s) = s else {
+        return Ok(Value::Null);
+    };
+    let opt = |what: &str, v: Option<f64>| v.map_or(Ok(Value::Null), |v| finite(what, v));
+    let features = s
+        .features
+        .iter()
+        .map(|f| {
+            Ok(json!({
+                "low": opt("scaling low", f.low)?,
+                "high": opt("scaling high", f.high)?,
+                "center": finite("scaling center", f.center)?,
+                "scale": finite("scaling scale", f.scale)?,
+                "source": if f.estimated.is_some() { "estimated" } else { "public" },
+                "epsilon": opt("scaling epsilon", f.estimated)?,
+            }))
+        })
+        .collect::<Result<Vec<Value>, CliError>>()?;
+    Ok(json!({ "method": s.method.name(), "features": features }))
+}
+
+/// A stored scaling with one valid entry per input feature.
+fn parse_scaling(v: &Value, n: usize) -> Result<FittedScaling, ModelError> {
+    let at = "preprocessing.scaling";
+    let method = match v.get("method").and_then(Value::as_str) {
+        Some("standard") => ScalingMethod::Standard,
+        Some("minmax") => ScalingMethod::MinMax,
+        _ => {
+            return Err(ModelError::new(
+                format!("{at}.method"),
+                "not `standard` or `minmax`",
+            ));
+        }
+    };
+    let list = v
+        .get("features")
+        .and_then(Value::as_array)
+        .filter(|l| l.len() == n)
+        .ok_or_else(|| {
+            ModelError::new(
+                format!("{at}.features"),
+                format!("not an array of n_features_in = {n} entries"),
+            )
+        })?;
+    let mut features = Vec::with_capacity(n);
+    for (i, f) in list.iter().enumerate() {
+        let here = format!("{at}.features[{i}]");
+        let get = |k: &str| f.get(k).unwrap_or(&Value::Null);
+        let opt = |k: &str| match get(k) {
+            Value::Null => Ok(None),
+            v => number(v, &format!("{here}.{k}")).map(Some),
+        };
+        let estimated = match (get("source").as_str(), opt("epsilon")?) {
+            (Some("public"), None) => None,
+            (Some("estimated"), Some(e)) if e > 0.0 => Some(e),
+            _ => {
+                return Err(ModelError::new(
+                    format!("{here}.source"),
+                    "not `public` (epsilon null) or `estimated` (epsilon > 0)",
+                ));
+            }
+        };
+        features.push(FeatureScale {
+            low: opt("low")?,
+            high: opt("high")?,
+            center: number(get("center"), &format!("{here}.center"))?,
+            scale: number(get("scale"), &format!("{here}.scale"))?,
+            estimated,
+        });
+    }
+    let scaling = FittedScaling { method, features };
+    scaling
+        .validate()
+        .map_err(|e| ModelError::new(at, e.to_string()))?;
+    Ok(scaling)
+}
+
 fn parse_noise_source(v: &Value) -> Result<NoiseSource, ModelError> {
     let kind = v
         .get("kind")
@@ -579,6 +690,25 @@ mod tests {
                 ]),
             }),
             preprocessing: Preprocessing {
+                scaling: Some(FittedScaling {
+                    method: ScalingMethod::Standard,
+                    features: vec![
+                        FeatureScale {
+                            low: Some(-4.0),
+                            high: Some(8.0),
+                            center: 2.0,
+                            scale: 2.0,
+                            estimated: Some(0.025),
+                        },
+                        FeatureScale {
+                            low: None,
+                            high: None,
+                            center: 0.0,
+                            scale: 1.0,
+                            estimated: None,
+                        },
+                    ],
+                }),
                 unit_norm: true,
                 bias: Some(1.0),
             },
@@ -607,6 +737,7 @@ mod tests {
     #[test]
     fn unit_norm_rows_survive_extreme_magnitudes() {
         let prep = Preprocessing {
+            scaling: None,
             unit_norm: true,
             bias: Some(2.0),
         };
@@ -637,6 +768,7 @@ mod tests {
             loss: Loss::huber(0.5).unwrap(),
             noise_source: Some(NoiseSource::Secure),
             preprocessing: Preprocessing {
+                scaling: None,
                 unit_norm: false,
                 bias: None,
             },
@@ -646,6 +778,69 @@ mod tests {
             ..valid()
         };
         assert_eq!(ModelFile::parse(&text(&huber)).unwrap(), huber);
+        // A file written before feature scaling existed (no `scaling` key) still reads.
+        let mut old = valid().to_json().unwrap();
+        old["preprocessing"]
+            .as_object_mut()
+            .unwrap()
+            .remove("scaling");
+        let read = ModelFile::parse(&old.to_string()).unwrap();
+        assert_eq!(read.preprocessing.scaling, None);
+        assert_eq!(read.coefficients, valid().coefficients);
+    }
+
+    /// The stored scaling is applied first, exactly as stored (clipped, centred, scaled).
+    #[test]
+    fn scaling_is_applied_before_the_row_steps() {
+        let prep = Preprocessing {
+            unit_norm: false,
+            bias: Some(1.0),
+            ..valid().preprocessing
+        };
+        let out = prep.apply(ndarray::array![[100.0, 3.0], [3.0, -2.0]].view());
+        assert_eq!(out, ndarray::array![[3.0, 3.0, 1.0], [0.5, -2.0, 1.0]]);
+    }
+
+    #[test]
+    fn bad_scalings_are_refused() {
+        let cases: [(Value, &str); 5] = [
+            (
+                json!({"method": "zscore", "features": []}),
+                "preprocessing.scaling.method",
+            ),
+            (
+                json!({"method": "standard", "features": []}),
+                "preprocessing.scaling.features",
+            ),
+            (
+                json!({"method": "standard", "features": [
+                    {"low": null, "high": null, "center": 0, "scale": 0, "source": "public", "epsilon": null},
+                    {"low": null, "high": null, "center": 0, "scale": 1, "source": "public", "epsilon": null}]}),
+                "preprocessing.scaling",
+            ),
+            (
+                json!({"method": "minmax", "features": [
+                    {"low": 0, "high": 1, "center": 0, "scale": 1, "source": "estimated", "epsilon": null},
+                    {"low": null, "high": null, "center": 0, "scale": 1, "source": "public", "epsilon": null}]}),
+                "preprocessing.scaling.features[0].source",
+            ),
+            (
+                json!({"method": "minmax", "features": [
+                    {"low": 0, "high": 1, "center": "0", "scale": 1, "source": "public", "epsilon": null},
+                    {"low": null, "high": null, "center": 0, "scale": 1, "source": "public", "epsilon": null}]}),
+                "preprocessing.scaling.features[0].center",
+            ),
+        ];
+        for (v, field) in cases {
+            let e = refused(|m| {
+                m["preprocessing"]["scaling"] = v;
+            });
+            assert_eq!(e.field, field);
+        }
+        let e = refused(|m| {
+            m["preprocessing"]["zscore"] = json!(1);
+        });
+        assert_eq!(e.field, "preprocessing.zscore");
     }
 
     #[test]

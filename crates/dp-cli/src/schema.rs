@@ -32,23 +32,13 @@ pub(crate) fn task_of(loss: Loss) -> Task {
 /// # Errors
 ///
 /// [`CliError::Usage`] for an unreadable or invalid schema file, a malformed `--categorical`,
-/// a column named twice, or scaling ranges (not applied by this version, so refused rather
-/// than ignored).
+/// or a column named twice. The schema's public `scaling` values are applied by `train`
+/// (`--scale`).
 pub(crate) fn schema_of(label: Option<&str>, c: &ColumnArgs) -> Result<Schema, CliError> {
     let base = match &c.schema {
         Some(path) => Schema::read(path).map_err(data_error)?,
         None => Schema::default(),
     };
-    if !base.scaling.is_empty() {
-        return Err(CliError::Usage(format!(
-            "invalid value for --schema: {}: \"scaling\" ranges are not applied by this version \
-             of dpglm; remove them (nothing is ignored silently)",
-            c.schema
-                .as_deref()
-                .unwrap_or(std::path::Path::new(""))
-                .display()
-        )));
-    }
     let mut flags = Schema {
         label: label.map(str::to_owned),
         classes: c.classes.clone(),

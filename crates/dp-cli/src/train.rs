@@ -7,19 +7,21 @@ use std::time::Instant;
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::bounds::{Bound, BoundSource, PrivateBounds, Statistic};
+use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
     Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
     NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
+    text_up,
 };
 use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, TrainArgs};
+use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    ModelFile, Preprocessing, finite, noise_source_json, resolved, write_atomically,
+    ModelFile, Preprocessing, finite, noise_source_json, resolved, scaling_json, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -136,6 +138,7 @@ fn given(a: &TrainArgs, flag: &str) -> bool {
         "--k" => a.k.is_some(),
         "--tune-trials" => a.tune_trials.is_some(),
         "--learning-rates" => a.learning_rates.is_some(),
+        "--bounds-budget" => a.bounds_budget.is_some(),
         _ => true,
     }
 }
@@ -170,7 +173,7 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--sigma-out", a.sigma_out),
         ("--tune-trials", a.tune_trials),
         ("--sample-rate", a.sample_rate),
-        ("--bounds-budget", Some(a.bounds_budget)),
+        ("--bounds-budget", a.bounds_budget),
     ];
     let rates = a
         .learning_rates
@@ -264,15 +267,106 @@ fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
 /// Reads the training data under the schema the flags give (`--schema` overridden by
 /// `--label`, `--features`, `--drop`, `--categorical`, `--classes`): the data, with labels
 /// mapped to ±1 for classification, and the resolved pipeline to store with the model.
-fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec), CliError> {
+fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), CliError> {
     let schema: Schema = schema_of(a.label.as_deref(), &a.columns)?;
-    dp_data::read_training_data(
+    let (data, spec) = dp_data::read_training_data(
         &a.data,
         a.format_arg.map(Format::from),
         &schema,
         task_of(loss),
     )
-    .map_err(data_error)
+    .map_err(data_error)?;
+    Ok((data, spec, schema))
+}
+
+/// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
+/// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
+/// minmax for classification on a file with named columns (CSV) and none otherwise; each numeric feature's public values
+/// from the schema or else estimated privately; one-hot columns from their public range
+/// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
+///
+/// # Errors
+/// [`CliError::Usage`] for `--scale none` with scaling values in the schema, or values for a
+/// column that is not a numeric feature (they would be ignored), or public values that do not
+/// fit the method, naming the column.
+fn scaling_plan(
+    a: &TrainArgs,
+    classification: bool,
+    schema: &Schema,
+    spec: &TableSpec,
+    d: usize,
+) -> Result<Option<ScalingPlan>, CliError> {
+    let method = match a.scale {
+        Some(ScaleArg::None) if !schema.scaling.is_empty() => {
+            return Err(CliError::Usage(
+                "--scale none, but the schema gives scaling values (they would be ignored): \
+                 remove them or choose --scale standard|minmax"
+                    .into(),
+            ));
+        }
+        Some(ScaleArg::None) => return Ok(None),
+        Some(ScaleArg::Standard) => ScalingMethod::Standard,
+        Some(ScaleArg::Minmax) => ScalingMethod::MinMax,
+        None if schema
+            .scaling
+            .values()
+            .any(|r| r.center.is_some() || r.scale.is_some()) =>
+        {
+            ScalingMethod::Standard
+        }
+        None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
+        // Files with named columns (CSV); LIBSVM and NPY data are often high-dimensional,
+        // sparse and already scaled: 2d estimates would cost much and gain little.
+        None if classification && spec.columns.is_some() => ScalingMethod::MinMax,
+        None => return Ok(None),
+    };
+    let one_hot = PublicScale {
+        min: Some(0.0),
+        max: Some(1.0),
+        center: (method == ScalingMethod::Standard).then_some(0.0),
+        scale: (method == ScalingMethod::Standard).then_some(1.0),
+    };
+    let public = match &spec.columns {
+        None => vec![None; d],
+        Some(columns) => {
+            if let Some(name) = schema
+                .scaling
+                .keys()
+                .find(|k| !columns.iter().any(|c| &c.name == *k && c.levels.is_none()))
+            {
+                return Err(CliError::Usage(format!(
+                    "the schema gives scaling values for `{name}`, which is not a numeric \
+                     feature of this run (dropped or not selected); remove them (nothing is \
+                     ignored silently)"
+                )));
+            }
+            let mut public = Vec::with_capacity(d);
+            for c in columns {
+                if c.levels.is_some() {
+                    public.extend(std::iter::repeat_n(Some(one_hot), c.output_names().len()));
+                    continue;
+                }
+                let given = schema.scaling.get(&c.name).map(|r| PublicScale {
+                    min: r.min,
+                    max: r.max,
+                    center: r.center,
+                    scale: r.scale,
+                });
+                if let Some(p) = given
+                    && let Err(reason) = p.fitted(method)
+                {
+                    return Err(CliError::Usage(format!(
+                        "invalid scaling values for column `{}` with --scale {}: {reason}",
+                        c.name,
+                        method.name()
+                    )));
+                }
+                public.push(given);
+            }
+            public
+        }
+    };
+    Ok(Some(ScalingPlan { method, public }))
 }
 
 /// Reads data to score with a model of `width` features read by `spec`: CSV columns matched by
@@ -642,6 +736,26 @@ fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError>
     Ok(Value::Array(out))
 }
 
+/// The feature scaling in words: the method, and how many features' values were public or
+/// estimated privately (and at what ε).
+fn scaling_summary(s: &FittedScaling) -> String {
+    let estimated = s.features.iter().filter(|f| f.estimated.is_some()).count();
+    let public = s.features.len() - estimated;
+    let mut text = format!("feature scaling: {}", s.method.name());
+    if public > 0 {
+        text.push_str(&format!(", {public} feature(s) from public values"));
+    }
+    if estimated > 0 {
+        text.push_str(&format!(
+            ", {estimated} feature(s) with ranges estimated privately (quartiles, epsilon \
+             {} of the budget in all; give them in the schema's \"scaling\" to make them \
+             public)",
+            text_up(s.estimated_epsilon(), 6)
+        ));
+    }
+    text
+}
+
 /// DP-SSGD's step size when `--learning-rate` is not given: `η = 1/(20·ζ²α²d)`, at most the
 /// learner's default. A rule of thumb from public quantities only (the clip ζ, the calibrated
 /// noise multiplier α, the dimension d): the noisy iterates of constant-step SGD on a
@@ -731,19 +845,35 @@ fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
     }
 }
 
-/// The bounds of this run: flags and public fallbacks recorded as such, the rest estimated
-/// privately, in order, within `--bounds-budget` of ε.
+/// The budget for this run's private estimates: the bounds among `needs` that are to be
+/// estimated, and `more` others (the feature scaling's), within `--bounds-budget` of ε.
+fn bounds_budget(a: &TrainArgs, needs: &[Need], more: usize) -> Result<PrivateBounds, CliError> {
+    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
+    let planned = needs.iter().filter(estimated).count() + more;
+    PrivateBounds::new(a.epsilon, a.delta, share(a, more), planned).map_err(|e| fit_error(a, e))
+}
+
+/// The share of ε for private estimates: `--bounds-budget`, or by default 10%, 20% when the
+/// feature scaling's ranges are among the `scaling_estimates`
+/// ([`dp_glm::scaling::SCALING_SHARE`]).
+fn share(a: &TrainArgs, scaling_estimates: usize) -> f64 {
+    a.bounds_budget.unwrap_or(if scaling_estimates > 0 {
+        dp_glm::scaling::SCALING_SHARE
+    } else {
+        dp_glm::bounds::DEFAULT_SHARE
+    })
+}
+
+/// The bounds of this run, recorded in `bounds` ([`bounds_budget`]): flags and public
+/// fallbacks recorded as such, the rest estimated privately, in order.
 fn private_bounds(
     a: &TrainArgs,
+    mut bounds: PrivateBounds,
     needs: &[Need],
     data: &Dataset,
     rng: &mut dyn rand::Rng,
 ) -> Result<PrivateBounds, CliError> {
-    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
-    let planned = needs.iter().filter(estimated).count();
     let fail = |e| fit_error(a, e);
-    let mut bounds =
-        PrivateBounds::new(a.epsilon, a.delta, a.bounds_budget, planned).map_err(fail)?;
     for &(name, flag, fallback) in needs {
         match (flag, fallback) {
             (Some(v), _) | (None, Fallback::Default(v)) => {
@@ -769,24 +899,23 @@ fn bound(bounds: &PrivateBounds, name: &str) -> Option<f64> {
         .map(|b| b.value)
 }
 
-/// Builds the chosen learner from the flags and fits it; the bounds it needs and the user did
-/// not give are implied by the preprocessing or estimated privately ([`private_bounds`]), and
-/// the returned model's report covers both.
-///
-/// `row_bound` is the row-norm bound the preprocessing guarantees (unit rows plus a bias `b`:
-/// `√(1 + b²)`), the default `X` of the algorithms that need one.
+/// Builds the chosen learner from the flags and fits it; the bounds it `needs` and the user did
+/// not give are implied by the preprocessing or estimated privately in `bounds`
+/// ([`private_bounds`]; it may already hold the feature scaling's estimates), and the
+/// returned model's report covers all of them.
 fn fit_model(
     a: &TrainArgs,
     loss: Loss,
     data: &Dataset,
-    row_bound: Option<f64>,
+    needs: &[Need],
+    bounds: PrivateBounds,
     rng: &mut dyn rand::Rng,
 ) -> Result<(LinearModel, PrivateBounds), CliError> {
     use crate::cli::AlgorithmArg as A;
     if matches!(a.algorithm, A::Ssp | A::DpSsgd | A::DpAmbssgd) {
         squared_only(a, loss)?;
     }
-    let bounds = private_bounds(a, &needs(a, loss, row_bound), data, rng)?;
+    let bounds = private_bounds(a, bounds, needs, data, rng)?;
     let eps = bounds.learner_epsilon();
     let (x_bound, y_bound, clip) = (
         bound(&bounds, "x_bound"),
@@ -973,6 +1102,26 @@ fn statement(
         }
         dp_data::Labels::Numeric => {}
     }
+    if let Some(sc) = &prep.scaling {
+        let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
+        let public = sc.features.len() - estimated;
+        if public > 0 {
+            s.assume_public(format!(
+                "the feature scaling ({}) and its public ranges for {public} feature(s), every \
+                 value clipped to its range",
+                sc.method.name()
+            ));
+        }
+        if estimated > 0 {
+            s.estimated(format!(
+                "the ranges of the feature scaling ({}) for {estimated} feature(s): private \
+                 quartiles for epsilon {} in all (included in the total above); every value \
+                 is clipped to its range",
+                sc.method.name(),
+                text_up(sc.estimated_epsilon(), 6)
+            ));
+        }
+    }
     let mut steps = Vec::new();
     if prep.unit_norm {
         steps.push("every row scaled to unit norm".to_string());
@@ -1015,16 +1164,57 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     check_out(a)?;
     let loss = loss_of(a)?;
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
-    let prep = Preprocessing {
+    let format = a.format_arg.map(Format::from);
+    let (train, spec, schema) = read(a, loss)?;
+    let plan = scaling_plan(a, classification, &schema, &spec, train.x.ncols())?;
+    let mut prep = Preprocessing {
+        scaling: None,
         unit_norm: match a.preprocess {
             Some(PreprocessArg::UnitNorm) => true,
             Some(PreprocessArg::None) => false,
-            None => classification,
+            None => classification && plan.is_none(),
         },
         bias: (a.bias != 0.0).then_some(a.bias),
     };
-    let format = a.format_arg.map(Format::from);
-    let (train, spec) = read(a, loss)?;
+    // Read before fitting, so a bad test file fails fast.
+    let test = match &a.test {
+        Some(p) => Some((p, scoring_data(p, format, &spec, train.x.ncols())?)),
+        None => None,
+    };
+    let noise_source = match a.seed {
+        Some(seed) => NoiseSource::Seeded { seed },
+        None => NoiseSource::Secure,
+    };
+    let mut rng: Box<dyn rand::Rng> = match a.seed {
+        Some(s) => Box::new(dp_optim::seeded_rng(s)),
+        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
+    };
+    // The public row bound the preprocessing guarantees (unit rows, or every feature clipped
+    // by the scaling, plus a bias `b`), the default `X` of the algorithms that need one.
+    let rows = if prep.unit_norm {
+        Some(1.0)
+    } else {
+        plan.as_ref().and_then(ScalingPlan::row_bound)
+    };
+    let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
+    let needs = needs(a, loss, row_bound);
+    let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
+    if let Some(plan) = &plan {
+        let names = train.feature_names.as_deref();
+        let fitted = plan
+            .fit(train.x.view(), names, &mut bounds, &mut *rng)
+            .map_err(|e| match e {
+                dp_glm::Error::Optim(e) => CliError::Usage(format!(
+                    "the feature ranges of --scale cannot be estimated privately with \
+                     --bounds-budget {} of --epsilon {} ({e}); give public scaling values in \
+                     the schema, or --scale none",
+                    share(a, plan.estimates()),
+                    a.epsilon
+                )),
+                e => fit_error(a, e),
+            })?;
+        prep.scaling = Some(fitted);
+    }
     let data = Dataset::new(prep.apply(train.x.view()), train.y)
         .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
@@ -1036,29 +1226,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             data.n_features()
         )));
     }
-    // Read before fitting, so a bad test file fails fast.
-    let test = match &a.test {
-        Some(p) => {
-            let t = scoring_data(p, format, &spec, train.x.ncols())?;
-            Some((
-                p,
-                Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
-            ))
-        }
+    let test = match test {
+        Some((p, t)) => Some((
+            p,
+            Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+        )),
         None => None,
     };
-    let noise_source = match a.seed {
-        Some(seed) => NoiseSource::Seeded { seed },
-        None => NoiseSource::Secure,
-    };
-    let mut rng: Box<dyn rand::Rng> = match a.seed {
-        Some(s) => Box::new(dp_optim::seeded_rng(s)),
-        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
-    };
-    let row_bound = prep
-        .unit_norm
-        .then(|| 1.0_f64.hypot(prep.bias.unwrap_or(0.0)));
-    let (model, bounds) = fit_model(a, loss, &data, row_bound, &mut *rng)?;
+    let (model, bounds) = fit_model(a, loss, &data, &needs, bounds, &mut *rng)?;
     let coef = model.coef().to_owned();
     let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
     let test = match &test {
@@ -1077,6 +1252,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     );
     let mut privacy = report_json(report)?;
     privacy["bounds"] = bounds_json(a, &bounds)?;
+    let scaling = scaling_json(prep.scaling.as_ref())?;
     if let Some(path) = &a.out {
         let file = ModelFile {
             algorithm: a.algorithm,
@@ -1084,7 +1260,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             n_features_in: train.x.ncols(),
             feature_names: train.feature_names.clone(),
             input: Some(spec.clone()),
-            preprocessing: prep,
+            preprocessing: prep.clone(),
             coefficients: coef.to_vec(),
             intercept: model.intercept(),
             noise_source: Some(noise_source),
@@ -1116,6 +1292,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "private_release": noise_source.is_private_release(),
             "bounds": privacy["bounds"],
             "statement": statement.text(),
+            "scaling": scaling,
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1140,6 +1317,9 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
                 bound_origin(a, b)
             )
             .map_err(io)?;
+        }
+        if let Some(s) = &prep.scaling {
+            writeln!(out, "  {}", scaling_summary(s)).map_err(io)?;
         }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
         write!(out, "{statement}").map_err(io)?;

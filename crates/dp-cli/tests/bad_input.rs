@@ -186,6 +186,8 @@ fn metrics_are_finite_or_refused_never_null() {
             p(&model),
             "--preprocess",
             "none",
+            "--scale",
+            "none",
             "--x-bound",
             "1",
         ],
@@ -207,6 +209,8 @@ fn metrics_are_finite_or_refused_never_null() {
                 "--seed",
                 "1",
                 "--preprocess",
+                "none",
+                "--scale",
                 "none",
                 "--x-bound",
                 "1",
@@ -358,14 +362,14 @@ fn malformed_flag_values_name_the_flag() {
     // A flag the user did not give is named as a default derived from the others, not as if
     // its value had been given.
     usage(
-        train(&data, &["--epsilon", "1e-300"]),
+        train(&data, &["--epsilon", "1e-300", "--scale", "none"]),
         &[
             "--lambda was not given and its default",
             "give --lambda explicitly",
         ],
     );
     usage(
-        train(&data, &["--bias", "1e300"]),
+        train(&data, &["--bias", "1e300", "--scale", "none"]),
         &["--lambda was not given and its default"],
     );
     for (extra, needle) in [

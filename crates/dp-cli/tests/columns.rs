@@ -69,7 +69,8 @@ fn table(n: usize, neg: &str, pos: &str) -> String {
     text
 }
 
-const TRAIN: &str = "train --algorithm objpert --epsilon 1 --delta 1e-5 --seed 1 --json";
+const TRAIN: &str =
+    "train --algorithm objpert --epsilon 1 --delta 1e-5 --seed 1 --scale none --json";
 
 #[test]
 fn zero_one_labels_score_as_their_signs() {
@@ -241,7 +242,7 @@ fn a_schema_file_with_flags_over_it() {
     let scaled = write(
         &dir,
         "scaled.json",
-        r#"{"label": "income", "scaling": {"x": {"min": 0, "max": 1}}}"#,
+        r#"{"label": "income", "scaling": {"x": {"min": 1, "max": 1}}}"#,
     );
     usage(
         &format!("{TRAIN} --data {data} --schema {scaled}"),

@@ -173,7 +173,7 @@ fn every_flag_is_used_or_refused_for_every_algorithm() {
         };
         let base = format!(
             "train --data {} --label y --algorithm {algorithm} --loss {loss} --epsilon 1 \
-             --delta 1e-5 --seed 7",
+             --delta 1e-5 --seed 7 --scale none",
             data.display()
         );
         for (flag, [v1, v2], needs) in FLAGS {

@@ -73,6 +73,8 @@ fn fit(args: &[&str], data: &Path, model: &Path) -> (Value, Value) {
         "7",
         "--preprocess",
         "none",
+        "--scale",
+        "none",
         "--json",
     ]
     .iter()

@@ -50,6 +50,8 @@ fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
         "label",
         "--algorithm",
         algorithm,
+        "--scale",
+        "none",
         "--loss",
         loss,
         "--epsilon",

@@ -68,7 +68,10 @@ fn the_statement_is_printed_and_in_the_json() {
         "seed 3",
         "the feature columns and their order (a, b) and the label column label",
         "the class pair (negative no, positive yes)",
-        "the preprocessing (every row scaled to unit norm, a bias feature 1 appended)",
+        // Logistic on a CSV: the features are min-max scaled over privately estimated ranges
+        // (paid from epsilon), then a bias feature is appended.
+        "the ranges of the feature scaling (minmax) for 2 feature(s): private quartiles",
+        "the preprocessing (a bias feature 1 appended)",
         "the bound clip = 1, public (the learner's default",
         "group privacy",
     ] {

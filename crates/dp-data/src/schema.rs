@@ -379,14 +379,48 @@ impl TableSpec {
     }
 }
 
-/// A public feature range `[min, max]` for scaling (schema field `scaling`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Public scaling values of one numeric feature (schema field `scaling`): a range
+/// `[min, max]` (min–max scaling maps it to `[−1, 1]`; standardisation clips to it), and/or a
+/// `center` and `scale` (standardisation: `(v − center)/scale`). Every field is optional here;
+/// which ones a scaling method needs is the learner pipeline's to check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Range {
-    /// Lower end.
-    pub min: f64,
-    /// Upper end (> `min`).
-    pub max: f64,
+    /// Lower end of the range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Upper end of the range (> `min`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Centre for standardisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub center: Option<f64>,
+    /// Scale (> 0) for standardisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+}
+
+impl Range {
+    /// Why the values are invalid, if they are: a value that is not finite, `min ≥ max`,
+    /// `scale ≤ 0`, or no value at all.
+    pub fn problem(&self) -> Option<String> {
+        let values = [self.min, self.max, self.center, self.scale];
+        if values.iter().all(Option::is_none) {
+            return Some("gives none of min, max, center, scale".into());
+        }
+        if let Some(v) = values.iter().flatten().find(|v| !v.is_finite()) {
+            return Some(format!("{v} is not a finite number"));
+        }
+        if let (Some(a), Some(b)) = (self.min, self.max)
+            && a >= b
+        {
+            return Some(format!("needs min < max, got [{a}, {b}]"));
+        }
+        match self.scale {
+            Some(s) if s <= 0.0 => Some(format!("needs scale > 0, got {s}")),
+            _ => None,
+        }
+    }
 }
 
 /// What the user says about a table: written once as a JSON file and/or given as `dpglm`
@@ -423,7 +457,8 @@ pub struct Schema {
     /// `*` collects every other value.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub categorical: BTreeMap<String, Vec<String>>,
-    /// Public ranges of numeric features, for feature scaling. Carried and checked here;
+    /// Public scaling values of numeric features, by column name (`{"min", "max"}` for
+    /// min–max scaling, `{"center", "scale"}` for standardisation). Carried and checked here;
     /// applying them is the learner pipeline's (dp-glm's) job, and a program that does not
     /// apply them must refuse a schema that has them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -535,10 +570,12 @@ impl Schema {
             }
         }
         for (name, r) in &self.scaling {
-            if !(r.min.is_finite() && r.max.is_finite() && r.min < r.max) {
+            if let Some(problem) = r.problem() {
+                return bad(format!("scaling: `{name}` {problem}"));
+            }
+            if self.categorical.contains_key(name) {
                 return bad(format!(
-                    "scaling: `{name}` needs finite min < max, got [{}, {}]",
-                    r.min, r.max
+                    "scaling: `{name}` is categorical (its one-hot columns are not scaled)"
                 ));
             }
         }
@@ -826,4 +863,38 @@ pub fn read_scoring_data(
         });
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use super::*;
+
+    /// Scaling entries: any of min, max, center, scale; each finite, min < max, scale > 0;
+    /// not for a categorical column; unknown keys refused.
+    #[test]
+    fn scaling_values_are_checked() {
+        let ok = Schema::from_json(
+            r#"{"scaling": {"a": {"min": 0, "max": 2}, "b": {"center": 5, "scale": 0.5}}}"#,
+            "s",
+        )
+        .unwrap();
+        assert_eq!(ok.scaling["a"].max, Some(2.0));
+        assert_eq!(ok.scaling["b"].center, Some(5.0));
+        assert_eq!(ok.scaling["b"].min, None);
+        for bad in [
+            r#"{"scaling": {"a": {}}}"#,
+            r#"{"scaling": {"a": {"min": 2, "max": 2}}}"#,
+            r#"{"scaling": {"a": {"center": 0, "scale": 0}}}"#,
+            r#"{"scaling": {"a": {"center": 0, "scale": -1}}}"#,
+            r#"{"scaling": {"a": {"mean": 0}}}"#,
+            r#"{"scaling": {"c": {"min": 0, "max": 1}}, "categorical": {"c": ["u", "v"]}}"#,
+        ] {
+            assert!(
+                matches!(Schema::from_json(bad, "s"), Err(Error::Schema { .. })),
+                "{bad}"
+            );
+        }
+    }
 }

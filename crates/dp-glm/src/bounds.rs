@@ -1,5 +1,6 @@
 //! Private estimates of the bounds learners need: a high quantile of the row norms `‖x‖`
 //! (`X`), of the label magnitudes `|y|` (`Y`) and of per-example gradient norms (a clip),
+//! and the low and high quantiles of each feature for feature scaling ([`crate::scaling`]),
 //! each released by the sparse vector technique (AboveThreshold) over a fixed public grid of candidate bounds, paid from a
 //! declared share of the budget and composed in the ledger with the learner.
 //!
@@ -83,6 +84,27 @@ const PER_OCTAVE: f64 = 8.0;
 pub fn candidates() -> Vec<f64> {
     GRID_STEPS
         .map(|k| (f64::from(k) / PER_OCTAVE).exp2())
+        .collect()
+}
+
+/// Candidates per doubling on the signed grid of feature values ([`signed_candidates`]).
+const SIGNED_PER_OCTAVE: i32 = 256;
+
+/// The public signed candidates for feature values: `0` and `±2^(k/256)`,
+/// `k = −20·256, …, 30·256` (magnitudes from `2^-20` to `2^30`, ratio `2^(1/256) ≈ 1.0027`),
+/// increasing. Finer than [`candidates`] because a feature's range is read relative to its
+/// offset: a feature near 100 is resolved to about 0.27.
+pub fn signed_candidates() -> Vec<f64> {
+    let k = -20 * SIGNED_PER_OCTAVE..=30 * SIGNED_PER_OCTAVE;
+    let positive: Vec<f64> = k
+        .map(|k| (f64::from(k) / f64::from(SIGNED_PER_OCTAVE)).exp2())
+        .collect();
+    positive
+        .iter()
+        .rev()
+        .map(|v| -v)
+        .chain(std::iter::once(0.0))
+        .chain(positive.iter().copied())
         .collect()
 }
 
@@ -212,6 +234,46 @@ pub fn private_quantile<R: Rng + ?Sized>(
     epsilon: f64,
     rng: &mut R,
 ) -> Result<(f64, f64)> {
+    quantile_on(values, quantile, epsilon, &candidates(), rng)
+}
+
+/// The private `quantile` of signed `values` over [`signed_candidates`], at `epsilon`: the
+/// estimate and the ε achieved. A quantile `p ≥ 1/2` is estimated directly; one below `1/2`
+/// as `−` the `(1 − p)` quantile of the negated values (the grid is symmetric), so that the
+/// upward scan always meets `p·n ≥ n/2` records' worth of negative queries first and stops
+/// early only by noise of that size.
+///
+/// # Privacy
+/// As [`private_quantile`]: pure ε-DP under add/remove and replace-one of one value (queries
+/// of sensitivity 1 on any fixed grid; negation is a fixed public map of each value;
+/// Dwork & Roth, Thm 3.23).
+///
+/// # Errors
+/// As [`private_quantile`].
+pub fn private_quantile_signed<R: Rng + ?Sized>(
+    values: &[f64],
+    quantile: f64,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<(f64, f64)> {
+    let grid = signed_candidates();
+    if quantile < 0.5 && quantile > 0.0 {
+        let negated: Vec<f64> = values.iter().map(|v| -v).collect();
+        let (q, eps) = quantile_on(&negated, 1.0 - quantile, epsilon, &grid, rng)?;
+        Ok((-q, eps))
+    } else {
+        quantile_on(values, quantile, epsilon, &grid, rng)
+    }
+}
+
+/// AboveThreshold for the `quantile` of `values` over the increasing public `grid`.
+fn quantile_on<R: Rng + ?Sized>(
+    values: &[f64],
+    quantile: f64,
+    epsilon: f64,
+    grid: &[f64],
+    rng: &mut R,
+) -> Result<(f64, f64)> {
     if !(quantile > 0.0 && quantile < 1.0) {
         return Err(Error::InvalidHyperParameter {
             name: "quantile",
@@ -222,8 +284,7 @@ pub fn private_quantile<R: Rng + ?Sized>(
     let epsilon = crate::learners::positive("bounds_epsilon", epsilon)?;
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let grid = candidates();
-    let (k, achieved) = above_threshold(&queries(&sorted, quantile, &grid), 1.0, epsilon, rng)?;
+    let (k, achieved) = above_threshold(&queries(&sorted, quantile, grid), 1.0, epsilon, rng)?;
     let last = grid.len() - 1;
     Ok((grid[k.unwrap_or(last)], achieved))
 }
@@ -265,7 +326,8 @@ pub struct PrivateBounds {
     delta: f64,
     share: f64,
     planned: usize,
-    entries: Vec<(Mechanism, String)>,
+    /// The estimates' ledger entries, their labels and the ε each cost.
+    entries: Vec<(Mechanism, String, f64)>,
     bounds: Vec<Bound>,
 }
 
@@ -340,17 +402,17 @@ impl PrivateBounds {
                 "estimating {name} was not planned in the bounds' budget"
             )));
         }
-        let each = self.share * self.epsilon / self.planned as f64;
+        let each = self.each();
         let values = statistic.values(data);
         let (value, epsilon) = private_quantile(&values, statistic.quantile(), each, rng)?;
-        self.entries.push((
-            Mechanism::pure_dp(epsilon)?,
+        self.record(
+            epsilon,
             format!(
                 "{name}: private {} quantile of {} (AboveThreshold)",
                 statistic.quantile(),
                 statistic.describe()
             ),
-        ));
+        )?;
         self.bounds.push(Bound {
             name,
             value,
@@ -361,6 +423,58 @@ impl PrivateBounds {
             },
         });
         Ok(value)
+    }
+
+    /// The ε of one planned estimate: `share·ε/planned`.
+    fn each(&self) -> f64 {
+        self.share * self.epsilon / self.planned as f64
+    }
+
+    /// Records one estimate's pure-DP ledger entry.
+    fn record(&mut self, epsilon: f64, label: String) -> Result<()> {
+        self.entries
+            .push((Mechanism::pure_dp(epsilon)?, label, epsilon));
+        Ok(())
+    }
+
+    /// Estimates the range of one feature, `feature` naming it in the ledger: the private
+    /// `1 − quantile` and `quantile` quantiles of its `values` over [`signed_candidates`]
+    /// (two planned estimates); returns `(low, high, ε of both)`. Noise may put `high` at or
+    /// below `low`; the caller decides what that means.
+    ///
+    /// # Privacy
+    /// Two pure-DP entries, [`private_quantile_signed`] (Dwork & Roth, Thm 3.23), each at
+    /// most `share·ε/planned`, under both relations; one record moves one value of the
+    /// feature.
+    ///
+    /// # Errors
+    /// Fewer than two estimates left of those planned ([`Error::Privacy`]); as
+    /// [`private_quantile_signed`].
+    pub fn estimate_range<R: Rng + ?Sized>(
+        &mut self,
+        feature: &str,
+        values: &[f64],
+        quantile: f64,
+        rng: &mut R,
+    ) -> Result<(f64, f64, f64)> {
+        if self.entries.len() + 2 > self.planned {
+            return Err(Error::Privacy(format!(
+                "estimating the range of {feature} was not planned in the bounds' budget"
+            )));
+        }
+        let each = self.each();
+        let mut spent = 0.0;
+        let mut ends = [0.0; 2];
+        for (end, p) in ends.iter_mut().zip([1.0 - quantile, quantile]) {
+            let (value, epsilon) = private_quantile_signed(values, p, each, rng)?;
+            self.record(
+                epsilon,
+                format!("scaling of {feature}: private {p} quantile (AboveThreshold)"),
+            )?;
+            *end = value;
+            spent += epsilon;
+        }
+        Ok((ends[0], ends[1], spent))
     }
 
     /// The bounds recorded so far, in order.
@@ -394,21 +508,14 @@ impl PrivateBounds {
             )));
         }
         let mut ledger = Ledger::new(inner.neighbouring);
-        for (m, label) in &self.entries {
+        for (m, label, _) in &self.entries {
             ledger.record(m.clone(), 1, label);
         }
         for e in inner.ledger.entries() {
             ledger.record(e.mechanism.clone(), e.count, &e.label);
         }
         let mut notes = inner.notes.clone();
-        let bounds: f64 = self
-            .bounds
-            .iter()
-            .map(|b| match b.source {
-                BoundSource::Estimated { epsilon, .. } => epsilon,
-                BoundSource::Public | BoundSource::Preprocessing => 0.0,
-            })
-            .sum();
+        let bounds: f64 = self.entries.iter().map(|e| e.2).sum();
         // Basic composition of the bounds' pure ε and the learner's (ε, δ): the sum of two
         // upper bounds, rounded up by a few ulps.
         let basic = (bounds + inner.epsilon) * (1.0 + 4.0 * f64::EPSILON);
@@ -438,8 +545,8 @@ impl PrivateBounds {
             )));
         }
         notes.push(format!(
-            "{}% of epsilon spent on {} privately estimated bound(s); the learner was \
-             calibrated for the remaining {}",
+            "{}% of epsilon spent on {} private estimate(s) of bounds and feature ranges; the \
+             learner was calibrated for the remaining {}",
             100.0 * self.share,
             self.entries.len(),
             self.learner_epsilon()

@@ -58,6 +58,7 @@ mod loss;
 mod model;
 pub mod preprocess;
 mod report;
+pub mod scaling;
 pub mod selection;
 mod statement;
 

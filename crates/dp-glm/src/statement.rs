@@ -88,6 +88,13 @@ impl PrivacyStatement {
         self
     }
 
+    /// Adds something the run estimated privately (paid from ε, already in the report's
+    /// ledger), in words, e.g. the ranges of a feature scaling.
+    pub fn estimated(&mut self, what: impl Into<String>) -> &mut Self {
+        self.estimated.push(what.into());
+        self
+    }
+
     /// Adds a caveat a reader of the guarantee should know.
     pub fn caveat(&mut self, what: impl Into<String>) -> &mut Self {
         self.caveats.push(what.into());
@@ -114,10 +121,11 @@ impl PrivacyStatement {
                     epsilon,
                 } => self.estimated.push(format!(
                     "the bound {} = {} is the {quantile} quantile of the {}, estimated \
-                     privately for epsilon {epsilon:.6} (included in the total above)",
+                     privately for epsilon {} (included in the total above)",
                     b.name,
                     b.value,
-                    statistic.describe()
+                    statistic.describe(),
+                    text_up(epsilon, 6)
                 )),
             }
         }
