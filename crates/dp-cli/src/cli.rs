@@ -295,13 +295,13 @@ pub(crate) struct SchemaArgs {
     pub json: bool,
 }
 
-/// `dpglm evaluate`.
+/// What `evaluate` and `predict` read: a model and the data to score with it.
 #[derive(Debug, Args)]
-pub(crate) struct EvaluateArgs {
+pub(crate) struct ScoringArgs {
     /// The model file written by `dpglm train --out`.
     #[arg(long)]
     pub model: std::path::PathBuf,
-    /// Data file.
+    /// Data file (for `predict`, a CSV needs no label column).
     #[arg(long)]
     pub data: std::path::PathBuf,
     /// File format (default: from the extension).
@@ -316,27 +316,23 @@ pub(crate) struct EvaluateArgs {
     pub json: bool,
 }
 
+/// `dpglm evaluate`.
+#[derive(Debug, Args)]
+pub(crate) struct EvaluateArgs {
+    /// The model and the data.
+    #[command(flatten)]
+    pub scoring: ScoringArgs,
+}
+
 /// `dpglm predict`.
 #[derive(Debug, Args)]
 pub(crate) struct PredictArgs {
-    /// The model file written by `dpglm train --out`.
-    #[arg(long)]
-    pub model: std::path::PathBuf,
-    /// Data file; a CSV needs no label column.
-    #[arg(long)]
-    pub data: std::path::PathBuf,
-    /// File format (default: from the extension).
-    #[arg(long = "format", value_enum)]
-    pub format_arg: Option<FormatArg>,
-    /// A label column of a CSV to leave out, or the labels of an NPY file (not used).
-    #[arg(long)]
-    pub label: Option<String>,
+    /// The model and the data.
+    #[command(flatten)]
+    pub scoring: ScoringArgs,
     /// Write the predictions as CSV (`prediction[,probability]`) to this file instead of stdout.
     #[arg(long)]
     pub output: Option<std::path::PathBuf>,
-    /// One JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Accountant names on the command line.

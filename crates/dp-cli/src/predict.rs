@@ -3,16 +3,15 @@
 
 use std::io::Write;
 
-use dp_data::{Format, Labels};
+use dp_data::Labels;
 use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::PredictArgs;
 use crate::mechanism_args::show;
-use crate::model_file::{ModelFile, finite, write_atomically};
-use crate::schema::data_error;
-use crate::train::{check_output, io};
+use crate::model_file::{finite, write_atomically};
+use crate::train::{check_output, io, scored};
 
 /// `dpglm predict`.
 pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliError> {
@@ -20,23 +19,13 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
         check_output(
             "--output",
             path,
-            &[("--data", Some(&a.data)), ("--model", Some(&a.model))],
+            &[
+                ("--data", Some(&a.scoring.data)),
+                ("--model", Some(&a.scoring.model)),
+            ],
         )?;
     }
-    let model = ModelFile::read(&a.model)?;
-    let mut spec = model.input_spec();
-    if a.label.is_some() {
-        spec.label.clone_from(&a.label);
-    }
-    // Labels are not read: the label column need not exist (CSV columns are found by name).
-    let data = dp_data::read_scoring_data(
-        &a.data,
-        a.format_arg.map(Format::from),
-        &spec,
-        model.n_features_in,
-        false,
-    )
-    .map_err(data_error)?;
+    let (model, spec, data) = scored(&a.scoring, false)?;
     let x = data.x;
     let x = model.preprocessing.apply(x.view());
     let z = x.dot(&Array1::from(model.coefficients.clone())) + model.intercept;
@@ -44,7 +33,7 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
         return Err(CliError::Usage(format!(
             "{}: row {row} (0-based): the model's decision value is {}: the features or \
              coefficients are too large for a finite prediction",
-            a.data.display(),
+            a.scoring.data.display(),
             show(z[row])
         )));
     }
@@ -59,7 +48,7 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
     if let Some(path) = &a.output {
         write_atomically(path, &csv_text(&predictions, probabilities.as_deref()))?;
     }
-    if a.json {
+    if a.scoring.json {
         let rows = match (&a.output, &probabilities) {
             (Some(_), _) => Value::Null,
             (None, p) => Value::Array(

@@ -18,7 +18,7 @@ use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, TrainArgs};
+use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
     ModelFile, Preprocessing, finite, noise_source_json, resolved, scaling_json, write_atomically,
@@ -369,16 +369,28 @@ fn scaling_plan(
     Ok(Some(ScalingPlan { method, public }))
 }
 
-/// Reads data to score with a model of `width` features read by `spec`: CSV columns matched by
-/// name (in any order; a missing column is an input error naming it), labels mapped as in
-/// training (a label outside the class pair is an input error naming its row and value).
-fn scoring_data(
-    path: &Path,
-    format: Option<Format>,
-    spec: &TableSpec,
-    width: usize,
-) -> Result<LoadedData, CliError> {
-    dp_data::read_scoring_data(path, format, spec, width, true).map_err(data_error)
+/// Reads the model and the data to score with it (`evaluate`, `predict`): the model's pipeline (`--label` overriding its label column), CSV columns matched by
+/// name in any order (a missing column is an input error naming it), labels mapped as in
+/// training when `with_labels` (a label outside the class pair is an input error naming its
+/// row and value). Returns the model, the pipeline used and the data.
+pub(crate) fn scored(
+    a: &ScoringArgs,
+    with_labels: bool,
+) -> Result<(ModelFile, TableSpec, LoadedData), CliError> {
+    let model = ModelFile::read(&a.model)?;
+    let mut spec = model.input_spec();
+    if a.label.is_some() {
+        spec.label.clone_from(&a.label);
+    }
+    let data = dp_data::read_scoring_data(
+        &a.data,
+        a.format_arg.map(Format::from),
+        &spec,
+        model.n_features_in,
+        with_labels,
+    )
+    .map_err(data_error)?;
+    Ok((model, spec, data))
 }
 
 /// Mean loss, and accuracy (classification) or MSE (regression); all finite.
@@ -1178,7 +1190,11 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     };
     // Read before fitting, so a bad test file fails fast.
     let test = match &a.test {
-        Some(p) => Some((p, scoring_data(p, format, &spec, train.x.ncols())?)),
+        Some(p) => Some((
+            p,
+            dp_data::read_scoring_data(p, format, &spec, train.x.ncols(), true)
+                .map_err(data_error)?,
+        )),
         None => None,
     };
     let noise_source = match a.seed {
@@ -1330,17 +1346,8 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
 
 /// `dpglm evaluate`.
 pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let model = ModelFile::read(&a.model)?;
-    let mut spec = model.input_spec();
-    if a.label.is_some() {
-        spec.label.clone_from(&a.label);
-    }
-    let data = scoring_data(
-        &a.data,
-        a.format_arg.map(Format::from),
-        &spec,
-        model.n_features_in,
-    )?;
+    let a = &a.scoring;
+    let (model, _, data) = scored(a, true)?;
     let n = data.n_samples();
     let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
         .map_err(|e| data_glm_error(&a.data, e))?;
