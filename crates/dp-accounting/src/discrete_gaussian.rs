@@ -60,6 +60,7 @@ use crate::accountant::{Accountant, Note, NoteValue};
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
+use crate::special::worse;
 
 /// The share `η` of the target δ given to the tail event `|R| > cs` (module docs).
 pub const TAIL_SHARE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
@@ -226,20 +227,21 @@ impl GridComposition {
 
     /// `ln N`, rounded up.
     fn ln_coordinates(&self) -> f64 {
-        up_by(self.sum(|_| 1.0).ln(), 0).max(0.0)
+        worse(up_by(self.sum(|_| 1.0).ln(), 0), 0.0)
     }
 
     /// The smallest `c` (rounded up) with `ln β(c) ≤ −budget`, i.e.
     /// `(c − 1/(2s_min))² ≥ 2(ln N + budget)`.
     fn cutoff(&self, budget: f64) -> f64 {
-        let need = up_by(2.0 * (self.ln_coordinates() + budget), 2).max(0.0);
+        // A NaN budget stays NaN (a cut-off silently at the offset would shrink the adjustment).
+        let need = worse(up_by(2.0 * (self.ln_coordinates() + budget), 2), 0.0);
         up_by(self.offset() + up_by(need.sqrt(), 0), 1)
     }
 
     /// `ln β(c) = ln N − (c − 1/(2s_min))²/2`, rounded up: a bound on the log-probability
     /// that some coordinate of the rounded Gaussians exceeds `c·s` in magnitude (module docs).
     pub fn ln_tail(&self, c: f64) -> f64 {
-        let u = (c - self.offset()).max(0.0);
+        let u = worse(c - self.offset(), 0.0);
         let v = self.ln_coordinates() - 0.5 * u * u * (1.0 - 4.0 * f64::EPSILON);
         v + 4.0 * f64::EPSILON * v.abs()
     }

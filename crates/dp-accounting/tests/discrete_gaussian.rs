@@ -206,3 +206,12 @@ fn overflowing_counts_are_not_cut_short() {
     let ratio = twice.up() / once.up();
     assert!((ratio - 2.0).abs() < 1e-12, "ratio {ratio}");
 }
+
+/// A NaN inner ε gives a NaN adjustment (refused by the accountants), never a finite number
+/// from a cut-off that a `max` clamped silently.
+#[test]
+fn a_nan_inner_epsilon_is_not_swallowed() {
+    let g = one(1e3);
+    assert!(g.epsilon_adjustment(f64::NAN, 1e-5).is_nan());
+    assert!(g.epsilon_adjustment(1.0, 1e-5).is_finite());
+}

@@ -155,6 +155,11 @@ fn audit_learner(
         select,
         measure,
     );
+    check(name, found, claimed, power);
+}
+
+/// The audit's verdict: `found` never above `claimed`, and at least `power` of it.
+fn check(name: &str, found: f64, claimed: f64, power: f64) {
     eprintln!("{name}: claimed {claimed}, audit {found}");
     assert!(
         found <= claimed,
@@ -274,14 +279,6 @@ fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
         let (_, claimed) =
             private_quantile(pair.1, quantile, eps, &mut seeded_rng(0)).expect("estimates");
         let found = audit(pair, run, 4_000, 20_000);
-        eprintln!("private bound ({name}): claimed {claimed}, audit {found}");
-        assert!(
-            found <= claimed,
-            "{name}: audit {found} > claimed {claimed}"
-        );
-        assert!(
-            found > power * claimed,
-            "{name}: audit {found} has no power (claimed {claimed})"
-        );
+        check(&format!("private bound ({name})"), found, claimed, power);
     }
 }

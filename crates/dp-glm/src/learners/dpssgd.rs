@@ -104,7 +104,13 @@ impl LocalRandomiser {
         let mut grid = GridComposition::new();
         grid.add(self.discrete, 1);
         let inner = gaussian_epsilon(self.std, self.sensitivity, grid.inner_delta(delta0))?;
-        Ok(inner + grid.epsilon_adjustment(inner, delta0))
+        let eps0 = inner + grid.epsilon_adjustment(inner, delta0);
+        if !eps0.is_finite() {
+            return Err(Error::Privacy(format!(
+                "the local randomiser's epsilon is not finite ({eps0})"
+            )));
+        }
+        Ok(eps0)
     }
 }
 
