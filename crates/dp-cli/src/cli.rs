@@ -447,11 +447,11 @@ pub(crate) struct CalibrateArgs {
 }
 
 /// Runs the parsed command.
-pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Account(a) => account::account(&a, out),
         Command::Calibrate(c) => account::calibrate(&c, out),
-        Command::Train(t) => crate::train::train(&t, out),
+        Command::Train(t) => crate::train::train(&t, out, err),
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
         Command::Schema(s) => crate::schema::schema(&s, out),
         Command::Predict(p) => crate::predict::predict(&p, out),

@@ -281,7 +281,10 @@ fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), Cl
 
 /// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
 /// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
-/// minmax for classification on a file with named columns (CSV) and none otherwise; each numeric feature's public values
+/// minmax for classification on a file with named columns (CSV) when its `n` rows (`--n`, or
+/// the count, treated as public) are enough for the private ranges
+/// ([`dp_glm::scaling::min_rows_for_ranges`]; fewer: none, with a warning), and none
+/// otherwise; each numeric feature's public values
 /// from the schema or else estimated privately; one-hot columns from their public range
 /// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
 ///
@@ -294,7 +297,8 @@ fn scaling_plan(
     classification: bool,
     schema: &Schema,
     spec: &TableSpec,
-    d: usize,
+    (n, d): (usize, usize),
+    warnings: &mut Vec<String>,
 ) -> Result<Option<ScalingPlan>, CliError> {
     let method = match a.scale {
         Some(ScaleArg::None) if !schema.scaling.is_empty() => {
@@ -316,8 +320,32 @@ fn scaling_plan(
         }
         None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
         // Files with named columns (CSV); LIBSVM and NPY data are often high-dimensional,
-        // sparse and already scaled: 2d estimates would cost much and gain little.
-        None if classification && spec.columns.is_some() => ScalingMethod::MinMax,
+        // sparse and already scaled: 2d estimates would cost much and gain little. Too few
+        // rows for the estimates' share: none, with a warning saying what to give.
+        None if classification && spec.columns.is_some() => {
+            let numeric = spec
+                .columns
+                .iter()
+                .flatten()
+                .filter(|c| c.levels.is_none())
+                .count();
+            let each = share(a, 2 * numeric) * a.epsilon / (2 * numeric).max(1) as f64;
+            let need = dp_glm::scaling::min_rows_for_ranges(each);
+            if numeric > 0 && (n as f64) < need {
+                warnings.push(format!(
+                    "features not scaled: with n = {n} rows (treated as public) the \
+                     {} private feature ranges at epsilon {} each are unreliable below about \
+                     {} rows; give the ranges as public values in the schema's \"scaling\" \
+                     (e.g. from the data's documentation), or --scale minmax|standard to \
+                     estimate them anyway, or --scale none to silence this",
+                    2 * numeric,
+                    dp_glm::text_down(each, 3),
+                    need.ceil()
+                ));
+                return Ok(None);
+            }
+            ScalingMethod::MinMax
+        }
         None => return Ok(None),
     };
     let one_hot = PublicScale {
@@ -470,14 +498,16 @@ fn score(
 
 /// What `train` measured on the data without noise, for the operator only: NOT private (the
 /// exact number of rows, the training loss and accuracy, the scores on the test file, the
-/// wall time, which grows with the data). Printed under "not private"; in JSON these are the
-/// contract's top-level fields, named in the `not_private` list; never written to the model
-/// file.
+/// wall time, which grows with the data, and the warnings, which may quote the row count).
+/// Printed under "not private" (the warnings on stderr); in JSON these are the contract's
+/// top-level fields and `warnings`, named in the `not_private` list; never written to the
+/// model file.
 struct NotPrivate {
     n: usize,
     train: Scores,
     test: Option<Scores>,
     seconds: f64,
+    warnings: Vec<String>,
 }
 
 impl NotPrivate {
@@ -491,6 +521,7 @@ impl NotPrivate {
             "test_accuracy": metric("test accuracy", test.and_then(|t| t.accuracy))?,
             "test_mse": metric("test mse", test.and_then(|t| t.mse))?,
             "seconds": finite("seconds", self.seconds)?,
+            "warnings": self.warnings,
         });
         let names: Vec<Value> = fields
             .as_object()
@@ -1169,7 +1200,11 @@ fn statement(
 }
 
 /// `dpglm train`.
-pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn train(
+    a: &TrainArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     let start = Instant::now();
     check_flags(a)?;
     check_applicable(a)?;
@@ -1178,7 +1213,19 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = read(a, loss)?;
-    let plan = scaling_plan(a, classification, &schema, &spec, train.x.ncols())?;
+    let n = a.public_n.unwrap_or(train.x.nrows());
+    let mut warnings = Vec::new();
+    let plan = scaling_plan(
+        a,
+        classification,
+        &schema,
+        &spec,
+        (n, train.x.ncols()),
+        &mut warnings,
+    )?;
+    for w in &warnings {
+        writeln!(err, "warning: {w}").map_err(io)?;
+    }
     let mut prep = Preprocessing {
         scaling: None,
         unit_norm: match a.preprocess {
@@ -1292,6 +1339,7 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         train: tr,
         test,
         seconds,
+        warnings,
     };
     if a.json {
         // The public settings and what the mechanisms released (as in the model file), and
