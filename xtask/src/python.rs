@@ -72,14 +72,13 @@ fn build_wheel(python: &Path, dir: &Path) -> Result<PathBuf> {
         std::fs::remove_dir_all(dir)
             .map_err(|e| Failure::new(STEP, format!("cannot clear {}: {e}", dir.display())))?;
     }
-    // The test profile (opt-level 2) shares dp-accounting's build with `cargo test`.
+    // The release profile, as users get it (the test profile would build a test harness).
     let mut cmd = python_m(
         python,
         &[
             "maturin",
             "build",
-            "--profile",
-            "test",
+            "--release",
             "--manifest-path",
             "crates/dp-py/Cargo.toml",
             "--interpreter",

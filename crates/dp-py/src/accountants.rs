@@ -156,13 +156,18 @@ impl Spec {
                 self.reps = Some(*reps);
             }
             e => {
+                let overflow = || {
+                    to_py(dp_accounting::Error::OutOfRange(
+                        "the composition count overflows u64".into(),
+                    ))
+                };
                 for (m, c) in e.parts()? {
-                    let c = c.checked_mul(count).ok_or_else(|| {
-                        to_py(dp_accounting::Error::OutOfRange(
-                            "the composition count overflows u64".into(),
-                        ))
-                    })?;
-                    self.parts.push((m, c));
+                    let c = c.checked_mul(count).ok_or_else(overflow)?;
+                    // Repeats of one mechanism (composing step by step) merge into one part.
+                    match self.parts.iter_mut().find(|(p, _)| *p == m) {
+                        Some((_, n)) => *n = n.checked_add(c).ok_or_else(overflow)?,
+                        None => self.parts.push((m, c)),
+                    }
                 }
             }
         }
@@ -241,9 +246,15 @@ impl PrivacyAccountant {
             let mut this = slf.borrow_mut();
             let mut next = this.spec.clone();
             next.add(&ev, count)?;
-            // Check that the accountant analyses the composition (relation, kind).
-            let check = next.clone();
-            py.detach(move || check.run(|_| Ok(()))).map_err(to_py)?;
+            // Check that the accountant analyses the new event (relation, kind) on its own:
+            // composing step by step stays linear in the number of steps.
+            let mut probe = Spec {
+                parts: Vec::new(),
+                reps: None,
+                ..this.spec.clone()
+            };
+            probe.add(&ev, 1)?;
+            py.detach(move || probe.run(|_| Ok(()))).map_err(to_py)?;
             this.spec = next;
             this.events.push((event.clone().unbind(), count));
         }
@@ -253,8 +264,12 @@ impl PrivacyAccountant {
     /// Whether the accountant can analyse `event` under its relation.
     fn supports(&self, py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<bool> {
         let ev = event_of(event)?;
-        let mut next = self.spec.clone();
-        if next.add(&ev, 1).is_err() {
+        let mut next = Spec {
+            parts: Vec::new(),
+            reps: None,
+            ..self.spec.clone()
+        };
+        if self.spec.clone().add(&ev, 1).is_err() || next.add(&ev, 1).is_err() {
             return Ok(false);
         }
         Ok(py.detach(move || next.run(|_| Ok(()))).is_ok())
