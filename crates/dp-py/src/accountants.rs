@@ -254,7 +254,13 @@ impl PrivacyAccountant {
                 ..this.spec.clone()
             };
             probe.add(&ev, 1)?;
-            py.detach(move || probe.run(|_| Ok(()))).map_err(to_py)?;
+            // Mechanisms already composed were checked then.
+            probe
+                .parts
+                .retain(|(m, _)| !this.spec.parts.iter().any(|(p, _)| p == m));
+            if !probe.parts.is_empty() || probe.reps.is_some() {
+                py.detach(move || probe.run(|_| Ok(()))).map_err(to_py)?;
+            }
             this.spec = next;
             this.events.push((event.clone().unbind(), count));
         }
@@ -386,7 +392,8 @@ impl PLDAccountant {
         epsilon_error = Some(1e-3),
         tail_mass = 1e-15,
         max_grid = 1 << 22,
-    ))]
+    ), text_signature = "(neighboring_relation=None, value_discretization_interval=2e-4, \
+        epsilon_error=1e-3, tail_mass=1e-15, max_grid=4194304)")]
     fn new(
         neighboring_relation: Option<&Bound<'_, PyAny>>,
         value_discretization_interval: f64,

@@ -127,7 +127,9 @@ fn answer(
 /// The answering accountant's upper bound; falling back never replaces a bound by a guess.
 #[pyfunction]
 #[pyo3(signature = (event, *, delta = None, epsilon = None, accountant = None,
-    neighboring_relation = None, epsilon_error = Some(1e-3), max_grid = 1 << 22))]
+    neighboring_relation = None, epsilon_error = Some(1e-3), max_grid = 1 << 22),
+    text_signature = "(event, *, delta=None, epsilon=None, accountant=None, \
+        neighboring_relation=None, epsilon_error=1e-3, max_grid=4194304)")]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn account(
     py: Python<'_>,

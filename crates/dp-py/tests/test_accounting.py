@@ -239,4 +239,14 @@ def test_names_a_dp_accounting_user_knows():
     assert a.compose(acc.GaussianEvent(1.0)) is a  # compose chains
     assert a.name == "pld" and a.neighboring_relation == acc.NeighboringRelation.ADD_OR_REMOVE_ONE
     assert a.mechanisms() == [("gaussian", [("sigma", 1.0), ("sensitivity", 1.0)], 1)]
+    # Composing step by step (the dp_accounting idiom) merges repeats into one part and gives
+    # the same answer as composing the count at once.
+    step = acc.PoissonSampledDpEvent(0.004, acc.GaussianDpEvent(1.0))
+    for cls in (acc.PLDAccountant, acc.RdpAccountant):
+        loop = cls()
+        for _ in range(100):
+            loop.compose(step)
+        assert loop.mechanisms() == [
+            ("subsampled-gaussian", [("noise_multiplier", 1.0), ("q", 0.004)], 100)]
+        assert loop.get_epsilon(1e-5) == cls().compose(step, 100).get_epsilon(1e-5)
     assert "GaussianDpEvent(1.0" in repr(acc.GaussianDpEvent(1.0))
