@@ -474,11 +474,7 @@ impl ZCdpAccountant {
     #[new]
     #[pyo3(signature = (neighboring_relation = None))]
     fn new(neighboring_relation: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<Self>> {
-        let spec = Spec::new(
-            AccountantKind::Zcdp,
-            relation_or_default(neighboring_relation)?,
-        );
-        Ok(PyClassInitializer::from(PrivacyAccountant::with_spec(spec)).add_subclass(Self))
+        Ok(empty(AccountantKind::Zcdp, neighboring_relation)?.add_subclass(Self))
     }
 }
 
@@ -492,12 +488,17 @@ impl ExactAccountant {
     #[new]
     #[pyo3(signature = (neighboring_relation = None))]
     fn new(neighboring_relation: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<Self>> {
-        let spec = Spec::new(
-            AccountantKind::Exact,
-            relation_or_default(neighboring_relation)?,
-        );
-        Ok(PyClassInitializer::from(PrivacyAccountant::with_spec(spec)).add_subclass(Self))
+        Ok(empty(AccountantKind::Exact, neighboring_relation)?.add_subclass(Self))
     }
+}
+
+/// An empty accountant of `kind` under the given relation (or add/remove), default settings.
+fn empty(
+    kind: AccountantKind,
+    rel: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyClassInitializer<PrivacyAccountant>> {
+    let spec = Spec::new(kind, relation_or_default(rel)?);
+    Ok(PyClassInitializer::from(PrivacyAccountant::with_spec(spec)))
 }
 
 /// The given relation, or add/remove (dp_accounting's default).
