@@ -324,6 +324,11 @@ fn tampered_model_files_are_refused_naming_the_field() {
     v["feature_names"] = Value::Null;
     usage(tampered(&v), &["bad.json", "`input.columns`"]);
     v["input"] = Value::Null;
+    // Edited, a file of the current format fails its digest; a file of format 1 (which has
+    // none) without names is what versions before the names wrote.
+    usage(tampered(&v), &["bad.json", "`digest`"]);
+    v["format"] = "dpglm-model/1".into();
+    v.as_object_mut().unwrap().remove("digest");
     let unnamed = dir.join("unnamed.json");
     std::fs::write(&unnamed, v.to_string()).unwrap();
     usage(

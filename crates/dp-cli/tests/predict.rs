@@ -342,3 +342,23 @@ fn class_pair_models_predict_their_class_names() {
     assert!(lines[2].starts_with("no,"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A model file of format 1, written by main before the library format (fixture and script in
+/// dp-glm's tests/fixtures), scores and predicts exactly as that version printed.
+#[test]
+fn version_1_model_files_score_as_before() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dp-glm/tests/fixtures");
+    let (model, data) = (dir.join("model-v1.json"), dir.join("model-v1-data.csv"));
+    for (command, expected) in [
+        ("evaluate", "model-v1-evaluate.json"),
+        ("predict", "model-v1-predict.json"),
+    ] {
+        let (code, out, err) =
+            dpglm(&[command, "--model", s(&model), "--data", s(&data), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let got: Value = serde_json::from_str(&out).unwrap();
+        let want: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(expected)).unwrap()).unwrap();
+        assert_eq!(got, want, "{command}");
+    }
+}

@@ -85,7 +85,14 @@ pub enum ModelFileError {
         found: Option<String>,
     },
     /// A field is malformed, out of range, unknown, or inconsistent with the others.
-    #[error("not a valid dpglm model file: {}{reason}", if field.is_empty() { String::new() } else { format!("field `{field}`: ") })]
+    #[error(
+        "{}{reason}",
+        if field.is_empty() {
+            "not a dpglm model file: ".to_string()
+        } else {
+            format!("not a valid dpglm model file: field `{field}`: ")
+        }
+    )]
     Invalid {
         /// The field's dotted path (`privacy.ledger[2].count`; empty: the whole text).
         field: String,
