@@ -14,7 +14,6 @@ use dp_glm::{
     Loss, NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, Preprocessing,
     PrivacyReport, Ssp, text_up,
 };
-use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
@@ -400,23 +399,20 @@ struct Scores {
     mse: Option<f64>,
 }
 
-/// Scores the model on `data` (read from `path`), after checking its labels are in the loss's
-/// domain.
+/// Scores `model` on `data` (read from `path`; rows as the model takes them, its own steps
+/// applied by it), after checking its labels are in the loss's domain.
 ///
 /// # Errors
 /// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
 /// logistic loss, which would silently count every 0 as an error), or a decision value or loss
 /// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
-fn score(
-    coef: &Array1<f64>,
-    intercept: f64,
-    loss: Loss,
-    data: &Dataset,
-    path: &Path,
-) -> Result<Scores, CliError> {
+fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, CliError> {
+    let loss = model.loss();
     data.check_labels(&loss)
         .map_err(|e| data_glm_error(path, e))?;
-    let z = data.x().dot(coef) + intercept;
+    let z = model
+        .decision_function(data.x())
+        .map_err(|e| data_glm_error(path, e))?;
     let losses: Vec<f64> = z
         .iter()
         .zip(data.y())
@@ -1192,10 +1188,10 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         None => None,
     };
     let (model, bounds) = fit_model(a, loss, &data, &needs, bounds, &mut *rng)?;
-    let coef = model.coef().to_owned();
-    let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
+    // The learner's model takes the rows it was given (and applies its own steps).
+    let tr = score(&model, &data, &a.data)?;
     let test = match &test {
-        Some((p, t)) => Some(score(&coef, model.intercept(), loss, t, p)?),
+        Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
     };
     let report = model.privacy();
@@ -1216,8 +1212,13 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let saved = |e: dp_glm::Error| CliError::Failure(format!("cannot save the model: {e}"));
     let epsilon = finite("epsilon spent", report.epsilon)?;
     let delta = finite("delta spent", report.delta)?;
+    // The learner's own step (rows projected to its X) comes after the CLI's.
+    let learned = Preprocessing {
+        row_bound: model.preprocessing().row_bound,
+        ..prep.clone()
+    };
     let model = model
-        .with_preprocessing(prep.clone())
+        .with_preprocessing(learned)
         .and_then(|m| m.with_input(train.feature_names.clone(), Some(spec.clone())))
         .and_then(|m| m.with_bounds(records))
         .map_err(saved)?
@@ -1291,18 +1292,8 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
     let a = &a.scoring;
     let (model, _, data) = scored(a, true)?;
     let n = data.n_samples();
-    let data = model
-        .preprocessing()
-        .apply(data.x.view())
-        .and_then(|x| Dataset::new(x, data.y))
-        .map_err(|e| data_glm_error(&a.data, e))?;
-    let s = score(
-        &model.coef().to_owned(),
-        model.intercept(),
-        model.loss(),
-        &data,
-        &a.data,
-    )?;
+    let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
+    let s = score(&model, &data, &a.data)?;
     if a.json {
         let v = json!({
             "n": n,

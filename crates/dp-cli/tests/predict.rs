@@ -362,3 +362,72 @@ fn version_1_model_files_score_as_before() {
         assert_eq!(got, want, "{command}");
     }
 }
+
+/// A learner that projects its rows onto the ball of radius `--x-bound` stores that step:
+/// evaluate and predict project scoring rows too, so evaluate on the training file gives
+/// train's loss exactly, and predictions are those of the projected rows.
+#[test]
+fn the_learners_row_projection_is_stored_and_applied() {
+    let dir = tempdir("predict-projection");
+    let data = dir.join("train.csv");
+    let mut text = String::from("a,b,label\n");
+    for (a, b, y) in rows(2000, true) {
+        text.push_str(&format!("{a},{b},{y}\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let model = dir.join("model.json");
+    for (algorithm, bound) in [("objpert", "--clip"), ("ssp", "--y-bound")] {
+        let (code, out, err) = dpglm(&[
+            "train",
+            "--data",
+            s(&data),
+            "--label",
+            "label",
+            "--algorithm",
+            algorithm,
+            "--scale",
+            "none",
+            "--loss",
+            "squared",
+            "--x-bound",
+            "0.5",
+            bound,
+            "3",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "3",
+            "--out",
+            s(&model),
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let trained: Value = serde_json::from_str(&out).unwrap();
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+        assert_eq!(file["preprocessing"]["row_bound"], 0.5, "{algorithm}");
+        let (code, out, err) = dpglm(&[
+            "evaluate",
+            "--model",
+            s(&model),
+            "--data",
+            s(&data),
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let scored: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(scored["loss"], trained["train_loss"], "{algorithm}");
+        // The row (2, 0) and its bias 1 are projected to 0.5·(2, 0, 1)/√5.
+        let one = dir.join("one.csv");
+        std::fs::write(&one, "a,b\n2,0\n").unwrap();
+        let (code, out, err) = dpglm(&["predict", "--model", s(&model), "--data", s(&one)]);
+        assert_eq!(code, 0, "{err}");
+        let w = coefficients(&model);
+        assert_eq!(w.len(), 3);
+        let want = 0.5 * (2.0 * w[0] + w[2]) / 5f64.sqrt();
+        let p: f64 = out.lines().nth(1).unwrap().parse().unwrap();
+        assert!((p - want).abs() <= 1e-12, "{algorithm}: {p} vs {want}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

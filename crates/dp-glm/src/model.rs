@@ -93,6 +93,20 @@ impl LinearModel {
         Ok(self)
     }
 
+    /// The model with the projection of rows onto the ball of radius `x_bound` after its other
+    /// steps ([`Preprocessing::row_bound`]): what a learner whose guarantee needs `‖x‖ ≤ X`
+    /// does to its training rows, so that scoring rows are projected too.
+    ///
+    /// # Errors
+    /// As [`LinearModel::with_preprocessing`] (`x_bound` finite and `> 0`).
+    pub fn with_row_bound(self, x_bound: f64) -> Result<Self> {
+        let p = Preprocessing {
+            row_bound: Some(x_bound),
+            ..self.preprocessing.clone()
+        };
+        self.with_preprocessing(p)
+    }
+
     /// The model with the public description of its input: the raw features' names (to
     /// match scoring data by name) and the table pipeline that read them (label column,
     /// label mapping, categorical levels; [`TableSpec`]).

@@ -377,9 +377,16 @@ fn finite_opt(field: &str, v: Option<f64>) -> Result<Option<f64>> {
     v.map(|v| finite(field, v)).transpose()
 }
 
+/// A list of named numbers, each finite and named once (it is written as a JSON object).
 fn finite_list(field: &str, list: &[(String, f64)]) -> Result<Vec<(String, f64)>> {
+    let mut seen = HashSet::with_capacity(list.len());
     list.iter()
-        .map(|(k, v)| Ok((k.clone(), finite(&format!("{field}.{k}"), *v)?)))
+        .map(|(k, v)| {
+            if !seen.insert(k.as_str()) {
+                return Err(invalid(field, format!("`{k}` appears twice")));
+            }
+            Ok((k.clone(), finite(&format!("{field}.{k}"), *v)?))
+        })
         .collect()
 }
 
@@ -1324,6 +1331,10 @@ mod tests {
         m.privacy_mut().noise.push(("sigma".into(), f64::NAN));
         assert!(m.to_json().is_err());
         assert!(serde_json::to_string(&m).is_err());
+        // A name given twice would be lost in a JSON object: refused too.
+        let mut m = full();
+        m.privacy_mut().noise.push(("clip".into(), 2.0));
+        assert_eq!(field_of(m.to_json().unwrap_err()), "privacy.noise");
     }
 
     /// Mutations of a valid file's text: insert, delete or overwrite characters.
