@@ -33,16 +33,33 @@ fn rows(n: usize, regression: bool) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
-/// Trains `algorithm` with `loss` on 2000 rows (columns `a,b,label`); returns the model path.
-fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
+/// Writes 2000 rows (columns `a,b,label`) to `dir/train.csv`; returns its path.
+fn training_file(dir: &Path, regression: bool) -> PathBuf {
     let data = dir.join("train.csv");
     let mut text = String::from("a,b,label\n");
     for (a, b, y) in rows(2000, regression) {
         text.push_str(&format!("{a},{b},{y}\n"));
     }
     std::fs::write(&data, text).unwrap();
+    data
+}
+
+/// Trains `algorithm` with `loss` on 2000 rows (columns `a,b,label`); returns the model path.
+fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
+    train_with(dir, algorithm, loss, regression, &[]).0
+}
+
+/// [`train`] with `extra` flags; returns the model path and what `train` printed.
+fn train_with(
+    dir: &Path,
+    algorithm: &str,
+    loss: &str,
+    regression: bool,
+    extra: &[&str],
+) -> (PathBuf, String) {
+    let data = training_file(dir, regression);
     let model = dir.join("model.json");
-    let (code, _, err) = dpglm(&[
+    let mut args = vec![
         "train",
         "--data",
         s(&data),
@@ -62,9 +79,11 @@ fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
         "3",
         "--out",
         s(&model),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = dpglm(&args);
     assert_eq!(code, 0, "{err}");
-    model
+    (model, out)
 }
 
 /// The model file's coefficients.
@@ -369,41 +388,10 @@ fn version_1_model_files_score_as_before() {
 #[test]
 fn the_learners_row_projection_is_stored_and_applied() {
     let dir = tempdir("predict-projection");
-    let data = dir.join("train.csv");
-    let mut text = String::from("a,b,label\n");
-    for (a, b, y) in rows(2000, true) {
-        text.push_str(&format!("{a},{b},{y}\n"));
-    }
-    std::fs::write(&data, text).unwrap();
-    let model = dir.join("model.json");
     for (algorithm, bound) in [("objpert", "--clip"), ("ssp", "--y-bound")] {
-        let (code, out, err) = dpglm(&[
-            "train",
-            "--data",
-            s(&data),
-            "--label",
-            "label",
-            "--algorithm",
-            algorithm,
-            "--scale",
-            "none",
-            "--loss",
-            "squared",
-            "--x-bound",
-            "0.5",
-            bound,
-            "3",
-            "--epsilon",
-            "2",
-            "--delta",
-            "1e-5",
-            "--seed",
-            "3",
-            "--out",
-            s(&model),
-            "--json",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        let flags = ["--x-bound", "0.5", bound, "3", "--json"];
+        let (model, out) = train_with(&dir, algorithm, "squared", true, &flags);
+        let data = dir.join("train.csv");
         let trained: Value = serde_json::from_str(&out).unwrap();
         let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
         assert_eq!(file["preprocessing"]["row_bound"], 0.5, "{algorithm}");

@@ -112,9 +112,9 @@ impl LinearModel {
     /// label mapping, categorical levels; [`TableSpec`]).
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] when `feature_names` is not one distinct name per raw feature;
-    /// [`Error::InvalidInput`] when `input` is invalid, its labels do not fit the loss, or its
-    /// columns' names differ from `feature_names`.
+    /// [`Error::ModelFile`] naming the field: `feature_names` is not one distinct name per raw
+    /// feature, or `input` is invalid, its labels do not fit the loss, or its columns' names
+    /// differ from `feature_names`.
     pub fn with_input(
         mut self,
         feature_names: Option<Vec<String>>,

@@ -1002,25 +1002,7 @@ mod tests {
             ledger,
             notes: vec!["a note".into()],
         };
-        let scaling = FittedScaling {
-            method: ScalingMethod::Standard,
-            features: vec![
-                FeatureScale {
-                    low: Some(-4.0),
-                    high: Some(8.0),
-                    center: 2.0,
-                    scale: 2.0,
-                    estimated: Some(0.025),
-                },
-                FeatureScale {
-                    low: None,
-                    high: None,
-                    center: 0.0,
-                    scale: 1.0,
-                    estimated: None,
-                },
-            ],
-        };
+        let scaling = crate::pipeline::example_scaling();
         let input = TableSpec {
             label: Some("y".into()),
             labels: Labels::Classes {

@@ -118,12 +118,37 @@ impl Preprocessing {
     }
 }
 
+/// A scaling of two features (the first clipped to [−4, 8], centred at 2, scale 2, estimated;
+/// the second public and unchanged), for tests.
+#[cfg(test)]
+pub(crate) fn example_scaling() -> FittedScaling {
+    use crate::scaling::{FeatureScale, ScalingMethod};
+    FittedScaling {
+        method: ScalingMethod::Standard,
+        features: vec![
+            FeatureScale {
+                low: Some(-4.0),
+                high: Some(8.0),
+                center: 2.0,
+                scale: 2.0,
+                estimated: Some(0.025),
+            },
+            FeatureScale {
+                low: None,
+                high: None,
+                center: 0.0,
+                scale: 1.0,
+                estimated: None,
+            },
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
     use super::*;
-    use crate::scaling::{FeatureScale, ScalingMethod};
     use ndarray::array;
 
     #[test]
@@ -156,25 +181,7 @@ mod tests {
     #[test]
     fn steps_apply_in_order() {
         let prep = Preprocessing {
-            scaling: Some(FittedScaling {
-                method: ScalingMethod::Standard,
-                features: vec![
-                    FeatureScale {
-                        low: Some(-4.0),
-                        high: Some(8.0),
-                        center: 2.0,
-                        scale: 2.0,
-                        estimated: Some(0.025),
-                    },
-                    FeatureScale {
-                        low: None,
-                        high: None,
-                        center: 0.0,
-                        scale: 1.0,
-                        estimated: None,
-                    },
-                ],
-            }),
+            scaling: Some(example_scaling()),
             unit_norm: false,
             bias: Some(1.0),
             row_bound: None,
