@@ -589,7 +589,9 @@ fn mechanism(name: &str, p: &[(String, f64)]) -> std::result::Result<Mechanism, 
 }
 
 impl WirePrivacy {
-    fn report(self) -> Result<(PrivacyReport, Option<NoiseSource>, Vec<BoundRecord>)> {
+    /// The report, noise source and bounds; `v1`: a format-1 file, whose noise source's
+    /// description may be worded as that version wrote it.
+    fn report(self, v1: bool) -> Result<(PrivacyReport, Option<NoiseSource>, Vec<BoundRecord>)> {
         let at = |k: &str| format!("privacy.{k}");
         for (k, v) in [
             ("target_epsilon", self.target_epsilon),
@@ -648,6 +650,14 @@ impl WirePrivacy {
                             source.is_private_release(),
                             s.kind
                         ),
+                    ));
+                }
+                // The digest is of the model, which holds no description: the text must be
+                // the source's own.
+                if !v1 && s.description != Some(source.to_string()) {
+                    return Err(invalid(
+                        at("noise_source.description"),
+                        format!("must be {:?}", source.to_string()),
                     ));
                 }
                 Ok(source)
@@ -835,7 +845,7 @@ impl Wire {
         preprocessing
             .validate(n)
             .map_err(|e| invalid("preprocessing", e.to_string()))?;
-        let (report, noise_source, bounds) = self.privacy.report()?;
+        let (report, noise_source, bounds) = self.privacy.report(v1)?;
         let mut model = LinearModel::new(
             Array1::from(self.coefficients),
             self.intercept,
@@ -1273,6 +1283,10 @@ mod tests {
             (
                 |v| v["privacy"]["noise_source"]["kind"] = json!("os"),
                 "privacy.noise_source.kind",
+            ),
+            (
+                |v| v["privacy"]["noise_source"]["description"] = json!("a private release"),
+                "privacy.noise_source.description",
             ),
             (
                 |v| v["privacy"]["bounds"][0]["epsilon"] = Value::Null,
