@@ -217,9 +217,13 @@ fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out
     let (header, got) = parse(&out);
     assert_eq!(header, "prediction");
     assert_eq!(got.len(), 50);
+    // SSP projects its rows onto the ball of its (here estimated) X, and so does the model.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let r = file["preprocessing"]["row_bound"].as_f64().unwrap();
     for ((a, b, _), row) in test.iter().zip(&got) {
-        // No row preprocessing for regression; the bias feature 1.
-        let z = w[0] * a + w[1] * b + w[2];
+        // No other row preprocessing for regression; the bias feature 1.
+        let norm = (a * a + b * b + 1.0).sqrt();
+        let z = (w[0] * a + w[1] * b + w[2]) * (r / norm).min(1.0);
         assert!(
             (row[0] - z).abs() <= 1e-12 * (1.0 + z.abs()),
             "{row:?} vs {z}"
@@ -382,19 +386,32 @@ fn version_1_model_files_score_as_before() {
     }
 }
 
-/// A learner that projects its rows onto the ball of radius `--x-bound` stores that step:
-/// evaluate and predict project scoring rows too, so evaluate on the training file gives
-/// train's loss exactly, and predictions are those of the projected rows.
+/// A learner that projects its rows onto the ball of radius `X` (given by `--x-bound`, or
+/// estimated privately) stores that step: evaluate and predict project scoring rows too, so
+/// evaluate on the training file gives train's loss exactly, and predictions are those of the
+/// projected rows.
 #[test]
 fn the_learners_row_projection_is_stored_and_applied() {
     let dir = tempdir("predict-projection");
-    for (algorithm, bound) in [("objpert", "--clip"), ("ssp", "--y-bound")] {
-        let flags = ["--x-bound", "0.5", bound, "3", "--json"];
+    let cases: [(&str, &[&str], Option<f64>); 3] = [
+        ("objpert", &["--x-bound", "0.5", "--clip", "3"], Some(0.5)),
+        ("ssp", &["--x-bound", "0.5", "--y-bound", "3"], Some(0.5)),
+        ("objpert", &["--clip", "3"], None),
+    ];
+    for (algorithm, flags, given) in cases {
+        let flags = [flags, &["--json"]].concat();
         let (model, out) = train_with(&dir, algorithm, "squared", true, &flags);
         let data = dir.join("train.csv");
         let trained: Value = serde_json::from_str(&out).unwrap();
         let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-        assert_eq!(file["preprocessing"]["row_bound"], 0.5, "{algorithm}");
+        let r = file["preprocessing"]["row_bound"].as_f64().unwrap();
+        let x_bound = &file["privacy"]["bounds"][0];
+        assert_eq!(x_bound["name"], "x_bound");
+        assert_eq!(x_bound["value"], r, "{algorithm} {flags:?}");
+        match given {
+            Some(x) => assert_eq!(r, x),
+            None => assert_eq!(x_bound["source"], "estimated"),
+        }
         let (code, out, err) = dpglm(&[
             "evaluate",
             "--model",
@@ -405,17 +422,23 @@ fn the_learners_row_projection_is_stored_and_applied() {
         ]);
         assert_eq!(code, 0, "{err}");
         let scored: Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(scored["loss"], trained["train_loss"], "{algorithm}");
-        // The row (2, 0) and its bias 1 are projected to 0.5·(2, 0, 1)/√5.
+        assert_eq!(
+            scored["loss"], trained["train_loss"],
+            "{algorithm} {flags:?}"
+        );
+        // The row (2, 0) and its bias 1, of norm √5, projected onto the ball of radius r.
         let one = dir.join("one.csv");
         std::fs::write(&one, "a,b\n2,0\n").unwrap();
         let (code, out, err) = dpglm(&["predict", "--model", s(&model), "--data", s(&one)]);
         assert_eq!(code, 0, "{err}");
         let w = coefficients(&model);
         assert_eq!(w.len(), 3);
-        let want = 0.5 * (2.0 * w[0] + w[2]) / 5f64.sqrt();
+        let want = (2.0 * w[0] + w[2]) * (r / 5f64.sqrt()).min(1.0);
         let p: f64 = out.lines().nth(1).unwrap().parse().unwrap();
-        assert!((p - want).abs() <= 1e-12, "{algorithm}: {p} vs {want}");
+        assert!(
+            (p - want).abs() <= 1e-12,
+            "{algorithm} {flags:?}: {p} vs {want}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
