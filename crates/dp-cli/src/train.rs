@@ -10,18 +10,17 @@ use dp_glm::bounds::{Bound, BoundSource, PrivateBounds, Statistic};
 use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
-    Amp, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel, Loss,
-    NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, PrivacyReport, Ssp,
-    text_up,
+    Amp, BoundRecord, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel,
+    Loss, NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, Preprocessing,
+    PrivacyReport, Ssp, text_up,
 };
-use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    ModelFile, Preprocessing, finite, noise_source_json, resolved, scaling_json, write_atomically,
+    finite, input_spec, noise_source_json, read_model, resolved, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -114,7 +113,7 @@ fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> Cli
 }
 
 /// [`glm_error`] for an error about the data file `path` (every flag counts as given).
-fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
+pub(crate) fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
     glm_error(e, path, &|_| true)
 }
 
@@ -404,9 +403,9 @@ fn scaling_plan(
 pub(crate) fn scored(
     a: &ScoringArgs,
     with_labels: bool,
-) -> Result<(ModelFile, TableSpec, LoadedData), CliError> {
-    let model = ModelFile::read(&a.model)?;
-    let mut spec = model.input_spec();
+) -> Result<(LinearModel, TableSpec, LoadedData), CliError> {
+    let model = read_model(&a.model)?;
+    let mut spec = input_spec(&model);
     if a.label.is_some() {
         spec.label.clone_from(&a.label);
     }
@@ -414,7 +413,7 @@ pub(crate) fn scored(
         &a.data,
         a.format_arg.map(Format::from),
         &spec,
-        model.n_features_in,
+        model.n_features_in(),
         with_labels,
     )
     .map_err(data_error)?;
@@ -428,23 +427,20 @@ struct Scores {
     mse: Option<f64>,
 }
 
-/// Scores the model on `data` (read from `path`), after checking its labels are in the loss's
-/// domain.
+/// Scores `model` on `data` (read from `path`; rows as the model takes them, its own steps
+/// applied by it), after checking its labels are in the loss's domain.
 ///
 /// # Errors
 /// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
 /// logistic loss, which would silently count every 0 as an error), or a decision value or loss
 /// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
-fn score(
-    coef: &Array1<f64>,
-    intercept: f64,
-    loss: Loss,
-    data: &Dataset,
-    path: &Path,
-) -> Result<Scores, CliError> {
+fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, CliError> {
+    let loss = model.loss();
     data.check_labels(&loss)
         .map_err(|e| data_glm_error(path, e))?;
-    let z = data.x().dot(coef) + intercept;
+    let z = model
+        .decision_function(data.x())
+        .map_err(|e| data_glm_error(path, e))?;
     let losses: Vec<f64> = z
         .iter()
         .zip(data.y())
@@ -553,39 +549,6 @@ impl std::fmt::Display for NotPrivate {
         }
         writeln!(f, ", {:.3} s", self.seconds)
     }
-}
-
-/// The privacy report as JSON; every number checked finite.
-fn report_json(r: &PrivacyReport) -> Result<Value, CliError> {
-    let mut ledger = Vec::new();
-    for e in r.ledger.entries() {
-        let mut params = serde_json::Map::new();
-        for (k, v) in e.mechanism.parameters() {
-            let what = format!("ledger parameter {k} of {}", e.mechanism.name());
-            params.insert(k.to_string(), finite(&what, v)?);
-        }
-        ledger.push(json!({
-            "mechanism": e.mechanism.name(),
-            "parameters": params,
-            "count": e.count,
-            "label": e.label,
-        }));
-    }
-    let mut noise = serde_json::Map::new();
-    for (k, v) in &r.noise {
-        noise.insert(k.clone(), finite(&format!("noise parameter {k}"), *v)?);
-    }
-    Ok(json!({
-        "target_epsilon": finite("target epsilon", r.target.0)?,
-        "target_delta": finite("target delta", r.target.1)?,
-        "epsilon": finite("epsilon spent", r.epsilon)?,
-        "delta": finite("delta spent", r.delta)?,
-        "accountant": r.accountant.as_str(),
-        "neighbouring": r.neighbouring.as_str(),
-        "noise": noise,
-        "ledger": ledger,
-        "notes": r.notes,
-    }))
 }
 
 /// An optional metric as JSON (`null` only where it does not apply).
@@ -747,36 +710,6 @@ fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
             bound_flag(b.name)
         ),
     }
-}
-
-/// Every bound the learner used, as JSON: `name`, `value`, `source` (`flag`, `default`,
-/// `preprocessing` or `estimated`) and, for an estimate, its `quantile`, `statistic` and
-/// `epsilon`.
-fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError> {
-    let mut out = Vec::new();
-    for b in bounds.bounds() {
-        let mut v = json!({
-            "name": b.name,
-            "value": finite(&format!("bound {}", b.name), b.value)?,
-        });
-        v["source"] = match b.source {
-            BoundSource::Public if given(a, bound_flag(b.name)) => json!("flag"),
-            BoundSource::Public => json!("default"),
-            BoundSource::Preprocessing => json!("preprocessing"),
-            BoundSource::Estimated {
-                statistic,
-                quantile,
-                epsilon,
-            } => {
-                v["quantile"] = finite("bound quantile", quantile)?;
-                v["statistic"] = json!(statistic.describe());
-                v["epsilon"] = finite("bound epsilon", epsilon)?;
-                json!("estimated")
-            }
-        };
-        out.push(v);
-    }
-    Ok(Value::Array(out))
 }
 
 /// The feature scaling in words: the method, and how many features' values were public or
@@ -1228,6 +1161,7 @@ pub(crate) fn train(
     }
     let mut prep = Preprocessing {
         scaling: None,
+        row_bound: None,
         unit_norm: match a.preprocess {
             Some(PreprocessArg::UnitNorm) => true,
             Some(PreprocessArg::None) => false,
@@ -1278,7 +1212,9 @@ pub(crate) fn train(
             })?;
         prep.scaling = Some(fitted);
     }
-    let data = Dataset::new(prep.apply(train.x.view()), train.y)
+    let data = prep
+        .apply(train.x.view())
+        .and_then(|x| Dataset::new(x, train.y))
         .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
         && k > data.n_features()
@@ -1292,15 +1228,17 @@ pub(crate) fn train(
     let test = match test {
         Some((p, t)) => Some((
             p,
-            Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+            prep.apply(t.x.view())
+                .and_then(|x| Dataset::new(x, t.y))
+                .map_err(|e| data_glm_error(p, e))?,
         )),
         None => None,
     };
     let (model, bounds) = fit_model(a, loss, &data, &needs, bounds, &mut *rng)?;
-    let coef = model.coef().to_owned();
-    let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
+    // The learner's model takes the rows it was given (and applies its own steps).
+    let tr = score(&model, &data, &a.data)?;
     let test = match &test {
-        Some((p, t)) => Some(score(&coef, model.intercept(), loss, t, p)?),
+        Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
     };
     let report = model.privacy();
@@ -1313,26 +1251,31 @@ pub(crate) fn train(
         &prep,
         data.n_features(),
     );
-    let mut privacy = report_json(report)?;
-    privacy["bounds"] = bounds_json(a, &bounds)?;
-    let scaling = scaling_json(prep.scaling.as_ref())?;
+    let records = bounds
+        .bounds()
+        .iter()
+        .map(|b| BoundRecord::of(b, given(a, bound_flag(b.name))))
+        .collect();
+    let saved = |e: dp_glm::Error| CliError::Failure(format!("cannot save the model: {e}"));
+    let epsilon = finite("epsilon spent", report.epsilon)?;
+    let delta = finite("delta spent", report.delta)?;
+    // The learner's own step (rows projected to its X) comes after the CLI's.
+    let learned = Preprocessing {
+        row_bound: model.preprocessing().row_bound,
+        ..prep.clone()
+    };
+    let model = model
+        .with_preprocessing(learned)
+        .and_then(|m| m.with_input(train.feature_names.clone(), Some(spec.clone())))
+        .and_then(|m| m.with_bounds(records))
+        .map_err(saved)?
+        .with_noise_source(noise_source)
+        .with_algorithm(a.algorithm.name());
+    let text = model.to_json().map_err(saved)?;
     if let Some(path) = &a.out {
-        let file = ModelFile {
-            algorithm: a.algorithm,
-            loss,
-            n_features_in: train.x.ncols(),
-            feature_names: train.feature_names.clone(),
-            input: Some(spec.clone()),
-            preprocessing: prep.clone(),
-            coefficients: coef.to_vec(),
-            intercept: model.intercept(),
-            noise_source: Some(noise_source),
-            privacy: privacy.clone(),
-        };
-        let text = serde_json::to_string_pretty(&file.to_json()?)
-            .map_err(|e| CliError::Failure(e.to_string()))?;
         write_atomically(path, &text)?;
     }
+    let report = model.privacy();
     let seconds = start.elapsed().as_secs_f64();
     let diagnostics = NotPrivate {
         n: data.n_samples(),
@@ -1349,14 +1292,14 @@ pub(crate) fn train(
             "algorithm": a.algorithm.name(),
             "loss": loss.name(),
             "d": train.x.ncols(),
-            "epsilon": privacy["epsilon"],
-            "delta": privacy["delta"],
+            "epsilon": epsilon,
+            "delta": delta,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
-            "bounds": privacy["bounds"],
+            "bounds": model.bounds(),
             "statement": statement.text(),
-            "scaling": scaling,
+            "scaling": prep.scaling,
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1397,15 +1340,8 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
     let a = &a.scoring;
     let (model, _, data) = scored(a, true)?;
     let n = data.n_samples();
-    let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
-        .map_err(|e| data_glm_error(&a.data, e))?;
-    let s = score(
-        &Array1::from(model.coefficients),
-        model.intercept,
-        model.loss,
-        &data,
-        &a.data,
-    )?;
+    let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
+    let s = score(&model, &data, &a.data)?;
     if a.json {
         let v = json!({
             "n": n,

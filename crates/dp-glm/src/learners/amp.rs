@@ -189,7 +189,7 @@ impl Amp {
         // ‖∇J(θ̂)‖ itself is computed from the data without noise: only the public
         // certificate ‖∇J(θ̂)‖ ≤ τ (checked above) goes into the report.
         let report = report(&o.budget, ledger, noise, b.notes(o.x_bound))?;
-        LinearModel::new(released, 0.0, o.loss, report)
+        LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
     }
 }
 

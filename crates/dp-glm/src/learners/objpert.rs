@@ -145,7 +145,7 @@ impl ObjectivePerturbation {
         let mut notes = b.notes(self.x_bound);
         notes.extend(solver_n_note(self.budget.neighbouring));
         let report = report(&self.budget, ledger, noise, notes)?;
-        LinearModel::new(theta, 0.0, self.loss, report)
+        LinearModel::new(theta, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }
 }
 
