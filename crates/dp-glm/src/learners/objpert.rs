@@ -827,7 +827,10 @@ mod tests {
         assert!(!on_grid(theta.view(), gamma_o));
         // ... within 6 σ_out per coordinate of the certified minimiser (P(|Z| > 6) = 2e-9).
         let gap = (&model.coef() - &theta).mapv(f64::abs);
-        assert!(gap.iter().all(|&g| g <= 6.0 * sigma_out), "{gap} vs {sigma_out}");
+        assert!(
+            gap.iter().all(|&g| g <= 6.0 * sigma_out),
+            "{gap} vs {sigma_out}"
+        );
         // The output noise's ratio is κL/σ: sensitivity (2τ + γ_b√d)/λ + γ_o·2 over σ_out.
         let sensitivity = (2.0 * tau + gamma_b * 2.0) / lambda + gamma_o * 2.0;
         let ratio = sensitivity / sigma_out;
