@@ -610,6 +610,14 @@ impl Accountant for PldAccountant {
     /// are the rounded-down composition's. (On `{R ≥ m}` the true loss `L = L' + R ≥ L' + m`,
     /// so `E[(1 − e^{ε−L})₊] ≥ E[(1 − e^{ε−m−L'})₊] − P[R < m]`.) The FFT's rounding allowance
     /// is subtracted. Measured on the case above: 2.1757 against the upper bound 2.1823 (0.3%).
+    /// `None` (unresolved) when neither direction's rounded-down composition resolves
+    /// `δ + η` (e.g. δ below its mass at infinity).
+    ///
+    /// An atom on a grid point (a Laplace loss `±r` with `r/h` an integer) is rounded down by
+    /// a full `h`; the Chernoff bound credits it with all but `2^-46·h` of that
+    /// (`discretise::rounding_log_mgf`), so the estimate for Laplace composed 10⁶ times
+    /// (scale 1000, δ = 1e-5) is within 0.5% of the upper bound (it was 5% below with a
+    /// uniform 1/64 resolution of the rounding).
     fn epsilon_optimistic(&self, delta: f64) -> Result<Option<f64>> {
         open_unit("delta", delta)?;
         self.check_config()?;
@@ -644,7 +652,7 @@ impl Accountant for PldAccountant {
         let eta = 1e-3 * delta;
         // t·h from 1e-3 to ~1e4: the Chernoff parameter for a shift of order h per step.
         let ts: Vec<f64> = (0..48).map(|k| 1e-3 * 1.4f64.powi(k) / h).collect();
-        let lower_of = |pmf: &LatticePmf, side: fn(&(Profile, Profile)) -> Profile| -> f64 {
+        let lower_of = |pmf: &LatticePmf, side: fn(&(Profile, Profile)) -> Profile| {
             let mut log_mgf = vec![0.0; ts.len()];
             for (pair, c) in &parts {
                 let k = discretise::rounding_log_mgf(&side(pair), h, &ts);
@@ -664,10 +672,10 @@ impl Accountant for PldAccountant {
             };
             // The crossing of the rounded-down composition may be negative (its losses are
             // shifted down by R); only the sum is clamped at 0. A δ + η the distribution cannot
-            // resolve leaves only the trivial bound.
+            // resolve gives no estimate (`None`: unresolved, not the trivial 0).
             match lowered.epsilon_at_least(delta + eta, f64::NEG_INFINITY) {
-                Ok(e) if delta + eta < 1.0 && (m + e).is_finite() => (m + e).max(0.0),
-                _ => 0.0,
+                Ok(e) if delta + eta < 1.0 && (m + e).is_finite() => Some((m + e).max(0.0)),
+                _ => None,
             }
         };
         let low_remove = lower_of(remove, |p| p.0);
@@ -676,6 +684,10 @@ impl Accountant for PldAccountant {
         } else {
             lower_of(add, |p| p.1)
         };
-        Ok(Some(low_remove.max(low_add)))
+        // Either direction is a lower bound on the worse one: the larger resolved one.
+        Ok(match (low_remove, low_add) {
+            (Some(r), Some(a)) => Some(r.max(a)),
+            (one, other) => one.or(other),
+        })
     }
 }
