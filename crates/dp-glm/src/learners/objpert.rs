@@ -30,7 +30,9 @@ use crate::preprocess::BallProjector;
 /// a certified `‖∇J(θ̃)‖ ≤ τ` (the computed norm plus a bound on its floating-point error),
 /// and releases `θ̃` through grid-safe Gaussian output noise `σ_out` — approximate minima
 /// perturbation ([`Amp`](super::Amp)) with a tolerance and an output noise chosen
-/// automatically: `τ = 1e-9·(nL + σ(√d + 8))` (the number of rows `n` is treated as public)
+/// automatically: `τ = 1e-10·(nL + σ(√d + 8))` for `n` up to ~5·10⁴, more above
+/// (`objpert_tau`: it must exceed the gradient's floating-point error; the number of rows `n`
+/// is treated as public)
 /// and `σ_out` the smallest std whose output release has sensitivity-to-std ratio at most
 /// `κ·L/σ` with `κ =` [`OUTPUT_SHARE`] `= 0.05`. Rows of norm above `X` are scaled to norm
 /// `X` (a per-record map, so it costs no privacy), which bounds every per-example Hessian by
@@ -190,7 +192,7 @@ impl ObjectivePerturbation {
         let rows = bounded_rows(data, self.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
         let n = rows.n_samples() as f64;
-        let tau = 1e-9 * (n * b.lipschitz + sigma * ((d as f64).sqrt() + 8.0));
+        let tau = objpert_tau(rows.n_samples(), d, b.lipschitz, sigma);
         let theta = objective.minimise(0.1 * tau)?;
         objective.certify(theta.view(), tau, b.lipschitz)?;
         // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS.
@@ -225,6 +227,18 @@ impl ObjectivePerturbation {
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, self.loss, report)
     }
+}
+
+/// The certified tolerance of [`ObjectivePerturbation`]: `τ = max(1e-10, 8·m·u)·(nL +
+/// σ(√d + 8))` with `m = n + d + 16` and `u` the unit round-off. `σ(√d + 8)` bounds `‖b‖`
+/// except with probability below `e^{-32}`, and at a certified point `λ‖θ‖ ≤ nL + ‖b‖ + τ`,
+/// so the gradient's floating-point error bound `2mu(nL + λ‖θ‖ + ‖b‖)`
+/// ([`Perturbed::certify`]) is about half of `τ` when the second term dominates (`n` above
+/// ~5·10⁴): the tolerance grows like `n²u` there, and the output noise with it.
+fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
+    let m = (n + d) as f64 + 16.0;
+    let relative = (1e-10f64).max(8.0 * m * f64::EPSILON);
+    relative * (n as f64 * lipschitz + sigma * ((d as f64).sqrt() + 8.0))
 }
 
 /// `κ`: the released objective perturbation's output noise has sensitivity-to-std ratio
@@ -836,7 +850,7 @@ mod tests {
         let ratio = sensitivity / sigma_out;
         assert!(ratio <= OUTPUT_SHARE * b.lipschitz / sigma, "{ratio}");
         assert!(ratio > 0.99 * OUTPUT_SHARE * b.lipschitz / sigma, "{ratio}");
-        assert_eq!(tau, 1e-9 * (1500.0 * b.lipschitz + sigma * 10.0));
+        assert_eq!(tau, 1e-10 * (1500.0 * b.lipschitz + sigma * 10.0));
     }
 
     #[test]
