@@ -190,25 +190,25 @@ pub(crate) fn optimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
 /// Uniform sub-cells per grid cell in [`rounding_log_mgf`].
 const SUB_CELLS: usize = 64;
 
-/// Halvings of the top sub-cell in [`rounding_log_mgf`]: an atom on a grid point (a
-/// Laplace loss `±r` with `r/h` an integer) is rounded down by a full `h`, and is credited
-/// with all but `2^-(HALVINGS)·h/64` of it.
-const HALVINGS: i32 = 40;
+/// The top sub-cell of [`rounding_log_mgf`] is split at `1 − TOP` (as a fraction of `h`):
+/// an atom on a grid point (a Laplace loss `±r` with `r/h` an integer) is rounded down by a
+/// full `h`, and is credited with all but `TOP·h` of it instead of `h/64`. Far above the
+/// rounding of the sub-cell edges (`2^-30` against `2^-52` relative).
+const TOP: f64 = 1.0 / 1_073_741_824.0; // 2^-30
 
-/// The lower edges `b` (as fractions of `h`) of the sub-cells of one grid cell: `j/64` for
-/// `j < 64`, then `1 − 2^-k/64` for `k = 1..=HALVINGS`; the cell is `(0, 1]`.
+/// The lower edges `b` (as fractions of `h`) of the sub-cells of one grid cell `(0, 1]`:
+/// `j/64` for `j < 64`, and `1 − TOP`.
 fn sub_cell_edges() -> Vec<f64> {
     let uniform = (0..SUB_CELLS).map(|j| j as f64 / SUB_CELLS as f64);
-    let top = (1..=HALVINGS).map(|k| 1.0 - 2f64.powi(-k) / SUB_CELLS as f64);
-    uniform.chain(top).collect()
+    uniform.chain(std::iter::once(1.0 - TOP)).collect()
 }
 
 /// Upper bounds on `ln E[e^{−t·r}]`, one per `t` in `ts` (all > 0), where `r = ω − ω'` is how
 /// far [`optimistic`] rounds a loss down (`r ∈ (0, h]` inside the range).
 ///
 /// Each cell `(ih, (i+1)h]` is cut into sub-cells `(ih + b_l h, ih + b_{l+1} h]` with the
-/// edges of [`sub_cell_edges`] (the top one refined geometrically, so that the mass of an
-/// atom on a grid point, rounded down by `h` exactly, is credited with nearly `h`); on each,
+/// edges of [`sub_cell_edges`] (the top one split at `1 − TOP`, so that the mass of an atom
+/// on a grid point, rounded down by `h` exactly, is credited with nearly `h`); on each,
 /// `r > b_l h`, so `e^{−tr} < e^{−t b_l h}`. Mass outside the range (moved or dropped by the
 /// discretisation) is bounded by `e^{−tr} ≤ 1`.
 pub(crate) fn rounding_log_mgf(p: &Profile, h: f64, ts: &[f64]) -> Vec<f64> {

@@ -148,9 +148,18 @@ impl Composed {
 }
 
 /// The lower estimate's grid: down to this fraction of [`PldConfig::discretisation`] where the
-/// grid allows (2.5e-5 by default; the part of the rounding shift not given back shrinks with
-/// it).
-const LOWER_FRACTION: f64 = 0.125;
+/// grid allows (7.8e-7 by default; the part of the rounding shift not given back shrinks with
+/// it), within [`LOWER_POINTS`].
+const LOWER_FRACTION: f64 = 1.0 / 256.0;
+
+/// Below an eighth of [`PldConfig::discretisation`] the lower estimate refines its grid only
+/// while its composed window stays within this many points and every component within
+/// [`LOWER_CELLS`] cells (the Chernoff bound evaluates each cell 65 times): small
+/// compositions, whose rounding shift is large against ε, get the fine grid cheaply.
+const LOWER_POINTS: usize = 1 << 21;
+
+/// See [`LOWER_POINTS`].
+const LOWER_CELLS: f64 = 16_384.0; // 2^14
 
 /// Relative margin on every grid answer: covers the rounding of sums over up to `max_grid`
 /// masses (far below the discretisation's own error, ~1e-5).
@@ -602,7 +611,8 @@ impl Accountant for PldAccountant {
     /// # Privacy
     /// Not a guarantee: a lower bound on the true ε(δ), showing how tight the upper bound is.
     /// Every loss is rounded *down* to the grid (a distribution the true one dominates), on a
-    /// grid of an eighth of [`PldConfig::discretisation`] where the grid allows. Rounding down
+    /// grid of an eighth of [`PldConfig::discretisation`] where the grid allows, and down to
+    /// 1/256 of it where a cost cap allows (`LOWER_POINTS`). Rounding down
     /// by `r ∈ (0, h]` per step shifts the composed loss by `R = Σ r`, which a plain optimistic estimate loses
     /// (1.68 against 2.18 for T = 10⁴ DP-SGD steps); here it is given back: with
     /// `P[R < m] ≤ η` by a Chernoff bound on the exact law of `r`,
@@ -614,7 +624,7 @@ impl Accountant for PldAccountant {
     /// `δ + η` (e.g. δ below its mass at infinity).
     ///
     /// An atom on a grid point (a Laplace loss `±r` with `r/h` an integer) is rounded down by
-    /// a full `h`; the Chernoff bound credits it with all but `2^-46·h` of that
+    /// a full `h`; the Chernoff bound credits it with all but `2^-30·h` of that
     /// (`discretise::rounding_log_mgf`), so the estimate for Laplace composed 10⁶ times
     /// (scale 1000, δ = 1e-5) is within 0.5% of the upper bound (it was 5% below with a
     /// uniform 1/64 resolution of the rounding).
@@ -630,14 +640,18 @@ impl Accountant for PldAccountant {
             Some(h) => h,
             None => self.config.discretisation.max(self.min_width(&parts)?),
         };
-        // An eighth of the configured width where the grid allows: the shift's spread, the part
+        // An eighth of the configured width where the grid allows, finer within the cost cap:
+        // the shift's spread, the part
         // not given back, shrinks with h. Each halving doubles the composed window, which must
         // stay within the limit (the upper bound's composition is cached after ε).
         let mut h = upper_h;
         let mut window = self.composed_at(upper_h)?.points();
-        while h > LOWER_FRACTION * self.config.discretisation
+        let configured = self.config.discretisation;
+        while h > LOWER_FRACTION * configured
             && self.grid_points(&parts, h / 2.0) <= self.config.max_grid as f64
             && 2 * window <= self.max_composed()
+            && (h / 2.0 >= 0.125 * configured
+                || (self.grid_points(&parts, h / 2.0) <= LOWER_CELLS && 2 * window <= LOWER_POINTS))
         {
             h /= 2.0;
             window *= 2;
