@@ -42,7 +42,7 @@ impl LatticePmf {
         // coarse grid (h ≥ 1, as for ε in the millions) the product would over- and underflow
         // (∞·0 = NaN): every atom is evaluated directly there.
         let e_h = self.h.exp();
-        let direct = !(self.h < 1.0);
+        let direct = self.h >= 1.0 || self.h.is_nan();
         let mut ratio = 0.0;
         for i in (0..self.masses.len()).rev() {
             let w = self.value(i);

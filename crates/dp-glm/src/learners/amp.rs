@@ -1,14 +1,11 @@
 //! Approximate minima perturbation with gradient clipping (paper 001, Alg. 1).
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams};
+use dp_accounting::{AccountantKind, Mechanism, ObjPertParams};
 use dp_optim::Noise;
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::{
-    OUTPUT_LABEL, Perturbed, b_slack_bound, bounded_rows, calibrate_objpert, objpert_noise,
-    release_grid,
-};
+use super::objpert::{Perturbed, b_slack_bound, bounded_rows, calibrate_objpert, release_grid};
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
 use crate::data::Dataset;
 use crate::error::Result;
@@ -164,7 +161,6 @@ impl Amp {
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
         let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, Some(data.n_features()))?;
-        let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
         let rows = bounded_rows(data, o.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
         // The certificate adds the gradient's floating-point error to the computed norm: aim
@@ -185,17 +181,7 @@ impl Amp {
         objective.certify(theta.view(), tau, b.lipschitz)?;
         // Grid-safe output release: θ̂ rounded to the grid plus exact discrete Gaussian noise;
         // both grids' slack is in the sensitivity.
-        let (released, output) = objective.release(theta, tau, sigma_out, rng)?;
-        let mut ledger = Ledger::new(Neighbouring::AddRemove);
-        ledger.record(
-            Mechanism::objective_perturbation(params).with_grid(objective.b_grid()?),
-            1,
-            "objective perturbation (discrete Gaussian linear term)",
-        );
-        ledger.record(output, 1, OUTPUT_LABEL);
-        let mut noise = objpert_noise(sigma, lambda, &b);
-        noise.push(("tau".to_string(), tau));
-        noise.push(("sigma_out".to_string(), sigma_out));
+        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
         // ‖∇J(θ̂)‖ itself is computed from the data without noise: only the public
         // certificate ‖∇J(θ̂)‖ ≤ τ (checked above) goes into the report.
         let report = report(&o.budget, ledger, noise, b.notes(o.x_bound))?;
@@ -210,6 +196,7 @@ mod tests {
     use crate::learners::testdata::{
         accuracy, accuracy_of, logistic, logistic_with, non_private, rng,
     };
+    use dp_accounting::Neighbouring;
 
     fn paper(eps: f64) -> Amp {
         let mut a = Amp::new(Loss::Logistic).budget(eps, 1e-5);

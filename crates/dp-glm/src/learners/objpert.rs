@@ -188,10 +188,8 @@ impl ObjectivePerturbation {
         data.check_labels(&self.loss)?;
         let d = data.n_features();
         let (sigma, lambda) = self.calibrate_release(d)?;
-        let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
         let rows = bounded_rows(data, self.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
-        let n = rows.n_samples() as f64;
         let tau = objpert_tau(rows.n_samples(), d, b.lipschitz, sigma);
         let theta = objective.minimise(0.1 * tau)?;
         objective.certify(theta.view(), tau, b.lipschitz)?;
@@ -206,17 +204,7 @@ impl ObjectivePerturbation {
         }
         let core = (2.0 * tau + objective.b_slack()) / lambda;
         let sigma_out = core / (ratio - grid_part) * (1.0 + 1e-12);
-        let (released, output) = objective.release(theta, tau, sigma_out, rng)?;
-        let mut ledger = Ledger::new(Neighbouring::AddRemove);
-        ledger.record(
-            Mechanism::objective_perturbation(params).with_grid(objective.b_grid()?),
-            1,
-            "objective perturbation (discrete Gaussian linear term)",
-        );
-        ledger.record(output, 1, OUTPUT_LABEL);
-        let mut noise = objpert_noise(sigma, lambda, &b);
-        noise.push(("tau".to_string(), tau));
-        noise.push(("sigma_out".to_string(), sigma_out));
+        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
         let mut notes = b.notes(self.x_bound);
         notes.push(format!(
             "the approximate minimiser (certified gradient norm <= tau) was released through \
@@ -245,10 +233,6 @@ fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
 /// `κ·L/σ`, `κ` times the linear term's (see [`ObjectivePerturbation`]).
 pub const OUTPUT_SHARE: f64 = 0.05;
 
-/// The ledger label of the output release of [`ObjectivePerturbation`] and [`Amp`](super::Amp).
-pub(crate) const OUTPUT_LABEL: &str = "output noise on the approximate minimiser (sensitivity (2·tau + b grid slack)/lambda + \
-     output grid slack)";
-
 /// The grid descriptor a calibration of a grid-safe objective perturbation states: both the
 /// linear term and the output noise are discrete Gaussians of parameter at least
 /// `2^GRID_BITS` grid units (dp_optim's default grid: `s/γ ∈ [2^24, 2^25)`, the variance
@@ -257,14 +241,13 @@ pub(crate) const OUTPUT_LABEL: &str = "output noise on the approximate minimiser
 /// # Errors
 /// `dim` so large that `2·dim` overflows.
 pub(crate) fn release_grid(dim: usize) -> Result<GridGaussian> {
-    let coordinates =
-        (dim.max(1) as u64)
-            .checked_mul(2)
-            .ok_or_else(|| Error::InvalidHyperParameter {
-                name: "dim",
-                value: dim as f64,
-                reason: "too many features",
-            })?;
+    let coordinates = (dim.max(1) as u64)
+        .checked_mul(2)
+        .ok_or(Error::InvalidHyperParameter {
+            name: "dim",
+            value: dim as f64,
+            reason: "too many features",
+        })?;
     // Two relative ulps down cover GridRelease::discrete_gaussian's own rounding down.
     let s = 2f64.powi(GRID_BITS) * (1.0 - 2.0 * f64::EPSILON);
     Ok(GridGaussian::new(s, coordinates)?)
@@ -604,6 +587,10 @@ fn norm(v: ArrayView1<'_, f64>) -> f64 {
     v.dot(&v).sqrt()
 }
 
+/// A grid-safe release of [`Perturbed::release`]: the released value, its ledger and the
+/// report's noise parameters.
+pub(crate) type Released = (Array1<f64>, Ledger, Vec<(String, f64)>);
+
 /// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with its linear term `b`.
 pub(crate) struct Perturbed<'a> {
     glm: GlmObjective<'a>,
@@ -611,6 +598,8 @@ pub(crate) struct Perturbed<'a> {
     pub(crate) linear: Array1<f64>,
     /// The grid release `b` was drawn from.
     grid: GridRelease,
+    /// The std `σ` `b` was drawn for.
+    sigma: f64,
 }
 
 impl<'a> Perturbed<'a> {
@@ -640,7 +629,12 @@ impl<'a> Perturbed<'a> {
         let mut linear = Array1::zeros(data.n_features());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
         grid.add_to(rng, linear.view_mut())?;
-        Ok(Self { glm, linear, grid })
+        Ok(Self {
+            glm,
+            linear,
+            grid,
+            sigma,
+        })
     }
 
     /// `γ_b√d` rounded up: how far `b` is from the real-valued Gaussian it stands for, at
@@ -692,31 +686,51 @@ impl<'a> Perturbed<'a> {
     }
 
     /// Releases the approximate minimiser `theta` (certified `‖∇J(θ)‖ ≤ tau`) through grid
-    /// Gaussian noise of std `sigma_out`: returns the released value and the ledger entry of
-    /// the output release, a Gaussian of sensitivity `(2τ + γ_b√d)/λ + γ_o√d` with its grid.
+    /// Gaussian noise of std `sigma_out`: returns the released value, the ledger (objective
+    /// perturbation with `b`'s grid; the output release, a Gaussian of sensitivity
+    /// `(2τ + γ_b√d)/λ + γ_o√d` with its grid) and the report's noise parameters.
     ///
     /// # Privacy
     /// Paper 001, Thm 4.1, with the linear term's rounding (see [`ObjectivePerturbation`]).
     ///
     /// # Errors
-    /// An invalid `sigma_out`; a value of `theta` too large for the output grid.
+    /// An invalid `sigma_out` or objective-perturbation parameter; a value of `theta` too
+    /// large for the output grid.
     pub(crate) fn release<R: Rng + ?Sized>(
         &self,
         theta: Array1<f64>,
         tau: f64,
         sigma_out: f64,
+        bounds: &ObjPertBounds,
         rng: &mut R,
-    ) -> Result<(Array1<f64>, Mechanism)> {
+    ) -> Result<Released> {
         let d = self.dim();
+        let (sigma, lambda) = (self.sigma, self.glm.lambda());
+        let params = ObjPertParams::new(sigma, lambda, bounds.beta, bounds.lipschitz)?;
         let grid = Noise::Gaussian { std: sigma_out }.on_grid(None)?;
-        let sensitivity = (2.0 * tau + self.b_slack()) / self.glm.lambda() + grid.slack(d);
+        let sensitivity = (2.0 * tau + self.b_slack()) / lambda + grid.slack(d);
         // Rounded up by a few ulps: the sum above is not exact.
         let sensitivity = sensitivity * (1.0 + 4.0 * f64::EPSILON);
-        let mechanism =
+        let output =
             Mechanism::gaussian(sigma_out, sensitivity)?.with_grid(grid.discrete_gaussian(d)?);
         let mut released = theta;
         grid.add_to(rng, released.view_mut())?;
-        Ok((released, mechanism))
+        let mut ledger = Ledger::new(Neighbouring::AddRemove);
+        ledger.record(
+            Mechanism::objective_perturbation(params).with_grid(self.b_grid()?),
+            1,
+            "objective perturbation (discrete Gaussian linear term)",
+        );
+        ledger.record(
+            output,
+            1,
+            "output noise on the approximate minimiser (sensitivity (2·tau + b grid \
+             slack)/lambda + output grid slack)",
+        );
+        let mut noise = objpert_noise(sigma, lambda, bounds);
+        noise.push(("tau".to_string(), tau));
+        noise.push(("sigma_out".to_string(), sigma_out));
+        Ok((released, ledger, noise))
     }
 
     /// `‖∇J(θ)‖`.
