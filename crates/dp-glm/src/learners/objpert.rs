@@ -34,7 +34,7 @@ use crate::preprocess::BallProjector;
 /// (`objpert_tau`: it must exceed the gradient's floating-point error; the number of rows `n`
 /// is treated as public)
 /// and `σ_out` the smallest std whose output release has sensitivity-to-std ratio at most
-/// `κ·L/σ` with `κ =` [`OUTPUT_SHARE`] `= 0.05`. Rows of norm above `X` are scaled to norm
+/// `κ·L/σ` with `κ =` `OUTPUT_SHARE` `= 0.05`. Rows of norm above `X` are scaled to norm
 /// `X` (a per-record map, so it costs no privacy), which bounds every per-example Hessian by
 /// `β = X²·sup φ''`; losses with an unbounded derivative (squared) are replaced by their
 /// clipped loss at gradient norm `C` (MATH §5, paper 001 §4), so `L = C`; otherwise
@@ -140,7 +140,7 @@ impl ObjectivePerturbation {
     }
 
     /// The calibrated `(σ, λ)` of the released mechanism on `dim` features: objective
-    /// perturbation composed with the output Gaussian of ratio `κ·L/σ` ([`OUTPUT_SHARE`]),
+    /// perturbation composed with the output Gaussian of ratio `κ·L/σ` (`OUTPUT_SHARE`),
     /// both on grids (see [`ObjectivePerturbation`]).
     ///
     /// # Errors
@@ -150,7 +150,7 @@ impl ObjectivePerturbation {
     /// # Privacy
     /// An evaluated feasible point of the accountant for [`Mechanism::amp`] with ratio
     /// `2τ/(λσ_out) = κL/σ` (paper 001, Thm 4.1) and the grids' adjustment over `2·dim`
-    /// coordinates ([`release_grid`]), so its ε is `≤` the target; the released output noise
+    /// coordinates (`release_grid`), so its ε is `≤` the target; the released output noise
     /// has at most that ratio ([`ObjectivePerturbation::fit`]).
     pub fn calibrate_release(&self, dim: usize) -> Result<(f64, f64)> {
         if self.budget.accountant == AccountantKind::Exact {
@@ -231,7 +231,7 @@ fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
 
 /// `κ`: the released objective perturbation's output noise has sensitivity-to-std ratio
 /// `κ·L/σ`, `κ` times the linear term's (see [`ObjectivePerturbation`]).
-pub const OUTPUT_SHARE: f64 = 0.05;
+pub(crate) const OUTPUT_SHARE: f64 = 0.05;
 
 /// The grid descriptor a calibration of a grid-safe objective perturbation states: both the
 /// linear term and the output noise are discrete Gaussians of parameter at least
