@@ -40,13 +40,16 @@
 //! # Ok::<(), dp_data::Error>(())
 //! ```
 
+mod blocks;
 mod csv;
 mod draft;
 mod error;
 mod libsvm;
 mod npy;
+mod parquet;
 pub mod schema;
 mod source;
+mod table;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -57,6 +60,7 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+pub use blocks::{RowBlock, RowBlocks};
 pub use csv::{read_csv, read_csv_bytes};
 pub use draft::{MAX_DRAFT_LEVELS, draft_schema};
 pub use error::{Error, Result};
@@ -155,6 +159,9 @@ pub enum ParseErrorKind {
         /// The column's name.
         column: String,
     },
+    /// A missing value (a Parquet null).
+    #[error("missing value (null); fill or drop the rows with missing values first")]
+    Null,
     /// A value outside the set allowed: a categorical value outside its public levels, a label
     /// outside the class pair (or an Adult category or label).
     #[error("unexpected value `{value}` (expected {expected})")]
@@ -175,23 +182,33 @@ pub enum Format {
     Libsvm,
     /// NumPy `.npy` ([`read_npy_dataset`]).
     Npy,
+    /// Apache Parquet, flat columns found by name like CSV's ([`read_table`]).
+    Parquet,
 }
 
 impl Format {
     /// Every format, in CLI order.
-    pub const ALL: [Self; 3] = [Self::Csv, Self::Libsvm, Self::Npy];
+    pub const ALL: [Self; 4] = [Self::Csv, Self::Libsvm, Self::Npy, Self::Parquet];
 
-    /// The CLI name: `csv`, `libsvm` or `npy`.
+    /// The CLI name: `csv`, `libsvm`, `npy` or `parquet`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Csv => "csv",
             Self::Libsvm => "libsvm",
             Self::Npy => "npy",
+            Self::Parquet => "parquet",
         }
     }
 
+    /// Whether files of this format name their columns (CSV's header, Parquet's schema), so
+    /// that a schema selects them by name.
+    pub fn has_column_names(self) -> bool {
+        matches!(self, Self::Csv | Self::Parquet)
+    }
+
     /// The format a file name's extension indicates, ignoring a final `.gz`: `.csv`;
-    /// `.libsvm`, `.svm`, `.svmlight`; `.npy` (case-insensitive). `None` otherwise.
+    /// `.libsvm`, `.svm`, `.svmlight`; `.npy`; `.parquet`, `.pq` (case-insensitive). `None`
+    /// otherwise.
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         let name = name.strip_suffix(".gz").unwrap_or(&name);
@@ -200,7 +217,30 @@ impl Format {
             "csv" => Some(Self::Csv),
             "libsvm" | "svm" | "svmlight" => Some(Self::Libsvm),
             "npy" => Some(Self::Npy),
+            "parquet" | "pq" => Some(Self::Parquet),
             _ => None,
+        }
+    }
+
+    /// `format` when given, else the format of `path`'s extension ([`Format::from_path`]),
+    /// else Parquet for a file that starts with the magic bytes `PAR1`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FormatNotInferred`] when none of these says.
+    pub fn infer(path: &Path, format: Option<Self>) -> Result<Self> {
+        if let Some(f) = format.or_else(|| Self::from_path(path)) {
+            return Ok(f);
+        }
+        let mut head = [0u8; 4];
+        let magic = source::open_regular(path)
+            .ok()
+            .and_then(|(mut file, _)| std::io::Read::read_exact(&mut file, &mut head).ok())
+            .is_some_and(|()| &head == parquet::MAGIC);
+        if magic {
+            Ok(Self::Parquet)
+        } else {
+            Err(Error::FormatNotInferred { path: path.into() })
         }
     }
 }
@@ -214,7 +254,7 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = Error;
 
-    /// Parse a CLI name (`csv`, `libsvm`, `npy`; case-insensitive).
+    /// Parse a CLI name (`csv`, `libsvm`, `npy`, `parquet`; case-insensitive).
     fn from_str(s: &str) -> Result<Self> {
         Self::ALL
             .into_iter()
@@ -362,14 +402,17 @@ pub fn read_dataset_with_width(
     n_features: Option<usize>,
 ) -> Result<LoadedData> {
     let path = path.as_ref();
-    let format = match format {
-        Some(f) => f,
-        None => {
-            Format::from_path(path).ok_or_else(|| Error::FormatNotInferred { path: path.into() })?
-        }
-    };
-    match format {
+    match Format::infer(path, format)? {
         Format::Csv => csv::read_csv_impl(path, label),
+        Format::Parquet => {
+            let table = parquet::ParquetTable::open(path)?;
+            let schema = Schema {
+                label: label.map(str::to_owned),
+                ..Schema::default()
+            };
+            let spec = schema.resolve(&table.header(), path, Task::Regression)?;
+            table.read_all(&spec, true)
+        }
         Format::Libsvm => match label {
             None => read_libsvm(path, n_features),
             Some(label) => Err(Error::Label {

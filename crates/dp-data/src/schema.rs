@@ -25,6 +25,7 @@ use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 
 use crate::csv::{read_header, read_rows};
+use crate::parquet::ParquetTable;
 use crate::source::{Lines, Source, parse_finite};
 use crate::{
     Error, Format, LoadedData, NpyLabels, ParseErrorKind, Result, read_dataset_with_width,
@@ -176,7 +177,18 @@ pub(crate) struct LabelMapper<'a> {
     negative: Option<f64>,
 }
 
-impl LabelMapper<'_> {
+impl<'a> LabelMapper<'a> {
+    /// A mapper that continues another's pass (blocks read one after the other): `negative`
+    /// is what [`LabelMapper::negative`] returned.
+    pub(crate) fn resume(labels: &'a Labels, negative: Option<f64>) -> Self {
+        Self { labels, negative }
+    }
+
+    /// The negative class as first written in this pass ([`Labels::Signs`]).
+    pub(crate) fn negative(&self) -> Option<f64> {
+        self.negative
+    }
+
     /// The label of one cell.
     pub(crate) fn map_text(&mut self, cell: &str) -> std::result::Result<f64, ParseErrorKind> {
         let unexpected = |expected: String| ParseErrorKind::UnexpectedValue {
@@ -842,21 +854,12 @@ fn read_table_lines(mut lines: Lines<'_>, spec: &TableSpec, labels: bool) -> Res
     read_rows(lines, &header, spec, labels)
 }
 
-/// The format given, or the one the file name says.
-fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
-    match format {
-        Some(f) => Ok(f),
-        None => {
-            Format::from_path(path).ok_or_else(|| Error::FormatNotInferred { path: path.into() })
-        }
-    }
-}
-
 /// Reads training data under `schema` for `task`, and returns it with the resolved spec to
 /// store with the model.
 ///
-/// - CSV: the schema is resolved against the header ([`Schema::resolve`]) and the rows read
-///   by it (features chosen and one-hot encoded, labels mapped).
+/// - CSV, Parquet: the schema is resolved against the header (Parquet: the top-level column
+///   names) ([`Schema::resolve`]) and the rows read by it (features chosen and one-hot
+///   encoded, labels mapped).
 /// - LIBSVM, NPY: only the label and the class pair apply ([`Schema::resolve_unnamed`]); the
 ///   file is read by [`read_dataset`](crate::read_dataset) and its labels mapped. The spec
 ///   keeps an NPY label only when it is a column index (a label file belongs to this file).
@@ -871,13 +874,21 @@ pub fn read_training_data(
     schema: &Schema,
     task: Task,
 ) -> Result<(LoadedData, TableSpec)> {
-    let format = format_of(path, format)?;
-    if format == Format::Csv {
-        let mut lines = Lines::open(path)?;
-        let header = read_header(&mut lines)?;
-        let spec = schema.resolve(&header, path, task)?;
-        let data = read_rows(lines, &header, &spec, true)?;
-        return Ok((data, spec));
+    let format = Format::infer(path, format)?;
+    match format {
+        Format::Csv => {
+            let mut lines = Lines::open(path)?;
+            let header = read_header(&mut lines)?;
+            let spec = schema.resolve(&header, path, task)?;
+            let data = read_rows(lines, &header, &spec, true)?;
+            return Ok((data, spec));
+        }
+        Format::Parquet => {
+            let table = ParquetTable::open(path)?;
+            let spec = schema.resolve(&table.header(), path, task)?;
+            return Ok((table.read_all(&spec, true)?, spec));
+        }
+        Format::Libsvm | Format::Npy => {}
     }
     let mut spec = schema.resolve_unnamed(path, format, task)?;
     let mut data = read_dataset_with_width(path, Some(format), spec.label.as_deref(), None)?;
@@ -888,7 +899,8 @@ pub fn read_training_data(
     Ok((data, spec))
 }
 
-/// Reads data to score with a model: the features as `spec` says (CSV columns found by name,
+/// Reads data to score with a model: the features as `spec` says (CSV and Parquet columns
+/// found by name,
 /// in any order; extra columns ignored), `width` of them, and the labels mapped as in training
 /// when `with_labels` (otherwise the label column need not exist and `y` is empty).
 ///
@@ -904,15 +916,17 @@ pub fn read_scoring_data(
     width: usize,
     with_labels: bool,
 ) -> Result<LoadedData> {
-    let format = format_of(path, format)?;
+    let format = Format::infer(path, format)?;
     let data = match (format, &spec.columns) {
         (Format::Csv, Some(_)) => read_table_lines(Lines::open(path)?, spec, with_labels)?,
-        (Format::Csv, None) => {
+        (Format::Parquet, Some(_)) => ParquetTable::open(path)?.read_all(spec, with_labels)?,
+        (Format::Csv | Format::Parquet, None) => {
             return Err(Error::Schema {
                 origin: path.display().to_string(),
-                reason: "the model was trained on a file without column names, so a CSV file \
-                         cannot be matched to its features by name"
-                    .into(),
+                reason: format!(
+                    "the model was trained on a file without column names, so a {format} file \
+                     cannot be matched to its features by name"
+                ),
             });
         }
         (Format::Npy, _) if !with_labels => {
