@@ -52,7 +52,7 @@ mod source;
 mod table;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use ndarray::{Array1, Array2, Axis};
@@ -67,8 +67,8 @@ pub use error::{Error, Result};
 pub use libsvm::{read_libsvm, read_libsvm_bytes};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use schema::{
-    Column, Labels, Schema, SchemaFormat, TableSpec, Task, read_scoring_data, read_table,
-    read_table_bytes, read_training_data,
+    Column, Labels, Schema, SchemaFormat, TableSpec, Task, open_blocks, read_blocks,
+    read_parquet_bytes, read_scoring_data, read_table, read_table_bytes, read_training_data,
 };
 pub use source::{Lines, MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, open, parse_error, parse_finite};
 
@@ -424,34 +424,8 @@ pub fn read_dataset_with_width(
             }),
         },
         Format::Npy => {
-            let label_file: PathBuf;
-            let labels = match label {
-                Some(text) => match text.trim().parse::<isize>() {
-                    Ok(column) => NpyLabels::Column(column),
-                    Err(_) => {
-                        let given = PathBuf::from(text);
-                        label_file = match path.parent() {
-                            Some(dir) if given.is_relative() && !given.exists() => {
-                                let beside = dir.join(&given);
-                                if beside.exists() { beside } else { given }
-                            }
-                            _ => given,
-                        };
-                        NpyLabels::File(&label_file)
-                    }
-                },
-                None => {
-                    label_file = npy::sibling_label_file(path).ok_or_else(|| Error::Label {
-                        path: path.into(),
-                        reason: "no label file found next to it (looked for NAME_y.npy[.gz] \
-                                 for NAME_X.npy[.gz], y_NAME.npy for x_NAME.npy, y.npy for \
-                                 X.npy); give the label file or a column index as the label"
-                            .into(),
-                    })?;
-                    NpyLabels::File(&label_file)
-                }
-            };
-            read_npy_dataset(path, labels)
+            let labels = npy::LabelSource::find(path, label)?;
+            read_npy_dataset(path, labels.as_labels())
         }
     }
 }

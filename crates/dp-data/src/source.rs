@@ -90,8 +90,8 @@ impl<'a> Source<'a> {
         })
     }
 
-    /// The same source with a budget of `values` (to test the budget checks cheaply).
-    #[cfg(test)]
+    /// The same source with a budget of `values` (`usize::MAX` for a reader that streams; small
+    /// to test the budget checks cheaply).
     pub(crate) fn with_budget(self, values: usize) -> Self {
         Self {
             budget: values,
