@@ -585,3 +585,121 @@ fn cell_text(values: &Values, i: usize, kind: Kind) -> std::result::Result<Strin
             .ok_or_else(|| ParseErrorKind::NotANumber(format!("{} decimal bytes", v[i].len()))),
     }
 }
+
+/// A column for [`write_parquet`]: its values, all present (`required`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParquetColumn {
+    /// `DOUBLE` values.
+    Double(Vec<f64>),
+    /// `INT64` values.
+    Int64(Vec<i64>),
+    /// `BOOLEAN` values.
+    Bool(Vec<bool>),
+    /// `BYTE_ARRAY` values annotated `STRING`.
+    Text(Vec<String>),
+}
+
+impl ParquetColumn {
+    fn len(&self) -> usize {
+        match self {
+            Self::Double(v) => v.len(),
+            Self::Int64(v) => v.len(),
+            Self::Bool(v) => v.len(),
+            Self::Text(v) => v.len(),
+        }
+    }
+}
+
+/// Writes a flat table as Parquet (snappy pages, row groups of `row_group_rows` rows) to
+/// `out`, named `name` in errors: for tests, examples and benchmarks that need a Parquet file
+/// (dpglm itself only reads them).
+///
+/// # Errors
+///
+/// [`Error::Parquet`] for columns of different lengths, a `row_group_rows` of 0, or a failed
+/// write.
+pub fn write_parquet<W: std::io::Write + Send>(
+    out: W,
+    name: impl AsRef<Path>,
+    columns: &[(&str, ParquetColumn)],
+    row_group_rows: usize,
+) -> Result<()> {
+    use parquet::basic::{Compression, Repetition};
+    use parquet::data_type::{BoolType, ByteArrayType, DoubleType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::types::Type;
+    use std::sync::Arc;
+
+    let name = name.as_ref();
+    let fail = |reason: String| Error::Parquet {
+        path: name.into(),
+        reason,
+    };
+    let n = columns.first().map_or(0, |(_, c)| c.len());
+    if columns.iter().any(|(_, c)| c.len() != n) || row_group_rows == 0 {
+        return Err(fail(
+            "columns of different lengths, or row groups of 0 rows".into(),
+        ));
+    }
+    let fields = columns
+        .iter()
+        .map(|(field, c)| {
+            let (physical, logical) = match c {
+                ParquetColumn::Double(_) => (Physical::DOUBLE, None),
+                ParquetColumn::Int64(_) => (Physical::INT64, None),
+                ParquetColumn::Bool(_) => (Physical::BOOLEAN, None),
+                ParquetColumn::Text(_) => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            };
+            Type::primitive_type_builder(field, physical)
+                .with_repetition(Repetition::REQUIRED)
+                .with_logical_type(logical)
+                .build()
+                .map(Arc::new)
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| parquet_error(name, &e))?;
+    let schema = Type::group_type_builder("table")
+        .with_fields(fields)
+        .build()
+        .map_err(|e| parquet_error(name, &e))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))
+        .map_err(|e| parquet_error(name, &e))?;
+    let write = |writer: &mut SerializedFileWriter<W>, lo: usize, hi: usize| {
+        let mut group = writer.next_row_group()?;
+        for (_, c) in columns {
+            let Some(mut col) = group.next_column()? else {
+                break;
+            };
+            match c {
+                ParquetColumn::Double(v) => {
+                    col.typed::<DoubleType>().write_batch(&v[lo..hi], None, None)?;
+                }
+                ParquetColumn::Int64(v) => {
+                    col.typed::<Int64Type>().write_batch(&v[lo..hi], None, None)?;
+                }
+                ParquetColumn::Bool(v) => {
+                    col.typed::<BoolType>().write_batch(&v[lo..hi], None, None)?;
+                }
+                ParquetColumn::Text(v) => {
+                    let bytes: Vec<ByteArray> =
+                        v[lo..hi].iter().map(|s| ByteArray::from(s.as_str())).collect();
+                    col.typed::<ByteArrayType>().write_batch(&bytes, None, None)?;
+                }
+            }
+            col.close()?;
+        }
+        group.close().map(|_| ())
+    };
+    let mut lo = 0;
+    while lo < n {
+        let hi = n.min(lo + row_group_rows);
+        write(&mut writer, lo, hi).map_err(|e| parquet_error(name, &e))?;
+        lo = hi;
+    }
+    writer.close().map_err(|e| parquet_error(name, &e))?;
+    Ok(())
+}
