@@ -66,6 +66,25 @@ pub(crate) struct ParquetTable {
     fields: Vec<Field>,
 }
 
+/// Runs `f`, turning a panic inside the `parquet` crate's decoder into [`Error::Parquet`].
+///
+/// The decoder (57.x) unwraps some fields of malformed footers and page headers instead of
+/// returning an error (found by this crate's fuzz test); a malformed file must be an input
+/// error, not a crash. The panic's message still goes to the panic hook (stderr).
+fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::Parquet {
+            path: path.into(),
+            reason: format!("malformed file (the decoder failed: {what})"),
+        })
+    })
+}
+
 fn parquet_error(path: &Path, e: &ParquetError) -> Error {
     Error::Parquet {
         path: path.into(),
@@ -82,8 +101,10 @@ impl ParquetTable {
     /// for a file that is not Parquet or whose footer is corrupt.
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let (file, _) = crate::source::open_regular(path)?;
-        let reader = SerializedFileReader::new(file).map_err(|e| parquet_error(path, &e))?;
-        Self::new(Box::new(reader), path)
+        guarded(path, || {
+            let reader = SerializedFileReader::new(file).map_err(|e| parquet_error(path, &e))?;
+            Self::new(Box::new(reader), path)
+        })
     }
 
     /// A Parquet file in memory, named `name` in errors.
@@ -92,9 +113,11 @@ impl ParquetTable {
     ///
     /// As [`ParquetTable::open`].
     pub(crate) fn from_bytes(bytes: &[u8], name: &Path) -> Result<Self> {
-        let reader = SerializedFileReader::new(bytes::Bytes::copy_from_slice(bytes))
-            .map_err(|e| parquet_error(name, &e))?;
-        Self::new(Box::new(reader), name)
+        guarded(name, || {
+            let reader = SerializedFileReader::new(bytes::Bytes::copy_from_slice(bytes))
+                .map_err(|e| parquet_error(name, &e))?;
+            Self::new(Box::new(reader), name)
+        })
     }
 
     fn new(reader: Box<dyn FileReader>, path: &Path) -> Result<Self> {
@@ -505,6 +528,14 @@ impl BlockReader for ParquetRows {
     }
 
     fn read_rows(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize> {
+        let path = self.table.path.clone();
+        guarded(&path, || self.read_rows_unguarded(max_rows, buf))
+    }
+}
+
+impl ParquetRows {
+    /// [`BlockReader::read_rows`], which may panic inside the decoder on malformed input.
+    fn read_rows_unguarded(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize> {
         if self.left_in_group == 0 && !self.next_group()? {
             return Ok(0);
         }
