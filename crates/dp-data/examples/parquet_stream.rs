@@ -6,7 +6,7 @@
 //! cargo run -p dp-data --example parquet_stream --profile test -- read FILE BLOCK_ROWS
 //! ```
 //!
-//! `write` makes a table of `COLS` `DOUBLE` features `x0…` and an `INT64` label `y` ∈ {0, 1}
+//! `write` makes a table of `COLS` `DOUBLE` features `x0…` (distinct pseudo-random values) and an `INT64` label `y` ∈ {0, 1}
 //! in row groups of 65,536 rows (it holds the table in memory to write it); `read` streams it
 //! with the label `y` and prints rows, blocks, the largest block, seconds and rows per second.
 
@@ -25,7 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .enumerate()
                 .map(|(j, name)| {
-                    let v = (0..n).map(|i| ((i * 31 + j * 17) % 1000) as f64 / 500.0 - 1.0);
+                    // Distinct pseudo-random values in [-1, 1) (a multiplicative hash of i, j),
+                    // so that pages do not shrink to dictionaries.
+                    let v = (0..n).map(|i| {
+                        let h = (i as u64)
+                            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                            .wrapping_add((j as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+                        (h >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+                    });
                     (name.as_str(), ParquetColumn::Double(v.collect()))
                 })
                 .collect();

@@ -1,4 +1,5 @@
-//! dp-data: reading data files for dpglm — CSV, LIBSVM and NumPy `.npy` — and the public
+//! dp-data: reading data files for dpglm — CSV, LIBSVM, NumPy `.npy` and Apache Parquet — and
+//! the public
 //! schema that turns a table with named columns into features and labels (feature selection,
 //! one-hot encoding of categorical columns with public levels, labels mapped from a public
 //! class pair).
@@ -17,10 +18,20 @@
 //! - [`Schema`], [`TableSpec`], [`read_table`], [`read_training_data`],
 //!   [`read_scoring_data`]: the column pipeline (module [`schema`]); [`draft_schema`] drafts a
 //!   schema from a file for a person to review (what it reads from the data is not private).
+//! - Parquet ([`Format::Parquet`]): flat columns found by name, as CSV's, through the same
+//!   schema; booleans, integers, floats and decimals as numbers (`INT64` beyond ±2⁵³ refused),
+//!   strings for categorical columns and class labels (booleans compare as `true`/`false`
+//!   against a class pair, as 1/0 otherwise). A null or non-finite value is
+//!   [`Error::Value`] naming row group, row and column; a corrupt file or a read column of an
+//!   unsupported type (nested, binary, dates and times, `INT96`) is [`Error::Parquet`].
+//!   [`read_parquet_bytes`] reads one in memory; [`write_parquet`] writes a flat table (for
+//!   tests and benchmarks).
+//! - [`open_blocks`], [`read_blocks`], [`LoadedData::blocks`]: [`RowBlocks`], data read at
+//!   most `B` rows at a time for data larger than memory (every format; bounded memory).
 //! - [`Lines`], [`open`], [`parse_finite`]: the bounded building blocks, for readers of other
 //!   text layouts (dp-bench's Adult loader).
 //!
-//! Every reader is bounded: only regular files are opened (not devices such as `/dev/zero`,
+//! Every whole-file reader is bounded: only regular files are opened (not devices such as `/dev/zero`,
 //! pipes or directories), a text line is at most [`MAX_LINE_BYTES`] long, and the values of
 //! one file must fit in [`MEMORY_BUDGET_BYTES`] — checked against the shape a file claims (and,
 //! for NPY, against the file's real size) before anything is allocated.
