@@ -114,7 +114,11 @@ fn parquet_data_trains_evaluates_and_predicts_as_csv() {
     let csv = write(&dir, "t.csv", &csv_text);
     // The same rows as Parquet columns (in the same order: the default features are every
     // column but the label and the dropped ones, in file order).
-    let rows: Vec<Vec<&str>> = csv_text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv_text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     let column = |j: usize| -> Vec<String> { rows.iter().map(|r| r[j].to_owned()).collect() };
     let x: Vec<f64> = column(0).iter().map(|v| v.parse().unwrap()).collect();
     let pq_path = dir.join("t.parquet");
@@ -136,7 +140,10 @@ fn parquet_data_trains_evaluates_and_predicts_as_csv() {
     let from_csv = ok_json(&format!("{TRAIN} --data {csv} {cols}"));
     let from_pq = ok_json(&format!("{TRAIN} --data {pq} {cols} --out {m}"));
     assert_eq!(from_pq["train_accuracy"], from_csv["train_accuracy"]);
-    assert!(from_pq["train_accuracy"].as_f64().unwrap() > 0.8, "{from_pq}");
+    assert!(
+        from_pq["train_accuracy"].as_f64().unwrap() > 0.8,
+        "{from_pq}"
+    );
     let forced = ok_json(&format!("{TRAIN} --data {bare} --format parquet {cols}"));
     assert_eq!(forced["train_accuracy"], from_pq["train_accuracy"]);
     let a = ok_json(&format!("evaluate --model {m} --data {pq} --json"));

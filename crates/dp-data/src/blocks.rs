@@ -17,6 +17,10 @@ use ndarray::{Array1, Array2, Axis, Slice};
 use crate::error::{Error, Result};
 use crate::{LoadedData, ParseErrorKind};
 
+/// Rows read per step by the whole-file readers built on blocks (CSV, Parquet): a footer's
+/// claimed row count never sizes an allocation.
+pub(crate) const WHOLE_FILE_BLOCK: usize = 1 << 16;
+
 /// At most `block_rows` rows of features (`rows × d`) and their labels (`rows`; empty when the
 /// labels are not read).
 #[derive(Clone, Debug, PartialEq)]
@@ -100,7 +104,11 @@ impl<'a> RowBlocks<'a> {
     /// Every remaining block stacked into one [`LoadedData`] (the whole-file readers, and a
     /// test that blocks add up to the whole). Memory is that of the whole data, within
     /// `budget` values.
-    pub(crate) fn collect_all(mut self, budget: usize, path: &std::path::Path) -> Result<LoadedData> {
+    pub(crate) fn collect_all(
+        mut self,
+        budget: usize,
+        path: &std::path::Path,
+    ) -> Result<LoadedData> {
         let mut all = BlockBuf::new();
         let d = self.n_features();
         loop {
@@ -188,7 +196,10 @@ impl BlockReader for InMemory<'_> {
     }
 
     fn read_rows(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize> {
-        let end = self.data.n_samples().min(self.next.saturating_add(max_rows));
+        let end = self
+            .data
+            .n_samples()
+            .min(self.next.saturating_add(max_rows));
         let rows = end - self.next;
         let x = self.data.x.slice_axis(Axis(0), Slice::from(self.next..end));
         buf.x.extend(x.rows().into_iter().flatten());

@@ -76,8 +76,8 @@ pub use csv::{read_csv, read_csv_bytes};
 pub use draft::{MAX_DRAFT_LEVELS, draft_schema};
 pub use error::{Error, Result};
 pub use libsvm::{read_libsvm, read_libsvm_bytes};
-pub use parquet::{ParquetColumn, write_parquet};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
+pub use parquet::{ParquetColumn, write_parquet};
 pub use schema::{
     Column, Labels, Schema, SchemaFormat, TableSpec, Task, open_blocks, read_blocks,
     read_parquet_bytes, read_scoring_data, read_table, read_table_bytes, read_training_data,

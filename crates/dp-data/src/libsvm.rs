@@ -269,8 +269,14 @@ impl BlockReader for LibsvmRows {
             let Some((line, text)) = self.lines.next_line()? else {
                 break;
             };
-            let Some((label, _)) =
-                parse_line(&path, line, text, Some(self.d), usize::MAX, &mut self.entries)?
+            let Some((label, _)) = parse_line(
+                &path,
+                line,
+                text,
+                Some(self.d),
+                usize::MAX,
+                &mut self.entries,
+            )?
             else {
                 continue;
             };

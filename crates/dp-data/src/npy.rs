@@ -221,16 +221,16 @@ impl<'a> NpyStream<'a> {
                 )));
             }
         }
-            Ok(Self {
-                reader,
-                path: path.to_owned(),
-                dtype,
-                shape: header.shape,
-                sized: file_len.is_some(),
-                count,
-                read: 0,
-            })
-        }
+        Ok(Self {
+            reader,
+            path: path.to_owned(),
+            dtype,
+            shape: header.shape,
+            sized: file_len.is_some(),
+            count,
+            read: 0,
+        })
+    }
 
     /// Appends the next `k` values (at most what is left) to `data`, converted to `f64`.
     ///
@@ -261,9 +261,11 @@ impl<'a> NpyStream<'a> {
                 });
             }
             match self.dtype {
-                Dtype::F8 => data.extend(bytes.chunks_exact(8).map(|c| {
-                    f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-                })),
+                Dtype::F8 => {
+                    data.extend(bytes.chunks_exact(8).map(|c| {
+                        f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                    }))
+                }
                 Dtype::F4 => data.extend(
                     bytes
                         .chunks_exact(4)
@@ -452,12 +454,14 @@ impl LabelSource {
                     })
                 }
             },
-            None => Self::File(sibling_label_file(path).ok_or_else(|| Error::Label {
-                path: path.into(),
-                reason: "no label file found next to it (looked for NAME_y.npy[.gz] for \
+            None => Self::File(sibling_label_file(path).ok_or_else(|| {
+                Error::Label {
+                    path: path.into(),
+                    reason: "no label file found next to it (looked for NAME_y.npy[.gz] for \
                          NAME_X.npy[.gz], y_NAME.npy for x_NAME.npy, y.npy for X.npy); give \
                          the label file or a column index as the label"
-                    .into(),
+                        .into(),
+                }
             })?),
         })
     }
@@ -543,10 +547,7 @@ impl NpyRows {
                     [m] | [m, 1] => {
                         return Err(Error::DataMismatch {
                             path: y_path.clone(),
-                            reason: format!(
-                                "{m} labels for the {n} rows of {}",
-                                path.display()
-                            ),
+                            reason: format!("{m} labels for the {n} rows of {}", path.display()),
                         });
                     }
                     ref shape => {
@@ -591,10 +592,12 @@ impl crate::blocks::BlockReader for NpyRows {
         }
         self.scratch.clear();
         self.x.read_values(k * self.cols, &mut self.scratch)?;
-        let block = ndarray::ArrayView2::from_shape((k, self.cols), &self.scratch[..])
-            .map_err(|e| Error::Npy {
-                path: self.x.path.clone(),
-                reason: e.to_string(),
+        let block =
+            ndarray::ArrayView2::from_shape((k, self.cols), &self.scratch[..]).map_err(|e| {
+                Error::Npy {
+                    path: self.x.path.clone(),
+                    reason: e.to_string(),
+                }
             })?;
         check_finite(&self.x.path, block, self.row)?;
         let mut mapper = crate::schema::LabelMapper::resume(&self.mapper, self.negative);
@@ -604,7 +607,12 @@ impl crate::blocks::BlockReader for NpyRows {
             BlockLabels::Column(index) => {
                 y.extend(block.column(*index).iter().copied());
                 for row in block.rows() {
-                    buf.x.extend(row.iter().enumerate().filter(|(j, _)| j != index).map(|(_, v)| *v));
+                    buf.x.extend(
+                        row.iter()
+                            .enumerate()
+                            .filter(|(j, _)| j != index)
+                            .map(|(_, v)| *v),
+                    );
                 }
             }
             BlockLabels::File(stream) => {

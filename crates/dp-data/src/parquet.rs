@@ -21,7 +21,7 @@ use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use crate::blocks::{BlockBuf, BlockReader, RowBlocks};
+use crate::blocks::{BlockBuf, BlockReader, RowBlocks, WHOLE_FILE_BLOCK};
 use crate::error::{Error, Result};
 use crate::schema::LabelMapper;
 use crate::table::{Layout, Role};
@@ -29,9 +29,6 @@ use crate::{Labels, LoadedData, ParseErrorKind, TableSpec};
 
 /// The four bytes a Parquet file starts and ends with.
 pub(crate) const MAGIC: &[u8; 4] = b"PAR1";
-
-/// Rows decoded per step by the whole-file reader.
-const WHOLE_FILE_BLOCK: usize = 1 << 16;
 
 /// 2^53: integers up to this magnitude convert to `f64` exactly.
 const EXACT_INT: i64 = 1 << 53;
@@ -263,8 +260,8 @@ fn kind_of(column: &parquet::schema::types::ColumnDescriptor) -> std::result::Re
     let logical = column.logical_type_ref();
     let converted = column.converted_type();
     let scale = column.type_scale();
-    let decimal = matches!(logical, Some(LogicalType::Decimal { .. }))
-        || converted == ConvertedType::DECIMAL;
+    let decimal =
+        matches!(logical, Some(LogicalType::Decimal { .. })) || converted == ConvertedType::DECIMAL;
     let unsigned = matches!(
         logical,
         Some(LogicalType::Integer {
@@ -273,7 +270,10 @@ fn kind_of(column: &parquet::schema::types::ColumnDescriptor) -> std::result::Re
         })
     ) || matches!(
         converted,
-        ConvertedType::UINT_8 | ConvertedType::UINT_16 | ConvertedType::UINT_32 | ConvertedType::UINT_64
+        ConvertedType::UINT_8
+            | ConvertedType::UINT_16
+            | ConvertedType::UINT_32
+            | ConvertedType::UINT_64
     );
     let plain_int = matches!(logical, None | Some(LogicalType::Integer { .. }))
         && matches!(
@@ -290,12 +290,7 @@ fn kind_of(column: &parquet::schema::types::ColumnDescriptor) -> std::result::Re
         );
     let text = matches!(logical, Some(LogicalType::String | LogicalType::Enum))
         || matches!(converted, ConvertedType::UTF8 | ConvertedType::ENUM);
-    let annotation = || {
-        logical.map_or_else(
-            || format!("{converted}"),
-            |l| format!("{l:?}"),
-        )
-    };
+    let annotation = || logical.map_or_else(|| format!("{converted}"), |l| format!("{l:?}"));
     match column.physical_type() {
         Physical::BOOLEAN => Ok(Kind::Bool),
         Physical::FLOAT | Physical::DOUBLE if logical.is_none() => Ok(Kind::Float),
@@ -365,7 +360,11 @@ impl ParquetRows {
             if rows == 0 {
                 continue;
             }
-            let group = self.table.reader.get_row_group(g).map_err(|e| self.err(&e))?;
+            let group = self
+                .table
+                .reader
+                .get_row_group(g)
+                .map_err(|e| self.err(&e))?;
             let mut readers = Vec::with_capacity(self.columns.len());
             for c in &self.columns {
                 if c.leaf >= group.num_columns() {
@@ -408,10 +407,17 @@ impl ParquetRows {
                 let mut v = Vec::new();
                 let (n, _, _) = r.read_records(k, defs_arg, None, &mut v).map_err(perr)?;
                 let unsigned = matches!(column.kind, Kind::Int { unsigned: true, .. });
-                let ints = v
-                    .into_iter()
-                    .map(|x| if unsigned { i64::from(x.cast_unsigned()) } else { i64::from(x) });
-                (n, Values::Num(ints.map(|x| scaled(x as f64, column.kind)).collect()))
+                let ints = v.into_iter().map(|x| {
+                    if unsigned {
+                        i64::from(x.cast_unsigned())
+                    } else {
+                        i64::from(x)
+                    }
+                });
+                (
+                    n,
+                    Values::Num(ints.map(|x| scaled(x as f64, column.kind)).collect()),
+                )
             }
             ColumnReader::Int64ColumnReader(r) => {
                 let mut v = Vec::new();
@@ -425,14 +431,27 @@ impl ParquetRows {
                         (-EXACT_INT..=EXACT_INT).contains(&x)
                     };
                     if !exact && matches!(column.kind, Kind::Int { scale: 0, .. }) {
-                        let text = if unsigned { x.cast_unsigned().to_string() } else { x.to_string() };
-                        return Err(self.cell_error(c, i, ParseErrorKind::UnexpectedValue {
-                            value: text,
-                            expected: "an integer of magnitude at most 2^53 (exact as f64)".into(),
-                        }));
+                        let text = if unsigned {
+                            x.cast_unsigned().to_string()
+                        } else {
+                            x.to_string()
+                        };
+                        return Err(self.cell_error(
+                            c,
+                            i,
+                            ParseErrorKind::UnexpectedValue {
+                                value: text,
+                                expected: "an integer of magnitude at most 2^53 (exact as f64)"
+                                    .into(),
+                            },
+                        ));
                     }
                     // Exact for |x| ≤ 2^53; a decimal's unscaled value rounds once.
-                    let v = if unsigned { x.cast_unsigned() as f64 } else { x as f64 };
+                    let v = if unsigned {
+                        x.cast_unsigned() as f64
+                    } else {
+                        x as f64
+                    };
                     out.push(scaled(v, column.kind));
                 }
                 (n, Values::Num(out))
@@ -455,7 +474,14 @@ impl ParquetRows {
             ColumnReader::FixedLenByteArrayColumnReader(r) => {
                 let mut v = Vec::new();
                 let (n, _, _) = r.read_records(k, defs_arg, None, &mut v).map_err(perr)?;
-                (n, Values::Text(v.into_iter().map(|b| ByteArray::from(b.data().to_vec())).collect()))
+                (
+                    n,
+                    Values::Text(
+                        v.into_iter()
+                            .map(|b| ByteArray::from(b.data().to_vec()))
+                            .collect(),
+                    ),
+                )
             }
             ColumnReader::Int96ColumnReader(_) => {
                 return Err(Error::Parquet {
@@ -506,7 +532,9 @@ impl ParquetRows {
 /// An integer column's value divided by 10^scale (a decimal), or as is.
 fn scaled(v: f64, kind: Kind) -> f64 {
     match kind {
-        Kind::Int { scale, .. } | Kind::DecimalBytes { scale } if scale != 0 => v / 10f64.powi(scale),
+        Kind::Int { scale, .. } | Kind::DecimalBytes { scale } if scale != 0 => {
+            v / 10f64.powi(scale)
+        }
         _ => v,
     }
 }
@@ -569,13 +597,22 @@ impl ParquetRows {
                         let x = decimal_bytes(b.data())
                             .map(|x| scaled(x, self.columns[c].kind))
                             .filter(|x| x.is_finite())
-                            .ok_or_else(|| at(i, ParseErrorKind::NotANumber(format!("{} decimal bytes", b.len()))))?;
+                            .ok_or_else(|| {
+                                at(
+                                    i,
+                                    ParseErrorKind::NotANumber(format!(
+                                        "{} decimal bytes",
+                                        b.len()
+                                    )),
+                                )
+                            })?;
                         buf.x[start + i * d + j] = x;
                     }
                 }
                 (Role::Categorical(cat, j), values) => {
                     for i in 0..k {
-                        let text = cell_text(&values, i, self.columns[c].kind).map_err(|kind| at(i, kind))?;
+                        let text = cell_text(&values, i, self.columns[c].kind)
+                            .map_err(|kind| at(i, kind))?;
                         let offset = self.layout.level(cat, &text).map_err(|kind| at(i, kind))?;
                         buf.x[start + i * d + j + offset] = 1.0;
                     }
@@ -585,9 +622,11 @@ impl ParquetRows {
                     for i in 0..k {
                         let text = match &values {
                             Values::Bool(v) if !classes => u8::from(v[i]).to_string(),
-                            _ => cell_text(&values, i, self.columns[c].kind).map_err(|kind| at(i, kind))?,
+                            _ => cell_text(&values, i, self.columns[c].kind)
+                                .map_err(|kind| at(i, kind))?,
                         };
-                        buf.y.push(labels.map_text(&text).map_err(|kind| at(i, kind))?);
+                        buf.y
+                            .push(labels.map_text(&text).map_err(|kind| at(i, kind))?);
                     }
                 }
                 (Role::Skip, _) => {}
@@ -707,18 +746,24 @@ pub fn write_parquet<W: std::io::Write + Send>(
             };
             match c {
                 ParquetColumn::Double(v) => {
-                    col.typed::<DoubleType>().write_batch(&v[lo..hi], None, None)?;
+                    col.typed::<DoubleType>()
+                        .write_batch(&v[lo..hi], None, None)?;
                 }
                 ParquetColumn::Int64(v) => {
-                    col.typed::<Int64Type>().write_batch(&v[lo..hi], None, None)?;
+                    col.typed::<Int64Type>()
+                        .write_batch(&v[lo..hi], None, None)?;
                 }
                 ParquetColumn::Bool(v) => {
-                    col.typed::<BoolType>().write_batch(&v[lo..hi], None, None)?;
+                    col.typed::<BoolType>()
+                        .write_batch(&v[lo..hi], None, None)?;
                 }
                 ParquetColumn::Text(v) => {
-                    let bytes: Vec<ByteArray> =
-                        v[lo..hi].iter().map(|s| ByteArray::from(s.as_str())).collect();
-                    col.typed::<ByteArrayType>().write_batch(&bytes, None, None)?;
+                    let bytes: Vec<ByteArray> = v[lo..hi]
+                        .iter()
+                        .map(|s| ByteArray::from(s.as_str()))
+                        .collect();
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&bytes, None, None)?;
                 }
             }
             col.close()?;

@@ -24,15 +24,15 @@ use std::path::Path;
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::RowBlocks;
+use crate::blocks::{RowBlocks, WHOLE_FILE_BLOCK};
 use crate::csv::{CsvRows, read_header, read_rows};
 use crate::libsvm::LibsvmRows;
 use crate::npy::{LabelSource, NpyRows};
 use crate::parquet::ParquetTable;
 use crate::source::{Lines, Source, parse_finite};
 use crate::{
-    Error, Format, LoadedData, NpyLabels, ParseErrorKind, Result, read_dataset_with_width,
-    read_npy_2d, read_npy_dataset,
+    Error, Format, LoadedData, MEMORY_BUDGET_BYTES, NpyLabels, ParseErrorKind, Result,
+    read_dataset_with_width, read_npy_2d, read_npy_dataset,
 };
 
 /// The largest schema file read (16 MiB).
@@ -902,28 +902,23 @@ pub fn read_training_data(
     task: Task,
 ) -> Result<(LoadedData, TableSpec)> {
     let format = Format::infer(path, format)?;
-    match format {
-        Format::Csv => {
-            let mut lines = Lines::open(path)?;
-            let header = read_header(&mut lines)?;
-            let spec = schema.resolve(&header, path, task)?;
-            let data = read_rows(lines, &header, &spec, true)?;
-            return Ok((data, spec));
-        }
-        Format::Parquet => {
-            let table = ParquetTable::open(path)?;
-            let spec = schema.resolve(&table.header(), path, task)?;
-            return Ok((table.read_all(&spec, true)?, spec));
-        }
-        Format::Libsvm | Format::Npy => {}
+    if format.has_column_names() {
+        let (blocks, spec) = open_blocks(path, Some(format), schema, task, WHOLE_FILE_BLOCK)?;
+        return Ok((blocks.collect_all(MEMORY_BUDGET_BYTES / 8, path)?, spec));
     }
-    let mut spec = schema.resolve_unnamed(path, format, task)?;
+    let spec = schema.resolve_unnamed(path, format, task)?;
     let mut data = read_dataset_with_width(path, Some(format), spec.label.as_deref(), None)?;
     data.y = spec.labels.map_values(&data.y, path)?;
+    Ok((data, stored_spec(spec, format)))
+}
+
+/// The spec a model stores for a file without column names: an NPY label only when it is a
+/// column index (a label file belongs to the file it was read with).
+fn stored_spec(mut spec: TableSpec, format: Format) -> TableSpec {
     spec.label = spec
         .label
         .filter(|l| format == Format::Npy && l.trim().parse::<isize>().is_ok());
-    Ok((data, spec))
+    spec
 }
 
 /// Opens training data under `schema` for `task` as [`RowBlocks`] of at most `block_rows`
@@ -959,12 +954,9 @@ pub fn open_blocks(
             Ok((table.blocks(&spec, true, block_rows)?, spec))
         }
         Format::Libsvm | Format::Npy => {
-            let mut spec = schema.resolve_unnamed(path, format, task)?;
+            let spec = schema.resolve_unnamed(path, format, task)?;
             let blocks = read_blocks(path, Some(format), &spec, None, true, block_rows)?;
-            spec.label = spec
-                .label
-                .filter(|l| format == Format::Npy && l.trim().parse::<isize>().is_ok());
-            Ok((blocks, spec))
+            Ok((blocks, stored_spec(spec, format)))
         }
     }
 }

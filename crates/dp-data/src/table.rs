@@ -108,7 +108,11 @@ impl Layout {
     /// # Errors
     ///
     /// [`ParseErrorKind::UnexpectedValue`] for a value outside the levels without a catch-all.
-    pub(crate) fn level(&self, c: usize, value: &str) -> std::result::Result<usize, ParseErrorKind> {
+    pub(crate) fn level(
+        &self,
+        c: usize,
+        value: &str,
+    ) -> std::result::Result<usize, ParseErrorKind> {
         match self.levels[c].get(value) {
             Some(&k) => Ok(k),
             None if self.columns[c].other => Ok(self.levels[c].len()),

@@ -161,14 +161,8 @@ fn labels_of_each_type() {
         )
     };
     let y = |json: &str| read(json).unwrap().0.y.to_vec();
-    assert_eq!(
-        y(r#"{"label": "i", "features": ["x"]}"#),
-        [1.0, -1.0, 1.0]
-    );
-    assert_eq!(
-        y(r#"{"label": "b", "features": ["x"]}"#),
-        [-1.0, 1.0, 1.0]
-    );
+    assert_eq!(y(r#"{"label": "i", "features": ["x"]}"#), [1.0, -1.0, 1.0]);
+    assert_eq!(y(r#"{"label": "b", "features": ["x"]}"#), [-1.0, 1.0, 1.0]);
     assert_eq!(
         y(r#"{"label": "b", "features": ["x"], "classes": ["true", "false"]}"#),
         [1.0, -1.0, -1.0]
@@ -204,7 +198,11 @@ fn write_raw(
     w.close().unwrap();
 }
 
-fn field(name: &str, physical: Physical, rep: Repetition) -> parquet::schema::types::PrimitiveTypeBuilder<'_> {
+fn field(
+    name: &str,
+    physical: Physical,
+    rep: Repetition,
+) -> parquet::schema::types::PrimitiveTypeBuilder<'_> {
     Type::primitive_type_builder(name, physical).with_repetition(rep)
 }
 
@@ -216,8 +214,12 @@ fn nulls_decimals_and_unsupported_types() {
     write_raw(
         &path,
         vec![
-            field("y", Physical::DOUBLE, Repetition::REQUIRED).build().unwrap(),
-            field("opt", Physical::DOUBLE, Repetition::OPTIONAL).build().unwrap(),
+            field("y", Physical::DOUBLE, Repetition::REQUIRED)
+                .build()
+                .unwrap(),
+            field("opt", Physical::DOUBLE, Repetition::OPTIONAL)
+                .build()
+                .unwrap(),
             field("price", Physical::INT64, Repetition::REQUIRED)
                 .with_logical_type(Some(LogicalType::Decimal {
                     scale: 2,
@@ -227,19 +229,27 @@ fn nulls_decimals_and_unsupported_types() {
                 .with_scale(2)
                 .build()
                 .unwrap(),
-            field("blob", Physical::BYTE_ARRAY, Repetition::REQUIRED).build().unwrap(),
+            field("blob", Physical::BYTE_ARRAY, Repetition::REQUIRED)
+                .build()
+                .unwrap(),
             Type::group_type_builder("nested")
                 .with_repetition(Repetition::REQUIRED)
                 .with_fields(vec![Arc::new(
-                    field("inner", Physical::DOUBLE, Repetition::REQUIRED).build().unwrap(),
+                    field("inner", Physical::DOUBLE, Repetition::REQUIRED)
+                        .build()
+                        .unwrap(),
                 )])
                 .build()
                 .unwrap(),
-            field("big", Physical::INT64, Repetition::REQUIRED).build().unwrap(),
+            field("big", Physical::INT64, Repetition::REQUIRED)
+                .build()
+                .unwrap(),
         ],
         |g| {
             let mut c = g.next_column().unwrap().unwrap();
-            c.typed::<DoubleType>().write_batch(&[1.0, 2.0, f64::NAN], None, None).unwrap();
+            c.typed::<DoubleType>()
+                .write_batch(&[1.0, 2.0, f64::NAN], None, None)
+                .unwrap();
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
             c.typed::<DoubleType>()
@@ -247,14 +257,20 @@ fn nulls_decimals_and_unsupported_types() {
                 .unwrap();
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
-            c.typed::<Int64Type>().write_batch(&[12345, -50, 7], None, None).unwrap();
+            c.typed::<Int64Type>()
+                .write_batch(&[12345, -50, 7], None, None)
+                .unwrap();
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
             let blobs: Vec<ByteArray> = vec!["\u{0}".into(), "b".into(), "c".into()];
-            c.typed::<ByteArrayType>().write_batch(&blobs, None, None).unwrap();
+            c.typed::<ByteArrayType>()
+                .write_batch(&blobs, None, None)
+                .unwrap();
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
-            c.typed::<DoubleType>().write_batch(&[1.0, 2.0, 3.0], None, None).unwrap();
+            c.typed::<DoubleType>()
+                .write_batch(&[1.0, 2.0, 3.0], None, None)
+                .unwrap();
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
             c.typed::<Int64Type>()
@@ -380,7 +396,11 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
     let csv = d.join("t.csv");
     std::fs::write(&csv, TABLE_CSV).unwrap();
     let svm = d.join("t.libsvm");
-    std::fs::write(&svm, "1 1:0.5 3:2\n0 2:1e-3 # c\n\n1 1:1 2:2 4:3\n0\n1 4:0.25\n").unwrap();
+    std::fs::write(
+        &svm,
+        "1 1:0.5 3:2\n0 2:1e-3 # c\n\n1 1:1 2:2 4:3\n0\n1 4:0.25\n",
+    )
+    .unwrap();
     let x: Vec<f64> = (0..21).map(|i| f64::from(i) * 0.37 - 2.0).collect();
     let npy = |shape: &str, values: &[f64]| {
         let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
@@ -392,7 +412,11 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
         out
     };
     std::fs::write(d.join("m_X.npy"), npy("(7, 3)", &x)).unwrap();
-    std::fs::write(d.join("m_y.npy"), npy("(7,)", &[1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0])).unwrap();
+    std::fs::write(
+        d.join("m_y.npy"),
+        npy("(7,)", &[1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]),
+    )
+    .unwrap();
     let col = d.join("c.npy");
     let with_label: Vec<f64> = x
         .chunks(3)
@@ -414,11 +438,17 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
     for (path, schema) in cases {
         let (whole, spec) = read_training_data(path, None, schema, Task::Classification).unwrap();
         for b in [1, 2, 3, 7, 1000] {
-            let (blocks, spec_b) = open_blocks(path, None, schema, Task::Classification, b).unwrap();
+            let (blocks, spec_b) =
+                open_blocks(path, None, schema, Task::Classification, b).unwrap();
             assert_eq!(spec_b, spec, "{}", path.display());
             let streamed = stack(blocks, b);
             assert_eq!(streamed, whole, "{} in blocks of {b}", path.display());
-            let bits = |a: &LoadedData| a.x.iter().chain(&a.y).map(|v| v.to_bits()).collect::<Vec<_>>();
+            let bits = |a: &LoadedData| {
+                a.x.iter()
+                    .chain(&a.y)
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>()
+            };
             assert_eq!(bits(&streamed), bits(&whole));
             // A second pass with the stored spec, as scoring data with labels.
             let again = read_blocks(path, None, &spec, Some(whole.n_features()), true, b).unwrap();
@@ -437,13 +467,16 @@ fn many_row_groups_stream_in_small_blocks() {
     let d = dir();
     let path = d.join("big.parquet");
     let n = 2000;
-    let v: Vec<f64> = (0..n).map(|i| f64::from(i)).collect();
+    let v: Vec<f64> = (0..n).map(f64::from).collect();
     write(
         &path,
         &[
             ("a", ParquetColumn::Double(v.clone())),
             ("b", ParquetColumn::Double(v.iter().map(|x| -x).collect())),
-            ("y", ParquetColumn::Int64((0..i64::from(n)).map(|i| i % 2).collect())),
+            (
+                "y",
+                ParquetColumn::Int64((0..i64::from(n)).map(|i| i % 2).collect()),
+            ),
         ],
         50,
     );
