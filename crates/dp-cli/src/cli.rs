@@ -81,6 +81,7 @@ pub(crate) enum FormatArg {
     Csv,
     Libsvm,
     Npy,
+    Parquet,
 }
 
 impl From<FormatArg> for dp_data::Format {
@@ -89,6 +90,7 @@ impl From<FormatArg> for dp_data::Format {
             FormatArg::Csv => dp_data::Format::Csv,
             FormatArg::Libsvm => dp_data::Format::Libsvm,
             FormatArg::Npy => dp_data::Format::Npy,
+            FormatArg::Parquet => dp_data::Format::Parquet,
         }
     }
 }
