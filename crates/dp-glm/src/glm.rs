@@ -596,7 +596,9 @@ impl ClippedSum for GlmObjective<'_> {
         match batch {
             None => {
                 let (_, g) = self.tree_sum(|range, mut g| {
-                    Self::for_blocks(range, |idx| self.add_clipped(theta, idx, clip, g.view_mut()));
+                    Self::for_blocks(range, |idx| {
+                        self.add_clipped(theta, idx, clip, g.view_mut())
+                    });
                     0.0
                 });
                 out.assign(&g);

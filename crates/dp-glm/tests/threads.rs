@@ -70,7 +70,12 @@ fn full_batch_sums_do_not_depend_on_the_pool() {
         let mut c = Array1::zeros(7);
         obj.clipped_sum(theta.view(), None, 0.5, c.view_mut());
         let bits = |a: &Array1<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        (obj.value(theta.view()).to_bits(), v.to_bits(), bits(&g), bits(&c))
+        (
+            obj.value(theta.view()).to_bits(),
+            v.to_bits(),
+            bits(&g),
+            bits(&c),
+        )
     };
     let one = on_threads(1, run);
     // value and value_grad agree on the value (same leaves, same order).

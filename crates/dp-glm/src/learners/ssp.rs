@@ -252,7 +252,9 @@ pub(crate) fn solve_regularised(
     for (k, &v) in vals.iter().enumerate() {
         if v > floor {
             let p = (0..d).map(|i| u[(i, k)] * b[i]).sum::<f64>() / v;
-            w.iter_mut().enumerate().for_each(|(i, wi)| *wi += p * u[(i, k)]);
+            w.iter_mut()
+                .enumerate()
+                .for_each(|(i, wi)| *wi += p * u[(i, k)]);
         }
     }
     Ok(w)
@@ -278,7 +280,10 @@ fn smallest_eigenvalue(a: &Array2<f64>) -> Result<f64> {
         .self_adjoint_eigenvalues(Side::Lower)
         .map_err(|_| not_converged())?;
     // Sorted in non-decreasing order.
-    vals.first().copied().filter(|v| v.is_finite()).ok_or_else(not_converged)
+    vals.first()
+        .copied()
+        .filter(|v| v.is_finite())
+        .ok_or_else(not_converged)
 }
 
 /// A bound on the error of the computed smallest eigenvalue of a `d × d` Gram matrix of `n`
@@ -394,7 +399,11 @@ pub(crate) mod tests {
         let floor = vals.iter().fold(0.0f64, |acc, &v| acc.max(v)) * 1e-12;
         let proj = vecs.t().dot(b);
         let scaled = Array1::from_shape_fn(b.len(), |k| {
-            if vals[k] > floor { proj[k] / vals[k] } else { 0.0 }
+            if vals[k] > floor {
+                proj[k] / vals[k]
+            } else {
+                0.0
+            }
         });
         vecs.dot(&scaled)
     }
@@ -444,7 +453,10 @@ pub(crate) mod tests {
             let new = smallest_eigenvalue(&m).unwrap();
             let top = eig.iter().fold(0.0f64, |a, &v| a.max(v.abs()));
             let allowance = eigenvalue_error_bound(d, n, 1.0) * top / n as f64;
-            assert!((new - old).abs() <= allowance.min(1e-9 * top), "{new} vs {old}");
+            assert!(
+                (new - old).abs() <= allowance.min(1e-9 * top),
+                "{new} vs {old}"
+            );
             for ridge in [0.0, 5.0] {
                 let want = jacobi_solve(&m, ridge, &b);
                 let got = solve_regularised(&m, ridge, b.view()).unwrap();
