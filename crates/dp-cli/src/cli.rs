@@ -15,6 +15,10 @@ use crate::mechanism_args::MechanismArgs;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Worker threads for the full-batch gradients (default: RAYON_NUM_THREADS, else one per
+    /// CPU); a seeded fit is bit-identical whatever the number.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]
