@@ -618,9 +618,30 @@ const BLOCK: usize = 64;
 /// summation tree (a multiple of [`BLOCK`]; 8192 rows of 100 features are 6.5 MB).
 pub(crate) const LEAF: usize = 8192;
 
+/// A bound on the number of additions any row's term goes through in the full-batch sums over
+/// `n` rows (value and gradient): at most `min(n, LEAF)` within its leaf (rows summed in turn,
+/// grouped by at most four), `⌈log₂ leaves⌉` levels of the tree, and two more for the terms a
+/// caller adds to the sum. Floating-point error bounds of those sums use it as the height of
+/// the summation (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, §4.2): it
+/// grows like `log n` beyond one leaf, not like `n`.
+pub(crate) fn summation_height(n: usize) -> usize {
+    let leaves = n.div_ceil(LEAF).max(1);
+    n.min(LEAF) + 2 + leaves.next_power_of_two().trailing_zeros() as usize + 2
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One leaf: its rows and four; beyond, one level per doubling of the leaves.
+    #[test]
+    fn summation_height_is_the_leaf_and_the_tree() {
+        assert_eq!(summation_height(1), 5);
+        assert_eq!(summation_height(LEAF), LEAF + 4);
+        assert_eq!(summation_height(LEAF + 1), LEAF + 5);
+        assert_eq!(summation_height(3 * LEAF), LEAF + 6);
+        assert_eq!(summation_height(1 << 40), LEAF + 4 + 27);
+    }
 
     #[test]
     fn clip_coefficient_edge_cases() {
