@@ -139,7 +139,7 @@ impl ModelFile {
             .map(|(i, &c)| finite(&format!("coefficient {i}"), c))
             .collect::<Result<Vec<Value>, CliError>>()?;
         let huber_h = match self.loss {
-            Loss::Huber { h } => finite("huber_h", h)?,
+            Loss::Huber { h } | Loss::HuberSvm { h } => finite("huber_h", h)?,
             _ => Value::Null,
         };
         let bias = match self.preprocessing.bias {
@@ -220,14 +220,21 @@ impl ModelFile {
         let loss = match (field(map, "loss")?.as_str(), huber_h) {
             (Some("logistic"), Value::Null) => Loss::Logistic,
             (Some("squared"), Value::Null) => Loss::Squared,
-            (Some("huber"), h) => {
+            (Some("savage"), Value::Null) => Loss::Savage,
+            (Some(name @ ("huber" | "huber-svm")), h) => {
                 let h = number(h, "huber_h")?;
-                Loss::huber(h).map_err(|e| ModelError::new("huber_h", e.to_string()))?
+                dp_glm::catalog::loss(name, Some(h))
+                    .map_err(|e| ModelError::new("huber_h", e.to_string()))?
             }
-            (Some("logistic" | "squared"), _) => {
+            (Some("logistic" | "squared" | "savage"), _) => {
                 return Err(ModelError::new("huber_h", "must be null for this loss"));
             }
-            _ => return Err(ModelError::new("loss", "not logistic, squared or huber")),
+            _ => {
+                return Err(ModelError::new(
+                    "loss",
+                    "not logistic, squared, huber, huber-svm or savage",
+                ));
+            }
         };
         let n_features_in = field(map, "n_features_in")?
             .as_u64()

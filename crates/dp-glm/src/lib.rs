@@ -48,6 +48,7 @@
 //! to BLAS and links the system OpenBLAS through `openblas-src`.
 
 pub mod bounds;
+pub mod catalog;
 mod clipping;
 mod data;
 mod error;
