@@ -33,19 +33,15 @@ fn flag_of(name: &str, algorithm: Option<AlgorithmArg>) -> Option<String> {
     let flag = match name {
         "epsilon" | "target_epsilon" => "--epsilon",
         "delta" | "target_delta" => "--delta",
-        "radius" | "domain" => "--radius",
-        "x_bound" | "bound_x" | "radius_x" => "--x-bound",
-        "y_bound" | "bound_y" => "--y-bound",
-        "sampling_rate" => "--sample-rate",
-        "public_n" => "--n",
+        "domain" => "--radius",
+        "bound_x" | "radius_x" => "--x-bound",
+        "bound_y" => "--y-bound",
         "h" => "--huber-h",
         "mean_trials" => "--tune-trials",
         "candidates" if algorithm != Some(AlgorithmArg::GridSearch) => "--learning-rates",
         "bias" => "--bias",
         "bounds_budget" => "--bounds-budget",
-        _ if catalog::LEARNERS.iter().any(|l| l.uses(name)) => {
-            return Some(format!("--{}", name.replace('_', "-")));
-        }
+        _ if catalog::LEARNERS.iter().any(|l| l.uses(name)) => return Some(flag(name)),
         _ => return None,
     };
     Some(flag.to_string())
@@ -626,9 +622,15 @@ fn params_of(a: &TrainArgs) -> Params {
     p
 }
 
-/// The flag of the catalog's parameter `name`.
-fn flag(a: &TrainArgs, name: &str) -> String {
-    flag_of(name, Some(a.algorithm)).unwrap_or_else(|| format!("--{}", name.replace('_', "-")))
+/// The flag of the catalog's parameter `name`: `--` and the name with `-` for `_`, but for
+/// `--n` (`public_n`), `--sample-rate` (`sampling_rate`) and `--huber-h` (the loss's `h`).
+fn flag(name: &str) -> String {
+    match name {
+        "public_n" => "--n".into(),
+        "sampling_rate" => "--sample-rate".into(),
+        "h" => "--huber-h".into(),
+        _ => format!("--{}", name.replace('_', "-")),
+    }
 }
 
 /// A catalog error in `dpglm train`, naming flags.
@@ -637,14 +639,11 @@ fn catalog_error(a: &TrainArgs, e: CatalogError) -> CliError {
         CatalogError::Fit(e) => fit_error(a, e),
         CatalogError::NotApplicable { param, uses, .. } => CliError::Usage(format!(
             "{} does not apply to --algorithm {} (it uses {})",
-            flag(a, &param),
+            flag(&param),
             a.algorithm.name(),
-            uses.iter().map(|u| flag(a, u)).collect::<Vec<_>>().join(", ")
+            uses.iter().map(|u| flag(u)).collect::<Vec<_>>().join(", ")
         )),
-        e => CliError::Usage(
-            e.message(&|name| flag(a, name))
-                .unwrap_or_else(|| e.to_string()),
-        ),
+        e => CliError::Usage(e.message(&flag).unwrap_or_else(|| e.to_string())),
     }
 }
 
@@ -668,9 +667,10 @@ fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
         BoundSource::Public if given(a, &bound_flag(b.name)) => {
             format!("public (given by {})", bound_flag(b.name))
         }
-        BoundSource::Public => "public (the learner's default; rows are bounded by the \
-                                preprocessing)"
+        BoundSource::Public if b.name == "clip" => "public (the learner's default; rows are \
+                                                    bounded by the preprocessing)"
             .to_string(),
+        BoundSource::Public => "public (the learner's default)".to_string(),
         BoundSource::Preprocessing => {
             "public (implied by the unit-norm preprocessing and bias)".to_string()
         }
@@ -1128,6 +1128,9 @@ mod tests {
         for a in AlgorithmArg::value_variants() {
             assert_eq!(catalog::learner(a.name()).unwrap().name, a.name());
         }
-        assert_eq!(AlgorithmArg::value_variants().len(), catalog::LEARNERS.len());
+        assert_eq!(
+            AlgorithmArg::value_variants().len(),
+            catalog::LEARNERS.len()
+        );
     }
 }

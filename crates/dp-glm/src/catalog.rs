@@ -157,6 +157,23 @@ pub struct Param {
     pub doc: &'static str,
 }
 
+impl Param {
+    /// The parameter `name` of type `kind`, its `default` in words and its `doc`.
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        default: &'static str,
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind,
+            default,
+            doc,
+        }
+    }
+}
+
 /// Parameters a front door gives a learner, by name. Absent parameters take the default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Params(BTreeMap<String, Value>);
@@ -548,18 +565,18 @@ const ACCOUNTANTS: &[&str] = &["pld", "rdp"];
 
 /// The parameters every learner takes.
 pub const COMMON: &[Param] = &[
-    Param {
-        name: "neighbouring",
-        kind: Kind::Choice(NEIGHBOURING),
-        default: "the learner's",
-        doc: "The neighbouring relation of the guarantee.",
-    },
-    Param {
-        name: "accountant",
-        kind: Kind::Choice(ACCOUNTANTS),
-        default: "the learner's",
-        doc: "The accountant that calibrates the noise and prices the ledger.",
-    },
+    Param::new(
+        "neighbouring",
+        Kind::Choice(NEIGHBOURING),
+        "the learner's",
+        "The neighbouring relation of the guarantee.",
+    ),
+    Param::new(
+        "accountant",
+        Kind::Choice(ACCOUNTANTS),
+        "the learner's",
+        "The accountant that calibrates the noise and prices the ledger.",
+    ),
 ];
 
 impl Learner {
@@ -746,59 +763,49 @@ pub fn loss(name: &str, h: Option<f64>) -> Result<Loss, CatalogError> {
 }
 
 // The parameters, shared by the learners that use them.
-const CLIP: Param = Param {
-    name: "clip",
-    kind: Kind::Real,
-    default: "the learner's (1) when the preprocessing bounds the rows and the loss is \
+const CLIP: Param = Param::new(
+    "clip",
+    Kind::Real,
+    "the learner's (1) when the preprocessing bounds the rows and the loss is \
               Lipschitz, else estimated privately",
-    doc: "Per-example gradient clipping norm.",
-};
+    "Per-example gradient clipping norm.",
+);
 const ESTIMATED_CLIP: Param = Param {
     default: "estimated privately (a high quantile of the gradient norms at 0)",
     ..CLIP
 };
-const STEPS: Param = Param {
-    name: "steps",
-    kind: Kind::Count,
-    default: "the learner's",
-    doc: "Number of full-batch steps.",
-};
-const LEARNING_RATE: Param = Param {
-    name: "learning_rate",
-    kind: Kind::Real,
-    default: "the learner's",
-    doc: "Step size.",
-};
-const LAMBDA: Param = Param {
-    name: "lambda",
-    kind: Kind::Real,
-    default: "the learner's",
-    doc: "Ridge penalty λ.",
-};
-const RADIUS: Param = Param {
-    name: "radius",
-    kind: Kind::Real,
-    default: "the learner's",
-    doc: "Radius of the constraint ball.",
-};
-const X_BOUND: Param = Param {
-    name: "x_bound",
-    kind: Kind::Real,
-    default: "implied by the preprocessing, else estimated privately",
-    doc: "Public bound on the row norms; rows beyond it are clipped.",
-};
-const Y_BOUND: Param = Param {
-    name: "y_bound",
-    kind: Kind::Real,
-    default: "estimated privately (regression)",
-    doc: "Public bound on the labels' magnitude; labels beyond it are clipped.",
-};
-const BATCH_SIZE: Param = Param {
-    name: "batch_size",
-    kind: Kind::Count,
-    default: "the learner's",
-    doc: "(Expected) batch size.",
-};
+const STEPS: Param = Param::new(
+    "steps",
+    Kind::Count,
+    "the learner's",
+    "Number of full-batch steps.",
+);
+const LEARNING_RATE: Param = Param::new("learning_rate", Kind::Real, "the learner's", "Step size.");
+const LAMBDA: Param = Param::new("lambda", Kind::Real, "the learner's", "Ridge penalty λ.");
+const RADIUS: Param = Param::new(
+    "radius",
+    Kind::Real,
+    "the learner's",
+    "Radius of the constraint ball.",
+);
+const X_BOUND: Param = Param::new(
+    "x_bound",
+    Kind::Real,
+    "implied by the preprocessing, else estimated privately",
+    "Public bound on the row norms; rows beyond it are clipped.",
+);
+const Y_BOUND: Param = Param::new(
+    "y_bound",
+    Kind::Real,
+    "estimated privately (regression)",
+    "Public bound on the labels' magnitude; labels beyond it are clipped.",
+);
+const BATCH_SIZE: Param = Param::new(
+    "batch_size",
+    Kind::Count,
+    "the learner's",
+    "(Expected) batch size.",
+);
 const UPDATES: &[&str] = &["sgd", "momentum", "adam"];
 
 /// DP-GD, paper 000 Alg. 1.
@@ -855,7 +862,8 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let tune = p.choice("tune", &["honest", "unaccounted"])?;
     if tune.is_some() && l.public_n.is_some() {
         return Err(CatalogError::Conflict(
-            "{public_n} does not apply with {tune}: the tuned runs train on a part of the data".into(),
+            "{public_n} does not apply with {tune}: the tuned runs train on a part of the data"
+                .into(),
         ));
     }
     let rates = p.list("learning_rates")?;
@@ -1048,65 +1056,65 @@ pub static LEARNERS: &[Learner] = &[
         losses: Losses::Any,
         params: &[
             CLIP,
-            Param {
-                name: "epochs",
-                kind: Kind::Count,
-                default: "5",
-                doc: "Number of epochs: ⌈epochs/q⌉ steps.",
-            },
+            Param::new(
+                "epochs",
+                Kind::Count,
+                "5",
+                "Number of epochs: ⌈epochs/q⌉ steps.",
+            ),
             BATCH_SIZE,
-            Param {
-                name: "sampling_rate",
-                kind: Kind::Real,
-                default: "batch_size/n",
-                doc: "Poisson sampling rate q in (0, 1], a public value.",
-            },
-            Param {
-                name: "public_n",
-                kind: Kind::Count,
-                default: "the true number of rows, treated as public",
-                doc: "The number of rows as a public value.",
-            },
+            Param::new(
+                "sampling_rate",
+                Kind::Real,
+                "batch_size/n",
+                "Poisson sampling rate q in (0, 1], a public value.",
+            ),
+            Param::new(
+                "public_n",
+                Kind::Count,
+                "the true number of rows, treated as public",
+                "The number of rows as a public value.",
+            ),
             LEARNING_RATE,
             LAMBDA,
-            Param {
-                name: "noise",
-                kind: Kind::Choice(&["gaussian", "gamma-ball"]),
-                default: "gaussian",
-                doc: "Noise law of each step: Gaussian, or paper 000's Gamma ball.",
-            },
-            Param {
-                name: "update",
-                kind: Kind::Choice(UPDATES),
-                default: "sgd",
-                doc: "Update rule (post-processing): plain SGD, heavy-ball momentum, or Adam \
+            Param::new(
+                "noise",
+                Kind::Choice(&["gaussian", "gamma-ball"]),
+                "gaussian",
+                "Noise law of each step: Gaussian, or paper 000's Gamma ball.",
+            ),
+            Param::new(
+                "update",
+                Kind::Choice(UPDATES),
+                "sgd",
+                "Update rule (post-processing): plain SGD, heavy-ball momentum, or Adam \
                       (β₁ = 0.9, β₂ = 0.999).",
-            },
-            Param {
-                name: "momentum",
-                kind: Kind::Real,
-                default: "0.9",
-                doc: "Momentum coefficient β in [0, 1) (update momentum).",
-            },
-            Param {
-                name: "tune",
-                kind: Kind::Choice(&["honest", "unaccounted"]),
-                default: "no tuning",
-                doc: "Tune the learning rate: honest (Papernot–Steinke, accounted) or \
+            ),
+            Param::new(
+                "momentum",
+                Kind::Real,
+                "0.9",
+                "Momentum coefficient β in [0, 1) (update momentum).",
+            ),
+            Param::new(
+                "tune",
+                Kind::Choice(&["honest", "unaccounted"]),
+                "no tuning",
+                "Tune the learning rate: honest (Papernot–Steinke, accounted) or \
                       unaccounted (every rate at the full budget; the report says so).",
-            },
-            Param {
-                name: "learning_rates",
-                kind: Kind::RealList,
-                default: "the learning rate",
-                doc: "Candidate learning rates for tune.",
-            },
-            Param {
-                name: "tune_trials",
-                kind: Kind::Real,
-                default: "the number of rates",
-                doc: "Mean number of trials of honest tuning (K ~ Poisson).",
-            },
+            ),
+            Param::new(
+                "learning_rates",
+                Kind::RealList,
+                "the learning rate",
+                "Candidate learning rates for tune.",
+            ),
+            Param::new(
+                "tune_trials",
+                Kind::Real,
+                "the number of rates",
+                "Mean number of trials of honest tuning (K ~ Poisson).",
+            ),
         ],
         default_budget: |loss| DpSgd::new(loss).budget,
         bounds: |c| Ok(vec![c.clip(DpSgd::new(c.loss).clip)?]),
@@ -1150,24 +1158,19 @@ pub static LEARNERS: &[Learner] = &[
             },
             LAMBDA,
             X_BOUND,
-            Param {
-                name: "tau",
-                kind: Kind::Real,
-                default: "5e-4",
-                doc: "Gradient-norm tolerance τ of the approximate minimiser.",
-            },
-            Param {
-                name: "sigma_out",
-                kind: Kind::Real,
-                default: "0.15",
-                doc: "Output noise σ_out.",
-            },
-            Param {
-                name: "solver",
-                kind: Kind::Choice(&["lbfgs", "sag"]),
-                default: "lbfgs",
-                doc: "The solver tried first (costs no privacy; ‖∇J‖ ≤ τ is enforced).",
-            },
+            Param::new(
+                "tau",
+                Kind::Real,
+                "5e-4",
+                "Gradient-norm tolerance τ of the approximate minimiser.",
+            ),
+            Param::new("sigma_out", Kind::Real, "0.15", "Output noise σ_out."),
+            Param::new(
+                "solver",
+                Kind::Choice(&["lbfgs", "sag"]),
+                "lbfgs",
+                "The solver tried first (costs no privacy; ‖∇J‖ ≤ τ is enforced).",
+            ),
         ],
         default_budget: |loss| Amp::new(loss).objpert.budget,
         bounds: objpert_needs,
@@ -1193,12 +1196,12 @@ pub static LEARNERS: &[Learner] = &[
             RADIUS,
             X_BOUND,
             Y_BOUND,
-            Param {
-                name: "k",
-                kind: Kind::Count,
-                default: "the learner's rule from n and d",
-                doc: "JL target dimension.",
-            },
+            Param::new(
+                "k",
+                Kind::Count,
+                "the learner's rule from n and d",
+                "JL target dimension.",
+            ),
         ],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
         bounds: |c| c.x_and_y(),
@@ -1270,12 +1273,12 @@ pub static LEARNERS: &[Learner] = &[
             LEARNING_RATE,
             X_BOUND,
             Y_BOUND,
-            Param {
-                name: "candidates",
-                kind: Kind::Count,
-                default: "6 (radii 2, 4, …, 64)",
-                doc: "Number of radii.",
-            },
+            Param::new(
+                "candidates",
+                Kind::Count,
+                "6 (radii 2, 4, …, 64)",
+                "Number of radii.",
+            ),
         ],
         default_budget: selection_budget,
         bounds: selection_needs,
@@ -1292,12 +1295,7 @@ pub static LEARNERS: &[Learner] = &[
             RADIUS,
             X_BOUND,
             Y_BOUND,
-            Param {
-                name: "models",
-                kind: Kind::Count,
-                default: "4",
-                doc: "Number of models (parts).",
-            },
+            Param::new("models", Kind::Count, "4", "Number of models (parts)."),
         ],
         default_budget: selection_budget,
         bounds: selection_needs,
@@ -1401,7 +1399,11 @@ mod tests {
         let e = l.check(&p).unwrap_err();
         assert!(matches!(&e, CatalogError::NotApplicable { param, .. } if param == "k"));
         let flag = |n: &str| format!("--{}", n.replace('_', "-"));
-        assert!(e.message(&flag).unwrap().starts_with("--k does not apply to dp-gd"));
+        assert!(
+            e.message(&flag)
+                .unwrap()
+                .starts_with("--k does not apply to dp-gd")
+        );
         let mut p = Params::new();
         p.set("steps", Value::Real(2.5));
         assert!(matches!(
