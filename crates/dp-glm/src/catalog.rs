@@ -44,7 +44,7 @@ use rand::Rng;
 
 use crate::bounds::{PrivateBounds, Statistic};
 use crate::data::Dataset;
-use crate::error::Error;
+use crate::error::{Error, ensure};
 use crate::learners::{
     Amp, AmpSolver, Budget, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, NoisyProjectedGd,
     NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, SgdNoise, Ssp,
@@ -848,9 +848,16 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     }
     let momentum = s.real("momentum")?;
     l.update = match (p.choice("update", UPDATES)?, momentum) {
-        (Some("momentum"), beta) => UpdateRule::Momentum {
-            beta: beta.unwrap_or(0.9),
-        },
+        (Some("momentum"), beta) => {
+            let beta = beta.unwrap_or(0.9);
+            ensure(
+                (0.0..1.0).contains(&beta),
+                "momentum",
+                beta,
+                "must be in [0, 1)",
+            )?;
+            UpdateRule::Momentum { beta }
+        }
         (_, Some(_)) => {
             return Err(CatalogError::Conflict(
                 "{momentum} applies to {update} momentum only".into(),
