@@ -570,54 +570,47 @@ fn value_name<T: clap::ValueEnum>(v: &T) -> Option<String> {
 /// accountant flag that was given, under the catalog's name (`--learning-rate`:
 /// `learning_rate`, `--n`: `public_n`, `--sample-rate`: `sampling_rate`).
 fn params_of(a: &TrainArgs) -> Params {
+    use catalog::Value::{Choice, Count, Real, RealList};
+    let name = |v: Option<String>| v.map(Choice);
+    // In the order of the flags' help, so a refusal names the first.
+    let given = [
+        ("clip", a.clip.map(Real)),
+        ("steps", a.steps.map(Count)),
+        ("epochs", a.epochs.map(Count)),
+        ("batch_size", a.batch_size.map(Count)),
+        ("sampling_rate", a.sample_rate.map(Real)),
+        ("public_n", a.public_n.map(Count)),
+        ("learning_rate", a.learning_rate.map(Real)),
+        ("lambda", a.lambda.map(Real)),
+        ("radius", a.radius.map(Real)),
+        ("x_bound", a.x_bound.map(Real)),
+        ("y_bound", a.y_bound.map(Real)),
+        ("k", a.k.map(Count)),
+        ("tau", a.tau.map(Real)),
+        ("sigma_out", a.sigma_out.map(Real)),
+        ("solver", name(a.solver.clone())),
+        ("noise", name(a.noise.clone())),
+        ("update", name(a.update.clone())),
+        ("momentum", a.momentum.map(Real)),
+        ("candidates", a.candidates.map(Count)),
+        ("models", a.models.map(Count)),
+        ("tune", name(a.tune.as_ref().and_then(value_name))),
+        ("learning_rates", a.learning_rates.clone().map(RealList)),
+        ("tune_trials", a.tune_trials.map(Real)),
+        (
+            "neighbouring",
+            name(a.neighbouring.as_ref().and_then(value_name)),
+        ),
+        (
+            "accountant",
+            name(a.accountant.as_ref().and_then(value_name)),
+        ),
+    ];
     let mut p = Params::new();
-    let reals = [
-        ("clip", a.clip),
-        ("learning_rate", a.learning_rate),
-        ("lambda", a.lambda),
-        ("radius", a.radius),
-        ("x_bound", a.x_bound),
-        ("y_bound", a.y_bound),
-        ("tau", a.tau),
-        ("sigma_out", a.sigma_out),
-        ("sampling_rate", a.sample_rate),
-        ("tune_trials", a.tune_trials),
-        ("momentum", a.momentum),
-    ];
-    for (name, v) in reals {
+    for (n, v) in given {
         if let Some(v) = v {
-            p.set(name, catalog::Value::Real(v));
+            p.set(n, v);
         }
-    }
-    let counts = [
-        ("steps", a.steps),
-        ("epochs", a.epochs),
-        ("batch_size", a.batch_size),
-        ("public_n", a.public_n),
-        ("k", a.k),
-        ("candidates", a.candidates),
-        ("models", a.models),
-    ];
-    for (name, v) in counts {
-        if let Some(v) = v {
-            p.set(name, catalog::Value::Count(v));
-        }
-    }
-    let choices = [
-        ("tune", a.tune.as_ref().and_then(value_name)),
-        ("neighbouring", a.neighbouring.as_ref().and_then(value_name)),
-        ("accountant", a.accountant.as_ref().and_then(value_name)),
-        ("noise", a.noise.clone()),
-        ("update", a.update.clone()),
-        ("solver", a.solver.clone()),
-    ];
-    for (name, v) in choices {
-        if let Some(v) = v {
-            p.set(name, catalog::Value::Choice(v));
-        }
-    }
-    if let Some(rates) = &a.learning_rates {
-        p.set("learning_rates", catalog::Value::RealList(rates.clone()));
     }
     p
 }
@@ -852,6 +845,7 @@ impl Bar {
         use std::io::IsTerminal;
         Self((!json && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_message("starting");
             bar.enable_steady_tick(std::time::Duration::from_millis(120));
             bar
         }))

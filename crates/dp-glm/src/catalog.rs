@@ -36,8 +36,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeMap;
-
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_optim::UpdateRule;
 use rand::Rng;
@@ -174,9 +172,10 @@ impl Param {
     }
 }
 
-/// Parameters a front door gives a learner, by name. Absent parameters take the default.
+/// Parameters a front door gives a learner, by name, in the order given (checks report the
+/// first bad one). Absent parameters take the default.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Params(BTreeMap<String, Value>);
+pub struct Params(Vec<(String, Value)>);
 
 impl Params {
     /// No parameters: every default.
@@ -184,25 +183,29 @@ impl Params {
         Self::default()
     }
 
-    /// Sets `name` to `value`.
+    /// Sets `name` to `value` (replacing an earlier value, in its place).
     pub fn set(&mut self, name: impl Into<String>, value: Value) -> &mut Self {
-        self.0.insert(name.into(), value);
+        let name = name.into();
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((name, value)),
+        }
         self
     }
 
     /// The value of `name`, if given.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name)
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
     /// Whether `name` was given.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.get(name).is_some()
     }
 
-    /// The given names, sorted.
+    /// The given names, in the order given.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().map(String::as_str)
+        self.0.iter().map(|(n, _)| n.as_str())
     }
 
     /// A real parameter (a count is accepted as a real).
@@ -808,7 +811,7 @@ const BATCH_SIZE: Param = Param::new(
 );
 const UPDATES: &[&str] = &["sgd", "momentum", "adam"];
 
-/// DP-GD, paper 000 Alg. 1.
+/// DP-GD, Song, Steinke, Thakkar & Thakurta 2021 Alg. 1.
 fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = DpGd::new(s.loss);
     l.budget = s.budget;
@@ -820,7 +823,7 @@ fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// Non-convex DP-GD, paper 000 Thm 4.1.
+/// Non-convex DP-GD, Song, Steinke, Thakkar & Thakurta 2021 Thm 4.1.
 fn nonconvex_dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = NonConvexDpGd::new(s.loss);
     l.budget = s.budget;
@@ -896,7 +899,7 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(TuningWithoutPrivacyAccounting::new(l, rates)))
 }
 
-/// Noisy projected GD (paper 003 Alg. 1) with the bounds and knobs from the parameters.
+/// Noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 1) with the bounds and knobs from the parameters.
 fn projected(s: &Setup<'_>) -> Result<NoisyProjectedGd, CatalogError> {
     let mut l = NoisyProjectedGd::new(s.loss);
     l.budget = s.budget;
@@ -919,7 +922,7 @@ fn jl_noisy_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     }))
 }
 
-/// Private grid search over the radius around noisy projected GD (paper 003 Alg. 4).
+/// Private grid search over the radius around noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 4).
 fn grid_search(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let base = projected(s)?;
     let mut l = PrivateGridSearch::new(base, s.budget.epsilon, s.budget.delta);
@@ -929,7 +932,7 @@ fn grid_search(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// Confidence boosting of noisy projected GD at a radius (paper 003 Alg. 3).
+/// Confidence boosting of noisy projected GD at a radius (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 3).
 fn boosting(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let base = projected(s)?;
     let radius = base.radius;
@@ -953,7 +956,7 @@ fn ssp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// multiplier α, the dimension d): the noisy iterates of constant-step SGD on a quadratic of
 /// curvature `h` spread with variance about `η(2ζα)²d/(2h)` around the minimiser; keeping that
 /// near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the clipped
-/// region, and the average of the last N/2 iterates removes the rest (paper 002's `η = 1/(4d)`
+/// region, and the average of the last N/2 iterates removes the rest (Varshney, Thakurta & Jain's `η = 1/(4d)`
 /// ignores the noise). The step size is not a privacy parameter.
 fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> crate::Result<f64> {
     let alpha = l.noise_multiplier(data.n_samples(), data.n_features())?;
@@ -1040,7 +1043,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// The budget of the selection procedures: PLD, replace-one (paper 003).
+/// The budget of the selection procedures: PLD, replace-one (Arora, Bassily, Guzmán, Menart & Ullah 2022).
 fn selection_budget(_: Loss) -> Budget {
     Budget::new(1.0, 1e-5, AccountantKind::Pld, Neighbouring::ReplaceOne)
 }
@@ -1049,7 +1052,7 @@ fn selection_budget(_: Loss) -> Budget {
 pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "dp-gd",
-        doc: "DP gradient descent with clipped full-batch gradients (paper 000, Alg. 1).",
+        doc: "DP gradient descent with clipped full-batch gradients (Song, Steinke, Thakkar & Thakurta 2021, Alg. 1).",
         losses: Losses::Any,
         params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS],
         default_budget: |loss| DpGd::new(loss).budget,
@@ -1059,7 +1062,7 @@ pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "dp-sgd",
         doc: "DP-SGD with Poisson sampling, Gaussian or Gamma-ball noise (Abadi et al. 2016; \
-              paper 000 §6), optionally tuned over learning rates (Papernot & Steinke 2022).",
+              Song, Steinke, Thakkar & Thakurta 2021 §6), optionally tuned over learning rates (Papernot & Steinke 2022).",
         losses: Losses::Any,
         params: &[
             CLIP,
@@ -1088,7 +1091,7 @@ pub static LEARNERS: &[Learner] = &[
                 "noise",
                 Kind::Choice(&["gaussian", "gamma-ball"]),
                 "gaussian",
-                "Noise law of each step: Gaussian, or paper 000's Gamma ball.",
+                "Noise law of each step: Gaussian, or Song, Steinke, Thakkar & Thakurta's Gamma ball.",
             ),
             Param::new(
                 "update",
@@ -1129,7 +1132,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "noisy-gd",
-        doc: "Noisy projected gradient descent on a ball (paper 003, Alg. 1; paper 004).",
+        doc: "Noisy projected gradient descent on a ball (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 1; Nikolov's lecture notes).",
         losses: Losses::Any,
         params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
@@ -1138,7 +1141,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "objpert",
-        doc: "Objective perturbation (Kifer, Smith & Thakurta 2012; paper 001, Thm 3.1/3.2).",
+        doc: "Objective perturbation (Kifer, Smith & Thakurta 2012; Redberg, Koskela & Wang, Thm 3.1/3.2).",
         losses: Losses::Any,
         params: &[
             Param {
@@ -1155,7 +1158,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "amp",
-        doc: "Approximate minima perturbation (Iyengar et al. 2019; paper 001, Thm 4.1).",
+        doc: "Approximate minima perturbation (Iyengar et al. 2019; Redberg, Koskela & Wang, Thm 4.1).",
         losses: Losses::Any,
         params: &[
             Param {
@@ -1195,7 +1198,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "jl-noisy-gd",
-        doc: "Noisy projected GD after a Johnson–Lindenstrauss projection (paper 003, Alg. 2).",
+        doc: "Noisy projected GD after a Johnson–Lindenstrauss projection (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 2).",
         losses: Losses::Any,
         params: &[
             STEPS,
@@ -1216,7 +1219,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "dp-ssgd",
-        doc: "DP streaming SGD for linear regression (paper 002, Alg. 1).",
+        doc: "DP shuffled SGD for linear regression (Varshney, Thakurta & Jain 2022, Alg. 1).",
         losses: Losses::Squared,
         params: &[
             ESTIMATED_CLIP,
@@ -1231,7 +1234,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "dp-ambssgd",
-        doc: "DP adaptive mini-batch streaming SGD for linear regression (paper 002, Alg. 3).",
+        doc: "DP adaptive mini-batch streaming SGD for linear regression (Varshney, Thakurta & Jain 2022, Alg. 3).",
         losses: Losses::Squared,
         params: &[
             Param {
@@ -1262,7 +1265,7 @@ pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "nonconvex-dp-gd",
         doc: "DP-GD for non-convex losses (e.g. savage) returning a noisy-min selected iterate \
-              (paper 000, Thm 4.1).",
+              (Song, Steinke, Thakkar & Thakurta 2021, Thm 4.1).",
         losses: Losses::Any,
         params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA],
         default_budget: |loss| NonConvexDpGd::new(loss).budget,
@@ -1271,7 +1274,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "grid-search",
-        doc: "Private grid search over the radius of noisy projected GD (paper 003, Alg. 4): \
+        doc: "Private grid search over the radius of noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 4): \
               half the rows fit one model per radius, the other half select one by the \
               generalised exponential mechanism.",
         losses: Losses::Any,
@@ -1293,7 +1296,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "confidence-boosting",
-        doc: "Confidence boosting of noisy projected GD (paper 003, Alg. 3): models fitted on \
+        doc: "Confidence boosting of noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 3): models fitted on \
               disjoint parts, the best on held-out rows chosen by report-noisy-max.",
         losses: Losses::Any,
         params: &[
