@@ -242,8 +242,8 @@ pub(crate) struct TrainArgs {
     #[arg(long)]
     pub radius: Option<f64>,
     /// Public bound on row norms (noisy-gd, jl-noisy-gd, ssp, dp-ambssgd, objpert, amp,
-    /// output-perturbation, grid-search, confidence-boosting; default: implied by unit-norm preprocessing, else estimated
-    /// privately within --bounds-budget).
+    /// output-perturbation, grid-search, confidence-boosting; default: implied by unit-norm
+    /// preprocessing, else estimated privately within --bounds-budget).
     #[arg(long)]
     pub x_bound: Option<f64>,
     /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp, output-perturbation, grid-search,

@@ -773,6 +773,10 @@ const CLIP: Param = Param::new(
               Lipschitz, else estimated privately",
     "Per-example gradient clipping norm.",
 );
+const OBJPERT_CLIP: Param = Param {
+    default: "the learner's; estimated privately for losses with unbounded gradients",
+    ..CLIP
+};
 const ESTIMATED_CLIP: Param = Param {
     default: "estimated privately (a high quantile of the gradient norms at 0)",
     ..CLIP
@@ -811,7 +815,7 @@ const BATCH_SIZE: Param = Param::new(
 );
 const UPDATES: &[&str] = &["sgd", "momentum", "adam"];
 
-/// DP-GD, Song, Steinke, Thakkar & Thakurta 2021 Alg. 1.
+/// DP-GD, Song et al. 2021 Alg. 1.
 fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = DpGd::new(s.loss);
     l.budget = s.budget;
@@ -823,7 +827,7 @@ fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// Non-convex DP-GD, Song, Steinke, Thakkar & Thakurta 2021 Thm 4.1.
+/// Non-convex DP-GD, Song et al. 2021 Thm 4.1.
 fn nonconvex_dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = NonConvexDpGd::new(s.loss);
     l.budget = s.budget;
@@ -899,7 +903,8 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(TuningWithoutPrivacyAccounting::new(l, rates)))
 }
 
-/// Noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 1) with the bounds and knobs from the parameters.
+/// Noisy projected GD (Arora et al. 2022, Alg. 1) with the bounds and knobs from the
+/// parameters.
 fn projected(s: &Setup<'_>) -> Result<NoisyProjectedGd, CatalogError> {
     let mut l = NoisyProjectedGd::new(s.loss);
     l.budget = s.budget;
@@ -922,7 +927,7 @@ fn jl_noisy_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     }))
 }
 
-/// Private grid search over the radius around noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 4).
+/// Private grid search over the radius around noisy projected GD (Arora et al. 2022 Alg. 4).
 fn grid_search(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let base = projected(s)?;
     let mut l = PrivateGridSearch::new(base, s.budget.epsilon, s.budget.delta);
@@ -932,7 +937,7 @@ fn grid_search(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// Confidence boosting of noisy projected GD at a radius (Arora, Bassily, Guzmán, Menart & Ullah 2022 Alg. 3).
+/// Confidence boosting of noisy projected GD at a radius (Arora et al. 2022 Alg. 3).
 fn boosting(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let base = projected(s)?;
     let radius = base.radius;
@@ -956,8 +961,8 @@ fn ssp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// multiplier α, the dimension d): the noisy iterates of constant-step SGD on a quadratic of
 /// curvature `h` spread with variance about `η(2ζα)²d/(2h)` around the minimiser; keeping that
 /// near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the clipped
-/// region, and the average of the last N/2 iterates removes the rest (Varshney, Thakurta & Jain's `η = 1/(4d)`
-/// ignores the noise). The step size is not a privacy parameter.
+/// region, and the average of the last N/2 iterates removes the rest (Varshney et al.'s
+/// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
 fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> crate::Result<f64> {
     let alpha = l.noise_multiplier(data.n_samples(), data.n_features())?;
     let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
@@ -1043,7 +1048,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// The budget of the selection procedures: PLD, replace-one (Arora, Bassily, Guzmán, Menart & Ullah 2022).
+/// The budget of the selection procedures: PLD, replace-one (Arora et al. 2022).
 fn selection_budget(_: Loss) -> Budget {
     Budget::new(1.0, 1e-5, AccountantKind::Pld, Neighbouring::ReplaceOne)
 }
@@ -1052,7 +1057,7 @@ fn selection_budget(_: Loss) -> Budget {
 pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "dp-gd",
-        doc: "DP gradient descent with clipped full-batch gradients (Song, Steinke, Thakkar & Thakurta 2021, Alg. 1).",
+        doc: "DP gradient descent with clipped full-batch gradients (Song et al. 2021, Alg. 1).",
         losses: Losses::Any,
         params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS],
         default_budget: |loss| DpGd::new(loss).budget,
@@ -1062,7 +1067,8 @@ pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "dp-sgd",
         doc: "DP-SGD with Poisson sampling, Gaussian or Gamma-ball noise (Abadi et al. 2016; \
-              Song, Steinke, Thakkar & Thakurta 2021 §6), optionally tuned over learning rates (Papernot & Steinke 2022).",
+              Song et al. 2021 §6), optionally tuned over learning rates (Papernot & Steinke \
+              2022).",
         losses: Losses::Any,
         params: &[
             CLIP,
@@ -1091,7 +1097,7 @@ pub static LEARNERS: &[Learner] = &[
                 "noise",
                 Kind::Choice(&["gaussian", "gamma-ball"]),
                 "gaussian",
-                "Noise law of each step: Gaussian, or Song, Steinke, Thakkar & Thakurta's Gamma ball.",
+                "Noise law of each step: Gaussian, or Song et al.'s Gamma ball.",
             ),
             Param::new(
                 "update",
@@ -1132,7 +1138,8 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "noisy-gd",
-        doc: "Noisy projected gradient descent on a ball (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 1; Nikolov's lecture notes).",
+        doc: "Noisy projected gradient descent on a ball (Arora et al. 2022, Alg. 1; Nikolov's \
+              lecture notes).",
         losses: Losses::Any,
         params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
@@ -1141,31 +1148,21 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "objpert",
-        doc: "Objective perturbation (Kifer, Smith & Thakurta 2012; Redberg, Koskela & Wang, Thm 3.1/3.2).",
+        doc: "Objective perturbation (Kifer, Smith & Thakurta 2012; Redberg, Koskela & Wang, \
+              Thm 3.1/3.2).",
         losses: Losses::Any,
-        params: &[
-            Param {
-                default: "the learner's; estimated privately for losses with unbounded \
-                          gradients",
-                ..CLIP
-            },
-            LAMBDA,
-            X_BOUND,
-        ],
+        params: &[OBJPERT_CLIP, LAMBDA, X_BOUND],
         default_budget: |loss| ObjectivePerturbation::new(loss).budget,
         bounds: objpert_needs,
         build: objpert,
     },
     Learner {
         name: "amp",
-        doc: "Approximate minima perturbation (Iyengar et al. 2019; Redberg, Koskela & Wang, Thm 4.1).",
+        doc: "Approximate minima perturbation (Iyengar et al. 2019; Redberg, Koskela & Wang, \
+              Thm 4.1).",
         losses: Losses::Any,
         params: &[
-            Param {
-                default: "the learner's; estimated privately for losses with unbounded \
-                          gradients",
-                ..CLIP
-            },
+            OBJPERT_CLIP,
             LAMBDA,
             X_BOUND,
             Param::new(
@@ -1198,7 +1195,8 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "jl-noisy-gd",
-        doc: "Noisy projected GD after a Johnson–Lindenstrauss projection (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 2).",
+        doc: "Noisy projected GD after a Johnson–Lindenstrauss projection (Arora et al. 2022, \
+              Alg. 2).",
         losses: Losses::Any,
         params: &[
             STEPS,
@@ -1219,7 +1217,7 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "dp-ssgd",
-        doc: "DP shuffled SGD for linear regression (Varshney, Thakurta & Jain 2022, Alg. 1).",
+        doc: "DP shuffled SGD for linear regression (Varshney et al. 2022, Alg. 1).",
         losses: Losses::Squared,
         params: &[
             ESTIMATED_CLIP,
@@ -1234,7 +1232,8 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "dp-ambssgd",
-        doc: "DP adaptive mini-batch streaming SGD for linear regression (Varshney, Thakurta & Jain 2022, Alg. 3).",
+        doc: "DP adaptive mini-batch streaming SGD for linear regression (Varshney et al. \
+              2022, Alg. 3).",
         losses: Losses::Squared,
         params: &[
             Param {
@@ -1265,7 +1264,7 @@ pub static LEARNERS: &[Learner] = &[
     Learner {
         name: "nonconvex-dp-gd",
         doc: "DP-GD for non-convex losses (e.g. savage) returning a noisy-min selected iterate \
-              (Song, Steinke, Thakkar & Thakurta 2021, Thm 4.1).",
+              (Song et al. 2021, Thm 4.1).",
         losses: Losses::Any,
         params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA],
         default_budget: |loss| NonConvexDpGd::new(loss).budget,
@@ -1274,9 +1273,9 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "grid-search",
-        doc: "Private grid search over the radius of noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 4): \
-              half the rows fit one model per radius, the other half select one by the \
-              generalised exponential mechanism.",
+        doc: "Private grid search over the radius of noisy projected GD (Arora et al. 2022, \
+              Alg. 4): half the rows fit one model per radius, the other half select one by \
+              the generalised exponential mechanism.",
         losses: Losses::Any,
         params: &[
             STEPS,
@@ -1296,8 +1295,8 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "confidence-boosting",
-        doc: "Confidence boosting of noisy projected GD (Arora, Bassily, Guzmán, Menart & Ullah 2022, Alg. 3): models fitted on \
-              disjoint parts, the best on held-out rows chosen by report-noisy-max.",
+        doc: "Confidence boosting of noisy projected GD (Arora et al. 2022, Alg. 3): models \
+              fitted on disjoint parts, the best on held-out rows chosen by report-noisy-max.",
         losses: Losses::Any,
         params: &[
             STEPS,
