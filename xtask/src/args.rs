@@ -13,10 +13,12 @@ Tasks:
   repro [--quick|--full] [--only ID] [--out DIR] [--list]
         Regenerate the papers' figures and tables (default: --quick --out results).
         Index of the results: <DIR>/index.md. Installs OpenBLAS if missing (root).
-  test [--no-blas] [--quick]
+  test [--no-blas] [--quick] [--no-python]
         fmt check, clippy (-D warnings), rustdoc (-D warnings), cargo test without BLAS,
-        cargo test with BLAS. --no-blas skips OpenBLAS and the BLAS test run;
-        --quick skips clippy and rustdoc.
+        cargo test with BLAS, then the Python package: a virtual environment in
+        target/python-venv (pip installs maturin, numpy, pytest), the dpglm wheel built and
+        installed, pytest on crates/dp-py/tests. --no-blas skips OpenBLAS and the BLAS test
+        run; --quick skips clippy and rustdoc; --no-python skips the Python package.
   bench [CRITERION ARGS...]
         cargo bench -p dpglm-benches --features blas -- <ARGS>; reports in target/criterion.
   ci    What .ci/run calls: the same as `test`.
@@ -43,6 +45,8 @@ pub struct TestArgs {
     pub blas: bool,
     /// Skip clippy and rustdoc (local iteration).
     pub quick: bool,
+    /// Build the Python package in a virtual environment and run its pytest suite.
+    pub python: bool,
 }
 
 impl Default for TestArgs {
@@ -50,6 +54,7 @@ impl Default for TestArgs {
         TestArgs {
             blas: true,
             quick: false,
+            python: true,
         }
     }
 }
@@ -123,6 +128,7 @@ fn parse_test(args: &[String]) -> Result<Task, UsageError> {
         match arg.as_str() {
             "--no-blas" => out.blas = false,
             "--quick" => out.quick = true,
+            "--no-python" => out.python = false,
             a if is_help(a) => return Ok(Task::Help),
             a => return Err(UsageError(format!("unknown flag `{a}` for `test`"))),
         }
@@ -199,7 +205,11 @@ mod tests {
     }
 
     fn test_task(blas: bool, quick: bool) -> Result<Task, UsageError> {
-        Ok(Task::Test(TestArgs { blas, quick }))
+        Ok(Task::Test(TestArgs {
+            blas,
+            quick,
+            python: true,
+        }))
     }
 
     #[test]
@@ -218,6 +228,14 @@ mod tests {
         assert_eq!(p(&["test", "--no-blas"]), test_task(false, false));
         assert_eq!(p(&["test", "--quick"]), test_task(true, true));
         assert_eq!(p(&["test", "--quick", "--no-blas"]), test_task(false, true));
+        assert_eq!(
+            p(&["test", "--no-python", "--no-blas"]),
+            Ok(Task::Test(TestArgs {
+                blas: false,
+                quick: false,
+                python: false
+            }))
+        );
         assert!(p(&["test", "--fast"]).is_err());
         assert!(p(&["test", "extra"]).is_err());
     }

@@ -8,6 +8,7 @@
 //! unknown task or flag.
 
 mod args;
+mod python;
 
 use std::env;
 use std::fmt;
@@ -174,9 +175,14 @@ impl Totals {
     }
 }
 
-/// Like [`run`] for `cargo test`: passes its stdout through line by line and adds up the
-/// `test result:` lines into `totals`.
-fn run_tests(step: &str, mut cmd: Command, totals: &mut Totals) -> Result<()> {
+/// Like [`run`] for a test runner: passes its stdout through line by line and adds up its
+/// summary lines into `totals` with `count` (for cargo test, [`Totals::add_line`]).
+fn run_tests(
+    step: &str,
+    mut cmd: Command,
+    totals: &mut Totals,
+    count: fn(&mut Totals, &str),
+) -> Result<()> {
     use std::io::{BufRead, BufReader, Write};
     header(step, &render(&cmd));
     let mut child = cmd
@@ -190,7 +196,7 @@ fn run_tests(step: &str, mut cmd: Command, totals: &mut Totals) -> Result<()> {
             .lines()
             .map_while(std::result::Result::ok)
         {
-            totals.add_line(&line);
+            count(totals, &line);
             let mut lock = stdout.lock();
             let _ = writeln!(lock, "{line}");
             let _ = lock.flush();
@@ -296,18 +302,27 @@ fn test(t: TestArgs) -> Result<()> {
         run("doc", doc)?;
     }
     let mut totals = Totals::default();
-    run_tests("test", cargo(["test", "--workspace"]), &mut totals)?;
+    run_tests(
+        "test",
+        cargo(["test", "--workspace"]),
+        &mut totals,
+        Totals::add_line,
+    )?;
     if t.blas {
         run_tests(
             "test-blas",
             cargo(["test", "--workspace", "--features", BLAS_FEATURES]),
             &mut totals,
+            Totals::add_line,
         )?;
     }
+    if t.python {
+        python::test(&mut totals)?;
+    }
     // The accounting campaign's summary (cases, under-reports), written by its test.
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
-    if let Ok(summary) = std::fs::read_to_string(target.join("tmp").join("campaign-summary.txt")) {
+    if let Ok(summary) =
+        std::fs::read_to_string(target_dir().join("tmp").join("campaign-summary.txt"))
+    {
         eprint!("\n{summary}");
     }
     eprintln!("\nxtask test: all steps passed.");
@@ -317,6 +332,11 @@ fn test(t: TestArgs) -> Result<()> {
         totals.passed, totals.failed, totals.ignored
     );
     Ok(())
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the root.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
 /// An absolute path for a user-given `--out`, relative to where xtask was started.

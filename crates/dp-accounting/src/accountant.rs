@@ -216,7 +216,7 @@ impl AccountantKind {
             AccountantKind::Pld => {
                 Box::new(GridAdjusted::new(Box::new(PldAccountant::new(pld, rel))))
             }
-            AccountantKind::Rdp => Box::new(RdpAccountant::new(rel)),
+            AccountantKind::Rdp => Box::new(GridAdjusted::renyi(Box::new(RdpAccountant::new(rel)))),
             AccountantKind::Zcdp => Box::new(ZcdpAccountant::new(rel)),
             AccountantKind::Exact => {
                 Box::new(GridAdjusted::new(Box::new(ExactAccountant::new(rel))))

@@ -47,6 +47,24 @@
 //!
 //! The mechanisms' noise parameters must be fixed in advance (the means may be adaptive).
 //!
+//! **Objective perturbation.** The comparison needs no post-processing structure: the
+//! pointwise bounds hold for any output that is a function of the integer noise vector (and
+//! of independent randomness `ω`), injective or not. `dp-glm`'s objective perturbation and
+//! AMP draw their linear term `b = γ_b·K`, `K ~ N_ℤ(0, s_b²)^d`, solve to a certified
+//! `‖∇J_b(θ̃)‖ ≤ τ` and release `θ̃` through a grid Gaussian. In the comparison mechanism
+//! `b = γ_b·round(Z/γ_b)` with `Z ~ N(0, (γ_b s_b)²I)`; the objective is `λ`-strongly convex, so
+//! `b ↦ θ*(b)` is `1/λ`-Lipschitz and `‖θ̃ − θ*(Z)‖ ≤ τ/λ + ‖γ_b round(Z/γ_b) − Z‖/λ ≤
+//! (τ + γ_b√d/2)/λ`. That comparison mechanism is exactly paper 001's Thm 4.1 (Redberg,
+//! Koskela & Wang, "Improving the privacy and practicality of objective perturbation for
+//! differentially private linear learners"; AMP of Iyengar et al. 2019) with the exact
+//! minimiser `θ*(Z)` of a real-valued Gaussian `b` and the tolerance `τ + γ_b√d/2`: the
+//! objective-perturbation release (Thm 3.1/3.2) composed with a Gaussian of sensitivity
+//! `(2τ + γ_b√d)/λ` (plus the output grid's rounding slack). Its `δ'(ε')` is what any of the
+//! PLD, exact or RDP accountants computes for those entries, and the adjustment above turns
+//! it into the real mechanism's with the `b` coordinates counted in `N`. Such a mechanism
+//! carries its grid like a Gaussian release; the RDP accountant adjusts it too
+//! ([`GridAdjusted::renyi`]), since its Rényi curve is the comparison mechanism's only.
+//!
 //! **How the accountants use it** ([`GridComposition`]). For ε(δ): ask the continuous
 //! accountant at `δ₁ = δ(1 − η)e^{−A₊}` (η = [`TAIL_SHARE`]) for `ε'`, choose the smallest `c`
 //! with `e^{A₊+ε'}β(c) ≤ ηδ`, and answer `ε' + A₊ + A₋(c)`. For δ(ε): choose `c` from the
@@ -58,7 +76,7 @@ use std::cell::Cell;
 
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::error::{Error, Result, ensure, non_negative, open_unit};
-use crate::mechanism::Mechanism;
+use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::special::worse;
 
@@ -333,11 +351,16 @@ fn finite(x: f64) -> Result<f64> {
 /// An accountant for the continuous Gaussian (PLD, exact) extended to grid releases: it
 /// composes each mechanism's continuous counterpart into the inner accountant and adds the
 /// [`GridComposition`] adjustment to every answer. [`crate::AccountantKind::build`] wraps the
-/// PLD and exact accountants in it; without grid releases its answers are the inner ones.
+/// PLD and exact accountants in it ([`GridAdjusted::new`]: every grid is adjusted) and the
+/// RDP accountant ([`GridAdjusted::renyi`]: only the grids whose discrete law the Rényi curve
+/// does not already cover); without grid releases its answers are the inner ones.
 pub struct GridAdjusted {
     inner: Box<dyn Accountant>,
     grid: GridComposition,
     last: Cell<Option<f64>>,
+    /// Whether the inner accountant prices a Gaussian or subsampled-Gaussian grid release
+    /// itself (by its Rényi curve), so that only the other kinds' grids are adjusted here.
+    renyi: bool,
 }
 
 impl GridAdjusted {
@@ -347,7 +370,34 @@ impl GridAdjusted {
             inner,
             grid: GridComposition::new(),
             last: Cell::new(None),
+            renyi: false,
         }
+    }
+
+    /// Wraps `inner`, an accountant that prices Gaussian noise by its Rényi curve (RDP).
+    ///
+    /// # Privacy
+    /// A Gaussian or Poisson-subsampled Gaussian grid release keeps its grid and is priced
+    /// by `inner` directly: the discrete Gaussian's Rényi divergences are at most the
+    /// continuous ones (Canonne, Kamath & Steinke 2020, §2; `dp-optim`'s noise docs). Any
+    /// other mechanism carrying a grid — objective perturbation or AMP with a discrete
+    /// Gaussian linear term, whose Rényi curve is the continuous one only for the comparison
+    /// mechanism (module docs, § Objective perturbation) — is priced as its continuous
+    /// counterpart plus the module's adjustment, which holds for any accountant's `δ'(ε')`.
+    pub fn renyi(inner: Box<dyn Accountant>) -> Self {
+        Self {
+            renyi: true,
+            ..Self::new(inner)
+        }
+    }
+
+    /// Whether `mechanism`'s grid is priced by the adjustment here (not by `inner` itself).
+    fn adjusts(&self, mechanism: &Mechanism) -> bool {
+        !(self.renyi
+            && matches!(
+                mechanism.kind,
+                Kind::Gaussian { .. } | Kind::SubsampledGaussian { .. }
+            ))
     }
 
     /// The grid releases composed so far.
@@ -367,14 +417,14 @@ impl Accountant for GridAdjusted {
 
     fn compose(&mut self, mechanism: &Mechanism, count: u64) -> Result<()> {
         match mechanism.grid {
-            None => self.inner.compose(mechanism, count),
-            Some(g) => {
+            Some(g) if self.adjusts(mechanism) => {
                 let mut continuous = mechanism.clone();
                 continuous.grid = None;
                 self.inner.compose(&continuous, count)?;
                 self.grid.add(g, count);
                 Ok(())
             }
+            _ => self.inner.compose(mechanism, count),
         }
     }
 

@@ -215,3 +215,51 @@ fn a_nan_inner_epsilon_is_not_swallowed() {
     assert!(g.epsilon_adjustment(f64::NAN, 1e-5).is_nan());
     assert!(g.epsilon_adjustment(1.0, 1e-5).is_finite());
 }
+
+/// Objective perturbation with a discrete Gaussian linear term (dp-glm's grid-safe release):
+/// its Rényi curve is the comparison mechanism's only, so the RDP accountant adds the
+/// adjustment for it (but not for a Gaussian grid release, which the discrete Gaussian's own
+/// Rényi divergences cover), exactly as much as the exact accountant adds.
+#[test]
+fn rdp_adjusts_objective_perturbation_grids_only() {
+    let p = dp_accounting::ObjPertParams::new(5.0, 2.0, 0.5, std::f64::consts::SQRT_2).unwrap();
+    // A coarse grid (σ = 4 grid units) makes the adjustment visible.
+    let grid = GridGaussian::new(4.0, 3).unwrap();
+    let op = Mechanism::objective_perturbation(p);
+    let eps = |kind: AccountantKind, m: &Mechanism| {
+        let mut acc = kind.build(AR);
+        acc.compose(m, 1).unwrap();
+        acc.epsilon(1e-5).unwrap()
+    };
+    let (plain, gridded_op) = (
+        eps(AccountantKind::Rdp, &op),
+        eps(AccountantKind::Rdp, &op.clone().with_grid(grid)),
+    );
+    let mut g = GridComposition::new();
+    g.add(grid, 1);
+    let mut rdp = AccountantKind::Rdp.build(AR);
+    rdp.compose(&op, 1).unwrap();
+    let expected = g.epsilon(rdp.as_ref(), 1e-5).unwrap();
+    assert_eq!(gridded_op, expected);
+    assert!(
+        gridded_op > plain + 3.0 * 0.9 / (24.0 * 16.0),
+        "{gridded_op} vs {plain}"
+    );
+    // AMP too; the Gaussian keeps the Rényi price of its discrete law.
+    let amp = Mechanism::amp(p, 1e-3, 0.1).unwrap();
+    assert!(
+        eps(AccountantKind::Rdp, &amp.clone().with_grid(grid)) > eps(AccountantKind::Rdp, &amp)
+    );
+    let gauss = Mechanism::gaussian(3.0, 1.0).unwrap();
+    assert_eq!(
+        eps(AccountantKind::Rdp, &gauss),
+        eps(AccountantKind::Rdp, &gauss.clone().with_grid(grid))
+    );
+    // The exact accountant adds the same adjustment to its own ε'.
+    let mut exact = ExactAccountant::new(AR);
+    exact.compose(&op, 1).unwrap();
+    assert_eq!(
+        eps(AccountantKind::Exact, &op.with_grid(grid)),
+        g.epsilon(&exact, 1e-5).unwrap()
+    );
+}

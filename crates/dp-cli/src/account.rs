@@ -375,8 +375,14 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
         for n in &ans.notes {
             writeln!(out, "  {}: {}", n.name, note_json(&n.value)).map_err(io)?;
         }
-        if let Some(l) = lower {
-            writeln!(out, "  optimistic estimate: epsilon >= {}", text_down(l, 6)).map_err(io)?;
+        match (lower, a.lower && a.delta.is_some()) {
+            (Some(l), _) => {
+                writeln!(out, "  optimistic estimate: epsilon >= {}", text_down(l, 6))
+                    .map_err(io)?;
+            }
+            // Asked for but not resolved by the grid (JSON: null), not a trivial 0.
+            (None, true) => writeln!(out, "  optimistic estimate: unresolved").map_err(io)?,
+            (None, false) => {}
         }
     }
     Ok(())

@@ -311,8 +311,9 @@ pub(crate) struct TrainArgs {
 /// Each flag overrides the schema file's setting.
 #[derive(Debug, Args)]
 pub(crate) struct ColumnArgs {
-    /// JSON schema file: label, classes, features or drop, categorical levels (the flags
-    /// override it; `dpglm schema` drafts one).
+    /// Schema file (JSON, or TOML for a `.toml` name or text not starting with `{`): label,
+    /// classes, features or drop, categorical levels, scaling (the flags override it;
+    /// `dpglm schema` drafts one).
     #[arg(long)]
     pub schema: Option<std::path::PathBuf>,
     /// The feature columns, comma-separated, in this order (default: every column but the
@@ -342,7 +343,7 @@ pub(crate) struct SchemaArgs {
     /// The label column.
     #[arg(long)]
     pub label: Option<String>,
-    /// Write the schema to this file instead of stdout.
+    /// Write the schema to this file instead of stdout (TOML for a `.toml` name, else JSON).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
     /// One JSON object on stdout (the schema; with --out, where it was written).
@@ -506,11 +507,11 @@ pub(crate) struct CalibrateArgs {
 }
 
 /// Runs the parsed command.
-pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Account(a) => account::account(&a, out),
         Command::Calibrate(c) => account::calibrate(&c, out),
-        Command::Train(t) => crate::train::train(&t, out),
+        Command::Train(t) => crate::train::train(&t, out, err),
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
         Command::Schema(s) => crate::schema::schema(&s, out),
         Command::Predict(p) => crate::predict::predict(&p, out),

@@ -86,7 +86,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return code;
         }
     };
-    match cli::dispatch(cli, out) {
+    match cli::dispatch(cli, out, err) {
         Ok(()) => 0,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());

@@ -4,14 +4,13 @@
 use std::io::Write;
 
 use dp_data::Labels;
-use ndarray::Array1;
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::PredictArgs;
 use crate::mechanism_args::show;
 use crate::model_file::{finite, write_atomically};
-use crate::train::{check_output, io, scored};
+use crate::train::{check_output, data_glm_error, io, scored};
 
 /// `dpglm predict`.
 pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliError> {
@@ -26,9 +25,9 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
         )?;
     }
     let (model, spec, data) = scored(&a.scoring, false)?;
-    let x = data.x;
-    let x = model.preprocessing.apply(x.view());
-    let z = x.dot(&Array1::from(model.coefficients.clone())) + model.intercept;
+    let z = model
+        .decision_function(data.x.view())
+        .map_err(|e| data_glm_error(&a.scoring.data, e))?;
     if let Some(row) = z.iter().position(|v| !v.is_finite()) {
         return Err(CliError::Usage(format!(
             "{}: row {row} (0-based): the model's decision value is {}: the features or \
@@ -39,11 +38,11 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
     }
     let predictions: Vec<Predicted> = z
         .iter()
-        .map(|&v| Predicted::of(dp_glm::prediction(model.loss, v), &spec.labels))
+        .map(|&v| Predicted::of(dp_glm::prediction(model.loss(), v), &spec.labels))
         .collect();
     let probabilities: Option<Vec<f64>> = z
         .iter()
-        .map(|&v| dp_glm::positive_probability(model.loss, v))
+        .map(|&v| dp_glm::positive_probability(model.loss(), v))
         .collect();
     if let Some(path) = &a.output {
         write_atomically(path, &csv_text(&predictions, probabilities.as_deref()))?;
@@ -61,7 +60,7 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
         };
         let v = json!({
             "n": predictions.len(),
-            "loss": model.loss.name(),
+            "loss": model.loss().name(),
             "output": a.output.as_ref().map(|p| p.display().to_string()),
             "predictions": rows,
         });

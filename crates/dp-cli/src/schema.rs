@@ -80,7 +80,10 @@ pub(crate) fn schema(a: &SchemaArgs, out: &mut dyn Write) -> Result<(), CliError
                     path.display()
                 )));
             }
-            write_atomically(path, &format!("{}\n", draft.to_json()))?;
+            // TOML for a `.toml` name, JSON otherwise (as `--schema` reads them back).
+            let format =
+                dp_data::SchemaFormat::of_name(path).unwrap_or(dp_data::SchemaFormat::Json);
+            write_atomically(path, &format!("{}\n", draft.to_text(format)))?;
             if a.json {
                 let v = json!({
                     "schema": path.display().to_string(),

@@ -8,15 +8,16 @@ use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::bounds::{Bound, BoundSource, PrivateBounds};
 use dp_glm::catalog::{self, CatalogError, Learner, Need, Params, Progress, Request};
 use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
-use dp_glm::{Dataset, Loss, NoiseSource, PrivacyReport, text_up};
-use ndarray::Array1;
+use dp_glm::{
+    BoundRecord, Dataset, LinearModel, Loss, NoiseSource, Preprocessing, PrivacyReport, text_up,
+};
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::{AlgorithmArg, EvaluateArgs, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    ModelFile, Preprocessing, finite, noise_source_json, resolved, scaling_json, write_atomically,
+    finite, input_spec, noise_source_json, read_model, resolved, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -114,7 +115,7 @@ fn glm_error(
 }
 
 /// [`glm_error`] for an error about the data file `path` (every flag counts as given).
-fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
+pub(crate) fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
     glm_error(e, path, None, &|_| true)
 }
 
@@ -274,7 +275,10 @@ fn read(a: &TrainArgs, loss: Loss) -> Result<(LoadedData, TableSpec, Schema), Cl
 
 /// The per-feature scaling to fit (`None`: no scaling): the method from `--scale`, else from
 /// the schema's `scaling` values (standard if any gives a centre or scale, else minmax), else
-/// minmax for classification on a file with named columns (CSV) and none otherwise; each numeric feature's public values
+/// minmax for classification on a file with named columns (CSV) when its `n` rows (`--n`, or
+/// the count, treated as public) are enough for the private ranges
+/// ([`dp_glm::scaling::min_rows_for_ranges`]; fewer: none, with a warning), and none
+/// otherwise; each numeric feature's public values
 /// from the schema or else estimated privately; one-hot columns from their public range
 /// `[0, 1]` (min–max: to `[−1, 1]`; standard: kept).
 ///
@@ -287,7 +291,8 @@ fn scaling_plan(
     classification: bool,
     schema: &Schema,
     spec: &TableSpec,
-    d: usize,
+    (n, d): (usize, usize),
+    warnings: &mut Vec<String>,
 ) -> Result<Option<ScalingPlan>, CliError> {
     let method = match a.scale {
         Some(ScaleArg::None) if !schema.scaling.is_empty() => {
@@ -309,8 +314,32 @@ fn scaling_plan(
         }
         None if !schema.scaling.is_empty() => ScalingMethod::MinMax,
         // Files with named columns (CSV); LIBSVM and NPY data are often high-dimensional,
-        // sparse and already scaled: 2d estimates would cost much and gain little.
-        None if classification && spec.columns.is_some() => ScalingMethod::MinMax,
+        // sparse and already scaled: 2d estimates would cost much and gain little. Too few
+        // rows for the estimates' share: none, with a warning saying what to give.
+        None if classification && spec.columns.is_some() => {
+            let numeric = spec
+                .columns
+                .iter()
+                .flatten()
+                .filter(|c| c.levels.is_none())
+                .count();
+            let each = share(a, 2 * numeric) * a.epsilon / (2 * numeric).max(1) as f64;
+            let need = dp_glm::scaling::min_rows_for_ranges(each);
+            if numeric > 0 && (n as f64) < need {
+                warnings.push(format!(
+                    "features not scaled: with n = {n} rows (treated as public) the \
+                     {} private feature ranges at epsilon {} each are unreliable below about \
+                     {} rows; give the ranges as public values in the schema's \"scaling\" \
+                     (e.g. from the data's documentation), or --scale minmax|standard to \
+                     estimate them anyway, or --scale none to silence this",
+                    2 * numeric,
+                    dp_glm::text_down(each, 3),
+                    need.ceil()
+                ));
+                return Ok(None);
+            }
+            ScalingMethod::MinMax
+        }
         None => return Ok(None),
     };
     let one_hot = PublicScale {
@@ -369,9 +398,9 @@ fn scaling_plan(
 pub(crate) fn scored(
     a: &ScoringArgs,
     with_labels: bool,
-) -> Result<(ModelFile, TableSpec, LoadedData), CliError> {
-    let model = ModelFile::read(&a.model)?;
-    let mut spec = model.input_spec();
+) -> Result<(LinearModel, TableSpec, LoadedData), CliError> {
+    let model = read_model(&a.model)?;
+    let mut spec = input_spec(&model);
     if a.label.is_some() {
         spec.label.clone_from(&a.label);
     }
@@ -379,7 +408,7 @@ pub(crate) fn scored(
         &a.data,
         a.format_arg.map(Format::from),
         &spec,
-        model.n_features_in,
+        model.n_features_in(),
         with_labels,
     )
     .map_err(data_error)?;
@@ -393,23 +422,20 @@ struct Scores {
     mse: Option<f64>,
 }
 
-/// Scores the model on `data` (read from `path`), after checking its labels are in the loss's
-/// domain.
+/// Scores `model` on `data` (read from `path`; rows as the model takes them, its own steps
+/// applied by it), after checking its labels are in the loss's domain.
 ///
 /// # Errors
 /// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
 /// logistic loss, which would silently count every 0 as an error), or a decision value or loss
 /// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
-fn score(
-    coef: &Array1<f64>,
-    intercept: f64,
-    loss: Loss,
-    data: &Dataset,
-    path: &Path,
-) -> Result<Scores, CliError> {
+fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, CliError> {
+    let loss = model.loss();
     data.check_labels(&loss)
         .map_err(|e| data_glm_error(path, e))?;
-    let z = data.x().dot(coef) + intercept;
+    let z = model
+        .decision_function(data.x())
+        .map_err(|e| data_glm_error(path, e))?;
     let losses: Vec<f64> = z
         .iter()
         .zip(data.y())
@@ -463,14 +489,16 @@ fn score(
 
 /// What `train` measured on the data without noise, for the operator only: NOT private (the
 /// exact number of rows, the training loss and accuracy, the scores on the test file, the
-/// wall time, which grows with the data). Printed under "not private"; in JSON these are the
-/// contract's top-level fields, named in the `not_private` list; never written to the model
-/// file.
+/// wall time, which grows with the data, and the warnings, which may quote the row count).
+/// Printed under "not private" (the warnings on stderr); in JSON these are the contract's
+/// top-level fields and `warnings`, named in the `not_private` list; never written to the
+/// model file.
 struct NotPrivate {
     n: usize,
     train: Scores,
     test: Option<Scores>,
     seconds: f64,
+    warnings: Vec<String>,
 }
 
 impl NotPrivate {
@@ -484,6 +512,7 @@ impl NotPrivate {
             "test_accuracy": metric("test accuracy", test.and_then(|t| t.accuracy))?,
             "test_mse": metric("test mse", test.and_then(|t| t.mse))?,
             "seconds": finite("seconds", self.seconds)?,
+            "warnings": self.warnings,
         });
         let names: Vec<Value> = fields
             .as_object()
@@ -515,39 +544,6 @@ impl std::fmt::Display for NotPrivate {
         }
         writeln!(f, ", {:.3} s", self.seconds)
     }
-}
-
-/// The privacy report as JSON; every number checked finite.
-fn report_json(r: &PrivacyReport) -> Result<Value, CliError> {
-    let mut ledger = Vec::new();
-    for e in r.ledger.entries() {
-        let mut params = serde_json::Map::new();
-        for (k, v) in e.mechanism.parameters() {
-            let what = format!("ledger parameter {k} of {}", e.mechanism.name());
-            params.insert(k.to_string(), finite(&what, v)?);
-        }
-        ledger.push(json!({
-            "mechanism": e.mechanism.name(),
-            "parameters": params,
-            "count": e.count,
-            "label": e.label,
-        }));
-    }
-    let mut noise = serde_json::Map::new();
-    for (k, v) in &r.noise {
-        noise.insert(k.clone(), finite(&format!("noise parameter {k}"), *v)?);
-    }
-    Ok(json!({
-        "target_epsilon": finite("target epsilon", r.target.0)?,
-        "target_delta": finite("target delta", r.target.1)?,
-        "epsilon": finite("epsilon spent", r.epsilon)?,
-        "delta": finite("delta spent", r.delta)?,
-        "accountant": r.accountant.as_str(),
-        "neighbouring": r.neighbouring.as_str(),
-        "noise": noise,
-        "ledger": ledger,
-        "notes": r.notes,
-    }))
 }
 
 /// An optional metric as JSON (`null` only where it does not apply).
@@ -678,36 +674,6 @@ fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
             bound_flag(b.name)
         ),
     }
-}
-
-/// Every bound the learner used, as JSON: `name`, `value`, `source` (`flag`, `default`,
-/// `preprocessing` or `estimated`) and, for an estimate, its `quantile`, `statistic` and
-/// `epsilon`.
-fn bounds_json(a: &TrainArgs, bounds: &PrivateBounds) -> Result<Value, CliError> {
-    let mut out = Vec::new();
-    for b in bounds.bounds() {
-        let mut v = json!({
-            "name": b.name,
-            "value": finite(&format!("bound {}", b.name), b.value)?,
-        });
-        v["source"] = match b.source {
-            BoundSource::Public if given(a, &bound_flag(b.name)) => json!("flag"),
-            BoundSource::Public => json!("default"),
-            BoundSource::Preprocessing => json!("preprocessing"),
-            BoundSource::Estimated {
-                statistic,
-                quantile,
-                epsilon,
-            } => {
-                v["quantile"] = finite("bound quantile", quantile)?;
-                v["statistic"] = json!(statistic.describe());
-                v["epsilon"] = finite("bound epsilon", epsilon)?;
-                json!("estimated")
-            }
-        };
-        out.push(v);
-    }
-    Ok(Value::Array(out))
 }
 
 /// The feature scaling in words: the method, and how many features' values were public or
@@ -884,7 +850,11 @@ impl Progress for Bar {
 }
 
 /// `dpglm train`.
-pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn train(
+    a: &TrainArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
     let start = Instant::now();
     check_flags(a)?;
     check_applicable(a)?;
@@ -893,9 +863,22 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = read(a, loss)?;
-    let plan = scaling_plan(a, classification, &schema, &spec, train.x.ncols())?;
+    let n = a.public_n.unwrap_or(train.x.nrows());
+    let mut warnings = Vec::new();
+    let plan = scaling_plan(
+        a,
+        classification,
+        &schema,
+        &spec,
+        (n, train.x.ncols()),
+        &mut warnings,
+    )?;
+    for w in &warnings {
+        writeln!(err, "warning: {w}").map_err(io)?;
+    }
     let mut prep = Preprocessing {
         scaling: None,
+        row_bound: None,
         unit_norm: match a.preprocess {
             Some(PreprocessArg::UnitNorm) => true,
             Some(PreprocessArg::None) => false,
@@ -950,7 +933,9 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             })?;
         prep.scaling = Some(fitted);
     }
-    let data = Dataset::new(prep.apply(train.x.view()), train.y)
+    let data = prep
+        .apply(train.x.view())
+        .and_then(|x| Dataset::new(x, train.y))
         .map_err(|e| data_glm_error(&a.data, e))?;
     if let Some(k) = a.k
         && k > data.n_features()
@@ -964,7 +949,9 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let test = match test {
         Some((p, t)) => Some((
             p,
-            Dataset::new(prep.apply(t.x.view()), t.y).map_err(|e| data_glm_error(p, e))?,
+            prep.apply(t.x.view())
+                .and_then(|x| Dataset::new(x, t.y))
+                .map_err(|e| data_glm_error(p, e))?,
         )),
         None => None,
     };
@@ -978,10 +965,10 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let fitted = learner.fit(&request, &data, bounds, &mut *rng, &mut progress);
     progress.finish();
     let (model, bounds) = fitted.map_err(|e| catalog_error(a, e))?;
-    let coef = model.coef().to_owned();
-    let tr = score(&coef, model.intercept(), loss, &data, &a.data)?;
+    // The learner's model takes the rows it was given (and applies its own steps).
+    let tr = score(&model, &data, &a.data)?;
     let test = match &test {
-        Some((p, t)) => Some(score(&coef, model.intercept(), loss, t, p)?),
+        Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
     };
     let report = model.privacy();
@@ -994,32 +981,38 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         &prep,
         data.n_features(),
     );
-    let mut privacy = report_json(report)?;
-    privacy["bounds"] = bounds_json(a, &bounds)?;
-    let scaling = scaling_json(prep.scaling.as_ref())?;
+    let records = bounds
+        .bounds()
+        .iter()
+        .map(|b| BoundRecord::of(b, given(a, &bound_flag(b.name))))
+        .collect();
+    let saved = |e: dp_glm::Error| CliError::Failure(format!("cannot save the model: {e}"));
+    let epsilon = finite("epsilon spent", report.epsilon)?;
+    let delta = finite("delta spent", report.delta)?;
+    // The learner's own step (rows projected to its X) comes after the CLI's.
+    let learned = Preprocessing {
+        row_bound: model.preprocessing().row_bound,
+        ..prep.clone()
+    };
+    let model = model
+        .with_preprocessing(learned)
+        .and_then(|m| m.with_input(train.feature_names.clone(), Some(spec.clone())))
+        .and_then(|m| m.with_bounds(records))
+        .map_err(saved)?
+        .with_noise_source(noise_source)
+        .with_algorithm(a.algorithm.name());
+    let text = model.to_json().map_err(saved)?;
     if let Some(path) = &a.out {
-        let file = ModelFile {
-            algorithm: a.algorithm,
-            loss,
-            n_features_in: train.x.ncols(),
-            feature_names: train.feature_names.clone(),
-            input: Some(spec.clone()),
-            preprocessing: prep.clone(),
-            coefficients: coef.to_vec(),
-            intercept: model.intercept(),
-            noise_source: Some(noise_source),
-            privacy: privacy.clone(),
-        };
-        let text = serde_json::to_string_pretty(&file.to_json()?)
-            .map_err(|e| CliError::Failure(e.to_string()))?;
         write_atomically(path, &text)?;
     }
+    let report = model.privacy();
     let seconds = start.elapsed().as_secs_f64();
     let diagnostics = NotPrivate {
         n: data.n_samples(),
         train: tr,
         test,
         seconds,
+        warnings,
     };
     if a.json {
         // The public settings and what the mechanisms released (as in the model file), and
@@ -1029,14 +1022,14 @@ pub(crate) fn train(a: &TrainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "algorithm": a.algorithm.name(),
             "loss": loss.name(),
             "d": train.x.ncols(),
-            "epsilon": privacy["epsilon"],
-            "delta": privacy["delta"],
+            "epsilon": epsilon,
+            "delta": delta,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
             "noise_source": noise_source_json(noise_source),
             "private_release": noise_source.is_private_release(),
-            "bounds": privacy["bounds"],
+            "bounds": model.bounds(),
             "statement": statement.text(),
-            "scaling": scaling,
+            "scaling": prep.scaling,
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1077,15 +1070,8 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
     let a = &a.scoring;
     let (model, _, data) = scored(a, true)?;
     let n = data.n_samples();
-    let data = Dataset::new(model.preprocessing.apply(data.x.view()), data.y)
-        .map_err(|e| data_glm_error(&a.data, e))?;
-    let s = score(
-        &Array1::from(model.coefficients),
-        model.intercept,
-        model.loss,
-        &data,
-        &a.data,
-    )?;
+    let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
+    let s = score(&model, &data, &a.data)?;
     if a.json {
         let v = json!({
             "n": n,

@@ -177,6 +177,8 @@ fn seeded_runs_are_marked_not_a_private_release() {
 fn metrics_are_finite_or_refused_never_null() {
     let (dir, data) = with_training_data("metrics", 200);
     let model = dir.join("m.json");
+    // DP-GD bounds gradients, not rows: its model applies no projection to scoring rows
+    // (ObjPert's model projects them onto its ball, so its scores stay finite).
     let (code, _, err) = train(
         &data,
         &[
@@ -188,8 +190,8 @@ fn metrics_are_finite_or_refused_never_null() {
             "none",
             "--scale",
             "none",
-            "--x-bound",
-            "1",
+            "--algorithm",
+            "dp-gd",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -212,8 +214,8 @@ fn metrics_are_finite_or_refused_never_null() {
                 "none",
                 "--scale",
                 "none",
-                "--x-bound",
-                "1",
+                "--algorithm",
+                "dp-gd",
                 "--test",
                 p(&huge),
                 "--json",
@@ -324,6 +326,11 @@ fn tampered_model_files_are_refused_naming_the_field() {
     v["feature_names"] = Value::Null;
     usage(tampered(&v), &["bad.json", "`input.columns`"]);
     v["input"] = Value::Null;
+    // Edited, a file of the current format fails its digest; a file of format 1 (which has
+    // none) without names is what versions before the names wrote.
+    usage(tampered(&v), &["bad.json", "`digest`"]);
+    v["format"] = "dpglm-model/1".into();
+    v.as_object_mut().unwrap().remove("digest");
     let unnamed = dir.join("unnamed.json");
     std::fs::write(&unnamed, v.to_string()).unwrap();
     usage(

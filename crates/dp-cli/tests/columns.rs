@@ -239,6 +239,20 @@ fn a_schema_file_with_flags_over_it() {
         &format!("{TRAIN} --data {data} --schema {bad}"),
         &["bad.json", "colour"],
     );
+    // The same schema in TOML trains the same; TOML errors name the file too.
+    let toml = write(
+        &dir,
+        "s.toml",
+        "label = \"income\"\nclasses = [\"<=50K\", \">50K\"]\ndrop = [\"id\"]\n\n\
+         [categorical]\nwork = [\"A\", \"B\"]\n",
+    );
+    let t = ok_json(&format!("{TRAIN} --data {data} --schema {toml}"));
+    assert_eq!(t["train_accuracy"], a["train_accuracy"]);
+    let bad = write(&dir, "bad.toml", "label = \"income\"\ncolour = 1\n");
+    usage(
+        &format!("{TRAIN} --data {data} --schema {bad}"),
+        &["bad.toml", "colour"],
+    );
     let scaled = write(
         &dir,
         "scaled.json",
@@ -272,6 +286,18 @@ fn drafted_schemas_say_they_are_not_private() {
     assert!(said.contains("NOT PRIVATE"), "{said}");
     let trained = ok_json(&format!("{TRAIN} --data {data} --schema {o}"));
     assert_eq!(trained["d"], 1 + 2 + 60);
+    // A `.toml` name drafts TOML, which trains the same.
+    let toml = dir.join("s.toml");
+    let t = toml.to_str().unwrap();
+    let (code, _, err) = run(&format!("schema --data {data} --label income --out {t}"));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(
+        text.contains("label = \"income\"") && text.contains("NOT PRIVATE"),
+        "{text}"
+    );
+    let from_toml = ok_json(&format!("{TRAIN} --data {data} --schema {t}"));
+    assert_eq!(from_toml["train_accuracy"], trained["train_accuracy"]);
     usage(
         &format!("schema --data {data} --label nope"),
         &["no label column `nope`"],

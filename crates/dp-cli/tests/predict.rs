@@ -33,16 +33,33 @@ fn rows(n: usize, regression: bool) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
-/// Trains `algorithm` with `loss` on 2000 rows (columns `a,b,label`); returns the model path.
-fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
+/// Writes 2000 rows (columns `a,b,label`) to `dir/train.csv`; returns its path.
+fn training_file(dir: &Path, regression: bool) -> PathBuf {
     let data = dir.join("train.csv");
     let mut text = String::from("a,b,label\n");
     for (a, b, y) in rows(2000, regression) {
         text.push_str(&format!("{a},{b},{y}\n"));
     }
     std::fs::write(&data, text).unwrap();
+    data
+}
+
+/// Trains `algorithm` with `loss` on 2000 rows (columns `a,b,label`); returns the model path.
+fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
+    train_with(dir, algorithm, loss, regression, &[]).0
+}
+
+/// [`train`] with `extra` flags; returns the model path and what `train` printed.
+fn train_with(
+    dir: &Path,
+    algorithm: &str,
+    loss: &str,
+    regression: bool,
+    extra: &[&str],
+) -> (PathBuf, String) {
+    let data = training_file(dir, regression);
     let model = dir.join("model.json");
-    let (code, _, err) = dpglm(&[
+    let mut args = vec![
         "train",
         "--data",
         s(&data),
@@ -62,9 +79,11 @@ fn train(dir: &Path, algorithm: &str, loss: &str, regression: bool) -> PathBuf {
         "3",
         "--out",
         s(&model),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = dpglm(&args);
     assert_eq!(code, 0, "{err}");
-    model
+    (model, out)
 }
 
 /// The model file's coefficients.
@@ -198,9 +217,13 @@ fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out
     let (header, got) = parse(&out);
     assert_eq!(header, "prediction");
     assert_eq!(got.len(), 50);
+    // SSP projects its rows onto the ball of its (here estimated) X, and so does the model.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let r = file["preprocessing"]["row_bound"].as_f64().unwrap();
     for ((a, b, _), row) in test.iter().zip(&got) {
-        // No row preprocessing for regression; the bias feature 1.
-        let z = w[0] * a + w[1] * b + w[2];
+        // No other row preprocessing for regression; the bias feature 1.
+        let norm = (a * a + b * b + 1.0).sqrt();
+        let z = (w[0] * a + w[1] * b + w[2]) * (r / norm).min(1.0);
         assert!(
             (row[0] - z).abs() <= 1e-12 * (1.0 + z.abs()),
             "{row:?} vs {z}"
@@ -340,5 +363,82 @@ fn class_pair_models_predict_their_class_names() {
     assert_eq!(lines[0], "prediction,probability");
     assert!(lines[1].starts_with("\"yes, sure\","), "{out}");
     assert!(lines[2].starts_with("no,"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A model file of format 1, written by main before the library format (fixture and script in
+/// dp-glm's tests/fixtures), scores and predicts exactly as that version printed.
+#[test]
+fn version_1_model_files_score_as_before() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dp-glm/tests/fixtures");
+    let (model, data) = (dir.join("model-v1.json"), dir.join("model-v1-data.csv"));
+    for (command, expected) in [
+        ("evaluate", "model-v1-evaluate.json"),
+        ("predict", "model-v1-predict.json"),
+    ] {
+        let (code, out, err) =
+            dpglm(&[command, "--model", s(&model), "--data", s(&data), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let got: Value = serde_json::from_str(&out).unwrap();
+        let want: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(expected)).unwrap()).unwrap();
+        assert_eq!(got, want, "{command}");
+    }
+}
+
+/// A learner that projects its rows onto the ball of radius `X` (given by `--x-bound`, or
+/// estimated privately) stores that step: evaluate and predict project scoring rows too, so
+/// evaluate on the training file gives train's loss exactly, and predictions are those of the
+/// projected rows.
+#[test]
+fn the_learners_row_projection_is_stored_and_applied() {
+    let dir = tempdir("predict-projection");
+    let cases: [(&str, &[&str], Option<f64>); 3] = [
+        ("objpert", &["--x-bound", "0.5", "--clip", "3"], Some(0.5)),
+        ("ssp", &["--x-bound", "0.5", "--y-bound", "3"], Some(0.5)),
+        ("objpert", &["--clip", "3"], None),
+    ];
+    for (algorithm, flags, given) in cases {
+        let flags = [flags, &["--json"]].concat();
+        let (model, out) = train_with(&dir, algorithm, "squared", true, &flags);
+        let data = dir.join("train.csv");
+        let trained: Value = serde_json::from_str(&out).unwrap();
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+        let r = file["preprocessing"]["row_bound"].as_f64().unwrap();
+        let x_bound = &file["privacy"]["bounds"][0];
+        assert_eq!(x_bound["name"], "x_bound");
+        assert_eq!(x_bound["value"], r, "{algorithm} {flags:?}");
+        match given {
+            Some(x) => assert_eq!(r, x),
+            None => assert_eq!(x_bound["source"], "estimated"),
+        }
+        let (code, out, err) = dpglm(&[
+            "evaluate",
+            "--model",
+            s(&model),
+            "--data",
+            s(&data),
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let scored: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            scored["loss"], trained["train_loss"],
+            "{algorithm} {flags:?}"
+        );
+        // The row (2, 0) and its bias 1, of norm √5, projected onto the ball of radius r.
+        let one = dir.join("one.csv");
+        std::fs::write(&one, "a,b\n2,0\n").unwrap();
+        let (code, out, err) = dpglm(&["predict", "--model", s(&model), "--data", s(&one)]);
+        assert_eq!(code, 0, "{err}");
+        let w = coefficients(&model);
+        assert_eq!(w.len(), 3);
+        let want = (2.0 * w[0] + w[2]) * (r / 5f64.sqrt()).min(1.0);
+        let p: f64 = out.lines().nth(1).unwrap().parse().unwrap();
+        assert!(
+            (p - want).abs() <= 1e-12,
+            "{algorithm} {flags:?}: {p} vs {want}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

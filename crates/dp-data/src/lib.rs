@@ -63,8 +63,8 @@ pub use error::{Error, Result};
 pub use libsvm::{read_libsvm, read_libsvm_bytes};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use schema::{
-    Column, Labels, Schema, TableSpec, Task, read_scoring_data, read_table, read_table_bytes,
-    read_training_data,
+    Column, Labels, Schema, SchemaFormat, TableSpec, Task, read_scoring_data, read_table,
+    read_table_bytes, read_training_data,
 };
 pub use source::{Lines, MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, open, parse_error, parse_finite};
 

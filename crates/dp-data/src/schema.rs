@@ -423,8 +423,39 @@ impl Range {
     }
 }
 
-/// What the user says about a table: written once as a JSON file and/or given as `dpglm`
-/// flags (which override it, see [`Schema::overridden_by`]). Every field is optional.
+/// The text format of a schema file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaFormat {
+    /// JSON (`.json`).
+    Json,
+    /// TOML (`.toml`).
+    Toml,
+}
+
+impl SchemaFormat {
+    /// The format of a schema file: by its extension (`.json`, `.toml`, any case), otherwise
+    /// JSON when its text starts with `{` and TOML when not.
+    pub fn of(path: &Path, text: &str) -> Self {
+        match Self::of_name(path) {
+            Some(f) => f,
+            None if text.trim_start().starts_with('{') => Self::Json,
+            None => Self::Toml,
+        }
+    }
+
+    /// The format a file name asks for (`None` without a `.json`/`.toml` extension).
+    pub fn of_name(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(Self::Json),
+            "toml" => Some(Self::Toml),
+            _ => None,
+        }
+    }
+}
+
+/// What the user says about a table: written once as a JSON or TOML file and/or given as
+/// `dpglm` flags (which override it, see [`Schema::overridden_by`]). Every field is optional.
 ///
 /// ```json
 /// {
@@ -433,6 +464,22 @@ impl Range {
 ///   "drop": ["fnlwgt"],
 ///   "categorical": { "sex": ["Female", "Male"], "country": ["US", "CA", "*"] }
 /// }
+/// ```
+///
+/// The same schema in TOML:
+///
+/// ```toml
+/// label = "income"
+/// classes = ["<=50K", ">50K"]
+/// drop = ["fnlwgt"]
+///
+/// [categorical]
+/// sex = ["Female", "Male"]
+/// country = ["US", "CA", "*"]
+///
+/// [scaling.age]
+/// min = 17
+/// max = 90
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -481,7 +528,34 @@ impl Schema {
         Ok(schema)
     }
 
-    /// Reads a JSON schema file (a regular file of at most 16 MiB).
+    /// Parses a schema's TOML text; `origin` names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Schema::from_json`].
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        let schema: Self = toml::from_str(text).map_err(|e| Error::Schema {
+            origin: origin.to_owned(),
+            reason: format!("not a valid schema: {e}"),
+        })?;
+        schema.validate(origin)?;
+        Ok(schema)
+    }
+
+    /// Parses a schema in the given text format.
+    ///
+    /// # Errors
+    ///
+    /// As [`Schema::from_json`].
+    pub fn parse(text: &str, format: SchemaFormat, origin: &str) -> Result<Self> {
+        match format {
+            SchemaFormat::Json => Self::from_json(text, origin),
+            SchemaFormat::Toml => Self::from_toml(text, origin),
+        }
+    }
+
+    /// Reads a schema file (a regular file of at most 16 MiB), JSON or TOML as
+    /// [`SchemaFormat::of`] tells from its name and text.
     ///
     /// # Errors
     ///
@@ -500,13 +574,27 @@ impl Schema {
                 reason: format!("larger than {MAX_SCHEMA_BYTES} bytes"),
             });
         }
-        Self::from_json(&text, &origin)
+        Self::parse(&text, SchemaFormat::of(path, &text), &origin)
     }
 
     /// The schema as pretty JSON.
     pub fn to_json(&self) -> String {
         // Every field is a string, a list, a map of them or a finite range: serialisable.
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The schema as TOML.
+    pub fn to_toml(&self) -> String {
+        // As `to_json`: every value is representable (finite numbers, strings, lists, maps).
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The schema's text in `format`.
+    pub fn to_text(&self, format: SchemaFormat) -> String {
+        match format {
+            SchemaFormat::Json => self.to_json(),
+            SchemaFormat::Toml => self.to_toml(),
+        }
     }
 
     /// This schema with `flags` laid over it: each setting given in `flags` wins; `features`
@@ -896,5 +984,79 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    fn example() -> Schema {
+        Schema::from_json(
+            r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["fnlwgt"],
+                "categorical": {"sex": ["Female", "Male"], "country": ["US", "CA", "*"]},
+                "scaling": {"age": {"min": 17, "max": 90}, "hours": {"center": 40, "scale": 12.5}}}"#,
+            "s",
+        )
+        .unwrap()
+    }
+
+    /// A TOML schema means the same as its JSON twin, and both texts round-trip.
+    #[test]
+    fn toml_and_json_agree() {
+        let json = example();
+        let toml = Schema::from_toml(
+            r#"
+label = "income"
+classes = ["<=50K", ">50K"]
+drop = ["fnlwgt"]
+
+[categorical]
+sex = ["Female", "Male"]
+country = ["US", "CA", "*"]
+
+[scaling.age]
+min = 17
+max = 90
+
+[scaling.hours]
+center = 40
+scale = 12.5
+"#,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(toml, json);
+        for f in [SchemaFormat::Json, SchemaFormat::Toml] {
+            assert_eq!(
+                Schema::parse(&json.to_text(f), f, "r").unwrap(),
+                json,
+                "{f:?}"
+            );
+        }
+    }
+
+    /// TOML is checked as JSON is: unknown keys, wrong types and invalid values are schema
+    /// errors naming the file.
+    #[test]
+    fn toml_errors_are_schema_errors() {
+        for bad in [
+            "lable = \"y\"",
+            "label = 3",
+            "classes = \"a\"",
+            "[scaling.a]\nmin = 2\nmax = 1",
+            "[scaling.a]\nmean = 0",
+            "label = ",
+        ] {
+            match Schema::from_toml(bad, "schema s.toml") {
+                Err(Error::Schema { origin, .. }) => assert_eq!(origin, "schema s.toml"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    /// The format comes from the extension, else from the text.
+    #[test]
+    fn format_from_name_or_text() {
+        let of = |p: &str, t: &str| SchemaFormat::of(Path::new(p), t);
+        assert_eq!(of("s.toml", "{"), SchemaFormat::Toml);
+        assert_eq!(of("s.JSON", "label = 1"), SchemaFormat::Json);
+        assert_eq!(of("schema", "  {\"label\": \"y\"}"), SchemaFormat::Json);
+        assert_eq!(of("schema", "label = \"y\""), SchemaFormat::Toml);
     }
 }

@@ -561,12 +561,10 @@ impl PrivateBounds {
             ledger,
             notes,
         };
-        LinearModel::new(
-            model.coef().to_owned(),
-            model.intercept(),
-            model.loss(),
-            report,
-        )
+        // The same model (its coefficients and fitted steps) with the whole run's report.
+        let mut model = model;
+        *model.privacy_mut() = report;
+        Ok(model)
     }
 }
 

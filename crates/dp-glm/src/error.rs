@@ -110,6 +110,11 @@ pub enum Error {
     /// The optimiser rejected its input.
     #[error("optimiser: {0}")]
     Optim(#[from] dp_optim::Error),
+    /// A model file, or a model's description of its input, is refused: another version, a
+    /// field invalid or inconsistent with the others, content that does not match its digest,
+    /// a number that cannot be written.
+    #[error("{0}")]
+    ModelFile(#[from] crate::model_file::ModelFileError),
 }
 
 /// `Result` with this crate's [`Error`].

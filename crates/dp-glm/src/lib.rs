@@ -17,6 +17,9 @@
 //! - [`preprocess`]: row normalisation, min–max scaling, ball projection, bias feature, and a
 //!   [`Pipeline`](preprocess::Pipeline) of them (the papers' preprocessing).
 //! - [`JlProjection`]: Gaussian, sign and sparse-sign Johnson–Lindenstrauss matrices.
+//! - [`LinearModel`] carries its fitted [`Preprocessing`] (scaling, unit-norm rows, bias, row
+//!   projection) and the public description of its input, applies them to raw rows in
+//!   `predict`, and is saved and read in one versioned format ([`model_file`]).
 //!
 //! - Private learners ([`learners`]), each a plain-value builder checked at `fit` that
 //!   returns a [`LinearModel`] with its [`PrivacyReport`]: [`DpGd`] (paper 000 Alg. 1),
@@ -61,6 +64,8 @@ mod jl;
 pub mod learners;
 mod loss;
 mod model;
+pub mod model_file;
+pub mod pipeline;
 pub mod preprocess;
 mod report;
 pub mod scaling;
@@ -78,6 +83,8 @@ pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::{LinearModel, positive_probability, prediction};
+pub use model_file::{BoundOrigin, BoundRecord, ModelFileError};
+pub use pipeline::Preprocessing;
 pub use report::{NoiseSource, PrivacyReport, text_down, text_up};
 pub use statement::PrivacyStatement;
 

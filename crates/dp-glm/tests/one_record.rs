@@ -103,7 +103,11 @@ fn classification_learners() -> Vec<(&'static str, u64, Fit)> {
     };
     // The accountant is irrelevant here (calibration reads no data): RDP, the fastest.
     let dpsgd = rdp(DpSgd::new(loss).batch_size(40).epochs(2));
-    let gamma = dpsgd.clone().noise(SgdNoise::GammaBall);
+    let gamma = {
+        let mut l = dpsgd.clone().noise(SgdNoise::GammaBall);
+        l.allow_float_noise = true;
+        l
+    };
     let nonconvex = {
         let mut l = NonConvexDpGd::new(Loss::Savage);
         l.steps = 20;

@@ -8,8 +8,23 @@
 //!   coordinates the density of the radius is `∝ r^{d−1} e^{−r/s}`, so `z = R · U` with `U`
 //!   uniform on the unit sphere (a normalised standard Gaussian vector) and
 //!   `R ~ Gamma(shape d, scale s)` (`rand_distr`'s [`rand_distr::Gamma`], Marsaglia–Tsang).
-//!   This one is still floating-point noise (no exact sampler is known for it); it is only used
-//!   inside DP-SGD with the Gamma-ball option, and is **not** covered by the grid argument.
+//!   This one is still floating-point noise (no exact sampler on a grid is known: the
+//!   lattice law `∝ e^{−‖k‖₂/t}` would be pure DP with the rounding slack, but rejection from
+//!   a product law accepts with probability `e^{−Θ(d)}`); it is only used inside DP-SGD with
+//!   the Gamma-ball option, is **not** covered by the grid argument, and `dp-glm` refuses it
+//!   for a release (`DpSgd::allow_float_noise` opts in for experiments, and the report then
+//!   says the model is not a private release).
+//!
+//! # Internal noise of the iterative solvers
+//! The noisy solvers (DP-SGD, DP-GD, …) add their Gaussian noise to each clipped sum through
+//! the grid release: the value that leaves the noise step is a grid point whose law is the
+//! exact discrete Gaussian shifted by an integer vector. Every later operation — scaling by
+//! the expected batch, the update rule, projections, averaging, all in `f64` — reads only
+//! these grid values and public settings, so it is post-processing, which holds for any
+//! function, floating-point arithmetic included: the iterates and the released model are
+//! private as computed without noise of their own. The cost, measured by `dp-glm`'s
+//! `noise_cost` example: ≈ 0.3 µs per coordinate against ≈ 3–5 ns for a Ziggurat draw, i.e.
+//! about 2% of a DP-SGD fit (91,416 draws, 1.66 s) on `n = 45,000`, `d = 104`.
 //!
 //! Samplers take the generator explicitly. For real releases pass a CSPRNG
 //! ([`crate::secure_rng`]).

@@ -187,24 +187,42 @@ pub(crate) fn optimistic(p: &Profile, h: f64) -> Result<LatticePmf> {
     })
 }
 
-/// Sub-cells per grid cell in [`rounding_log_mgf`].
+/// Uniform sub-cells per grid cell in [`rounding_log_mgf`].
 const SUB_CELLS: usize = 64;
+
+/// The top sub-cell of [`rounding_log_mgf`] is split at `1 − TOP` (as a fraction of `h`):
+/// an atom on a grid point (a Laplace loss `±r` with `r/h` an integer) is rounded down by a
+/// full `h`, and is credited with all but `TOP·h` of it instead of `h/64`. Far above the
+/// rounding of the sub-cell edges (`2^-30` against `2^-52` relative).
+const TOP: f64 = 1.0 / 1_073_741_824.0; // 2^-30
+
+/// The lower edges `b` (as fractions of `h`) of the sub-cells of one grid cell `(0, 1]`:
+/// `j/64` for `j < 64`, and `1 − TOP`.
+fn sub_cell_edges() -> Vec<f64> {
+    let uniform = (0..SUB_CELLS).map(|j| j as f64 / SUB_CELLS as f64);
+    uniform.chain(std::iter::once(1.0 - TOP)).collect()
+}
 
 /// Upper bounds on `ln E[e^{−t·r}]`, one per `t` in `ts` (all > 0), where `r = ω − ω'` is how
 /// far [`optimistic`] rounds a loss down (`r ∈ (0, h]` inside the range).
 ///
-/// Each cell `(ih, (i+1)h]` is cut into [`SUB_CELLS`] parts; on the part starting at
-/// `ih + jh/64`, `r > jh/64`, so `e^{−tr} < e^{−tjh/64}`. Mass outside the range (moved or
-/// dropped by the discretisation) is bounded by `e^{−tr} ≤ 1`.
+/// Each cell `(ih, (i+1)h]` is cut into sub-cells `(ih + b_l h, ih + b_{l+1} h]` with the
+/// edges of [`sub_cell_edges`] (the top one split at `1 − TOP`, so that the mass of an atom
+/// on a grid point, rounded down by `h` exactly, is credited with nearly `h`); on each,
+/// `r > b_l h`, so `e^{−tr} < e^{−t b_l h}`. Mass outside the range (moved or dropped by the
+/// discretisation) is bounded by `e^{−tr} ≤ 1`.
 pub(crate) fn rounding_log_mgf(p: &Profile, h: f64, ts: &[f64]) -> Vec<f64> {
     let (lo, hi) = index_range(p, h);
-    let step = h / SUB_CELLS as f64;
-    let mut sub = [0.0f64; SUB_CELLS];
+    let edges = sub_cell_edges();
+    let mut sub = vec![0.0f64; edges.len()];
     for i in lo..hi {
         let base = i as f64 * h;
         let mut prev = p.tail(base);
-        for (j, m) in sub.iter_mut().enumerate() {
-            let next = p.tail(base + (j + 1) as f64 * step);
+        for (l, m) in sub.iter_mut().enumerate() {
+            let upper = edges
+                .get(l + 1)
+                .map_or((i + 1) as f64 * h, |b| base + b * h);
+            let next = p.tail(upper);
             *m += (prev - next).max(0.0);
             prev = next;
         }
@@ -214,8 +232,8 @@ pub(crate) fn rounding_log_mgf(p: &Profile, h: f64, ts: &[f64]) -> Vec<f64> {
         .map(|&t| {
             let inside: f64 = sub
                 .iter()
-                .enumerate()
-                .map(|(j, m)| m * (-t * j as f64 * step).exp())
+                .zip(&edges)
+                .map(|(m, b)| m * (-t * b * h).exp())
                 .sum();
             (inside + outside).ln()
         })

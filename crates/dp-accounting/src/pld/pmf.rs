@@ -38,8 +38,11 @@ impl LatticePmf {
         let mut d = 0.0;
         let mut above = 0usize;
         // e^{ε − ω_i} by a running product (recomputed every REFRESH atoms), except within ln 2
-        // of ε, where `1 − e^{ε−ω}` would cancel and `exp_m1` is used on every atom.
+        // of ε, where `1 − e^{ε−ω}` would cancel and `exp_m1` is used on every atom. On a
+        // coarse grid (h ≥ 1, as for ε in the millions) the product would over- and underflow
+        // (∞·0 = NaN): every atom is evaluated directly there.
         let e_h = self.h.exp();
+        let direct = self.h >= 1.0 || self.h.is_nan();
         let mut ratio = 0.0;
         for i in (0..self.masses.len()).rev() {
             let w = self.value(i);
@@ -50,7 +53,7 @@ impl LatticePmf {
             let gain = if x > -std::f64::consts::LN_2 {
                 -x.exp_m1()
             } else {
-                if above.is_multiple_of(REFRESH) {
+                if direct || above.is_multiple_of(REFRESH) {
                     ratio = x.exp();
                 }
                 1.0 - ratio
@@ -190,5 +193,29 @@ mod tests {
             );
         }
         assert!(pmf.epsilon(0.005).is_err());
+    }
+
+    /// A coarse grid (h = 1000, as for ε in the billions) answers δ(ε) without NaN: the
+    /// running product `e^{ε−ω}·e^h` would be `0·∞` there.
+    #[test]
+    fn delta_on_a_coarse_grid_is_finite() {
+        let pmf = LatticePmf {
+            h: 1000.0,
+            offset: 5,
+            masses: vec![0.25; 4],
+            inf_mass: 0.0,
+            error_l2: 0.0,
+        };
+        for eps in [0.0, 1.0, 5400.0, 7500.0] {
+            let d = pmf.delta(eps);
+            // Every atom above ε counts almost fully (e^{ε−ω} ≤ e^{-500}).
+            let expected = 0.25 * (0..4).filter(|&i| (5 + i) as f64 * 1000.0 > eps).count() as f64;
+            assert!(
+                (d - expected).abs() <= 1e-12,
+                "delta({eps}) = {d}, expected {expected}"
+            );
+        }
+        let e = pmf.epsilon(0.5).unwrap();
+        assert!(e == 6000.0 && pmf.delta(e) <= 0.5, "{e}");
     }
 }

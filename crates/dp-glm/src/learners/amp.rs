@@ -1,14 +1,14 @@
 //! Approximate minima perturbation with gradient clipping (paper 001, Alg. 1).
 
-use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams};
+use dp_accounting::{AccountantKind, Mechanism, ObjPertParams};
 use dp_optim::Noise;
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::{Perturbed, bounded_rows, calibrate_objpert, objpert_noise};
+use super::objpert::{Perturbed, b_slack_bound, bounded_rows, calibrate_objpert, release_grid};
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
 use crate::data::Dataset;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 
@@ -26,11 +26,17 @@ use crate::model::LinearModel;
 /// # Privacy
 /// Paper 001, Thm 4.1: `J` is `λ`-strongly convex, so `‖θ̂ − θ^P‖ ≤ τ/λ` and the release is
 /// ObjPert (Thm 3.1 / 3.2) composed with a Gaussian mechanism of sensitivity `2τ/λ` and std
-/// `σ_out`, under add/remove. The ledger records both mechanisms; the default accountant (PLD)
-/// composes the ObjPert PLRV with the Gaussian's, tighter than the paper's RDP (`rdp` gives
-/// the paper's analysis). The solver and its hyper-parameters cost no privacy: only
-/// `‖∇J(θ̂)‖ ≤ τ` matters, and it is enforced. The report states that public certificate
-/// (`tau`), never the achieved `‖∇J(θ̂)‖`, which is computed from the data without noise.
+/// `σ_out`, under add/remove. As computed: `b` is an exact discrete Gaussian on a grid
+/// `γ_b`, compared with the rounded real-valued Gaussian, which moves the exact minimiser by
+/// at most `γ_b√d/(2λ)` (strong convexity), and the output is a grid release; so the output
+/// Gaussian's sensitivity is `(2τ + γ_b√d)/λ + γ_o√d` and both entries carry their grids (the
+/// argument of [`ObjectivePerturbation`], § Privacy). `‖∇J(θ̂)‖ ≤ τ` is certified including
+/// the floating-point error of the gradient. The ledger records both mechanisms; the default
+/// accountant (PLD) composes the ObjPert PLRV with the Gaussian's, tighter than the paper's
+/// RDP (`rdp` gives the paper's analysis, with the grids' adjustment); `exact` cannot compose
+/// them. The solver and its hyper-parameters cost no privacy: only `‖∇J(θ̂)‖ ≤ τ` matters,
+/// and it is enforced. The report states that public certificate (`tau`), never the achieved
+/// `‖∇J(θ̂)‖`, which is computed from the data without noise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Amp {
     /// Loss, budget (default accountant PLD), `X`, clip, λ and the λ rule's factor, as in
@@ -76,8 +82,9 @@ impl Amp {
     }
 
     /// The calibrated `(σ, λ)` of the composed mechanism, with the idealised output release
-    /// (sensitivity `2τ/λ`); [`Amp::fit`] calibrates with the grid release's rounding slack
-    /// `γ√d` added (dp_optim's noise docs), so its `(σ, λ)` can be a hair larger.
+    /// (sensitivity `2τ/λ`); [`Amp::fit`] calibrates the release as computed (the grids'
+    /// slack added to the sensitivity, their adjustment to the accountant), so its `(σ, λ)`
+    /// can be a hair larger.
     ///
     /// # Errors
     /// As [`ObjectivePerturbation::calibrate`], and τ or σ_out not finite and positive.
@@ -88,7 +95,7 @@ impl Amp {
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let (tau, sigma_out) = self.checked()?;
         let b = self.objpert.bounds()?;
-        self.calibrate_with(&b, tau, sigma_out, 0.0, None)
+        self.calibrate_with(&b, tau, sigma_out, None)
     }
 
     fn checked(&self) -> Result<(f64, f64)> {
@@ -98,34 +105,48 @@ impl Amp {
         ))
     }
 
-    /// Calibrates with `slack` added to the output release's sensitivity `2τ/λ` (the grid
-    /// release's rounding slack; 0 for the idealised mechanism [`Amp::calibrate`] prices), by
-    /// stating the mechanism with `τ + λ·slack/2`, and with the output noise's discrete
-    /// Gaussian `grid` (none for the idealised mechanism).
+    /// Calibrates the mechanism with the release on `dim` features as computed (`Some(dim)`)
+    /// or idealised (`None`). As computed, the output Gaussian's sensitivity `2τ/λ` grows by
+    /// the grids' slack — `b`'s, at most `σ√d·2^-GRID_BITS` ([`b_slack_bound`]), over `λ`,
+    /// and the output grid's `γ_o√d` — stated through `τ`, and the mechanism carries the
+    /// grids' descriptor ([`release_grid`]).
     fn calibrate_with(
         &self,
         b: &ObjPertBounds,
         tau: f64,
         sigma_out: f64,
-        slack: f64,
-        grid: Option<GridGaussian>,
+        dim: Option<usize>,
     ) -> Result<(f64, f64)> {
         let o = &self.objpert;
+        let computed = match dim {
+            Some(d) => {
+                let out = Noise::Gaussian { std: sigma_out }.on_grid(None)?.slack(d);
+                Some((d, out, release_grid(d)?))
+            }
+            None => None,
+        };
+        let tau_at = |p: &ObjPertParams| match computed {
+            Some((d, out, _)) => {
+                (tau + 0.5 * b_slack_bound(p.sigma, d) + 0.5 * p.lambda * out)
+                    * (1.0 + 4.0 * f64::EPSILON)
+            }
+            None => tau,
+        };
         calibrate_objpert(
             &o.budget,
             b,
             o.lambda,
             o.sigma_factor,
             |p| {
-                let m = Mechanism::amp(p, tau + p.lambda * slack / 2.0, sigma_out)?;
-                Ok(match grid {
-                    Some(g) => m.with_grid(g),
+                let m = Mechanism::amp(p, tau_at(&p), sigma_out)?;
+                Ok(match computed {
+                    Some((_, _, grid)) => m.with_grid(grid),
                     None => m,
                 })
             },
-            // The output noise: a Gaussian of sensitivity 2τ/λ (paper 001, Thm 4.1), plus the
-            // grid rounding's slack.
-            |lambda| Some((sigma_out, 2.0 * tau / lambda + slack)),
+            // The output noise: a Gaussian of sensitivity at least 2τ/λ (paper 001, Thm 4.1);
+            // a lower bound suffices for this necessary condition.
+            |lambda| Some((sigma_out, 2.0 * tau / lambda)),
         )
     }
 
@@ -139,66 +160,43 @@ impl Amp {
         let o = &self.objpert;
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
-        // The output is a grid release (dp_optim's noise docs): calibrate with its slack.
-        let grid = Noise::Gaussian { std: sigma_out }.on_grid(None)?;
-        let slack = grid.slack(data.n_features());
-        let discrete = grid.discrete_gaussian(data.n_features())?;
-        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, slack, Some(discrete))?;
-        let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
+        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, Some(data.n_features()))?;
         let rows = bounded_rows(data, o.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
-        // The final check recomputes the same gradient, so the solver may stop at τ itself; a
-        // hair below keeps any reordering of the norm's sum from failing a converged run.
-        let aim = (1.0 - 1e-6) * tau;
+        // The certificate adds the gradient's floating-point error to the computed norm: aim
+        // a little below τ.
+        let aim = 0.5 * tau;
         let zero = Array1::zeros(data.n_features());
         let sag = |x0, rng: &mut R| objective.minimise_sag(x0, b.beta, aim, rng);
         let mut theta = match self.solver {
             AmpSolver::Lbfgs => objective.minimise_from(zero, aim)?,
             AmpSolver::Sag => sag(zero, rng)?,
         };
-        if objective.gradient_norm(theta.view()) > tau {
+        if objective.certify(theta.view(), tau, b.lipschitz).is_err() {
             theta = match self.solver {
                 AmpSolver::Lbfgs => sag(theta, rng)?,
                 AmpSolver::Sag => objective.minimise_from(theta, aim)?,
             };
         }
-        let g = objective.gradient_norm(theta.view());
-        if g.is_nan() || g > tau {
-            return Err(Error::Privacy(format!(
-                "the solver stopped at ‖∇J‖ = {g:e} > tau = {tau:e}: nothing is released"
-            )));
-        }
-        // Grid-safe output release (dp_optim's noise docs): θ rounded to the grid plus exact
-        // discrete Gaussian noise; the rounding's slack is in the sensitivity below.
-        let mut released = theta;
-        grid.add_to(rng, released.view_mut())?;
-        let mut ledger = Ledger::new(Neighbouring::AddRemove);
-        ledger.record(
-            Mechanism::objective_perturbation(params),
-            1,
-            "objective perturbation",
-        );
-        ledger.record(
-            Mechanism::gaussian(sigma_out, 2.0 * tau / lambda + slack)?.with_grid(discrete),
-            1,
-            "output noise on the approximate minimiser (sensitivity 2·tau/lambda + grid slack)",
-        );
-        let mut noise = objpert_noise(sigma, lambda, &b);
-        noise.push(("tau".to_string(), tau));
-        noise.push(("sigma_out".to_string(), sigma_out));
+        objective.certify(theta.view(), tau, b.lipschitz)?;
+        // Grid-safe output release: θ̂ rounded to the grid plus exact discrete Gaussian noise;
+        // both grids' slack is in the sensitivity.
+        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
         // ‖∇J(θ̂)‖ itself is computed from the data without noise: only the public
         // certificate ‖∇J(θ̂)‖ ≤ τ (checked above) goes into the report.
         let report = report(&o.budget, ledger, noise, b.notes(o.x_bound))?;
-        LinearModel::new(released, 0.0, o.loss, report)
+        LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::learners::testdata::{
         accuracy, accuracy_of, logistic, logistic_with, non_private, rng,
     };
+    use dp_accounting::Neighbouring;
 
     fn paper(eps: f64) -> Amp {
         let mut a = Amp::new(Loss::Logistic).budget(eps, 1e-5);

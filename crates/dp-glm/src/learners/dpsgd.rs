@@ -22,7 +22,10 @@ pub enum SgdNoise {
     /// Isotropic Gaussian `N(0, σ²B²I)`; the noise multiplier σ is calibrated.
     #[default]
     Gaussian,
-    /// Paper 000's Gamma ball, density `∝ exp(−‖z‖/s)`; the scale `s` is calibrated.
+    /// Paper 000's Gamma ball, density `∝ exp(−‖z‖/s)`; the scale `s` is calibrated. Its
+    /// noise is floating-point (no exact sampler on a grid is known), so it is **not private
+    /// as computed**: [`DpSgd::fit`] refuses it unless [`DpSgd::allow_float_noise`] is set,
+    /// for experiments only.
     GammaBall,
 }
 
@@ -44,6 +47,20 @@ pub enum SgdNoise {
 /// `(B/s)`-DP on the clipped sum, amplified by Poisson sampling, composed by RDP or PLD. The
 /// noise is calibrated to the target before the data is read, and the ledger returned by the
 /// optimiser is priced again after the run.
+///
+/// **As computed.** With Gaussian noise every noisy batch sum leaves the noise step as a grid
+/// release `γ·(round(Σ clipped/γ) + K)`, `K` an exact discrete Gaussian (dp_optim's noise
+/// docs): its privacy holds for the values actually produced, with the rounding's slack in
+/// the ledger's noise multiplier and the discrete Gaussian's adjustment added by the PLD
+/// accountant (RDP: its Rényi divergences are at most the continuous ones; Canonne, Kamath &
+/// Steinke 2020). Everything after it — the division by `qn`, the update rule, the ridge
+/// step, averaging, all in `f64` — reads only those grid values and public settings: it is
+/// post-processing, which holds for any computation, floating-point included. So the internal
+/// iterates need no noise of their own and the released model is private as computed. The
+/// Gamma ball has no such release (its draws are floating-point), so [`DpSgd::fit`] refuses
+/// it ([`dp_optim::Error::Unsupported`] naming [`SgdNoise::Gaussian`]) unless
+/// [`DpSgd::allow_float_noise`] is set, and then says in the report that the model is not
+/// private as computed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpSgd {
     /// The loss.
@@ -74,6 +91,10 @@ pub struct DpSgd {
     /// `q·public_n` that divides the noisy sums and the grid of the grid-safe release are
     /// computed from it, so that nothing but the sampled batches depends on the true `n`.
     pub public_n: Option<usize>,
+    /// Allows [`SgdNoise::GammaBall`], whose floating-point noise is not private as computed
+    /// (default `false`: refused). For experiments reproducing paper 000 only; the report's
+    /// notes say the model is not a private release.
+    pub allow_float_noise: bool,
 }
 
 impl DpSgd {
@@ -92,6 +113,7 @@ impl DpSgd {
             lambda: 0.0,
             averaging: Averaging::Last,
             public_n: None,
+            allow_float_noise: false,
         }
     }
 
@@ -157,8 +179,17 @@ impl DpSgd {
     /// non-finite or non-positive clip or step size, zero epochs, an invalid update rule),
     /// labels outside the loss's domain, an accountant that cannot analyse the mechanism, or a
     /// non-finite result; [`Error::ResourceLimit`](crate::Error::ResourceLimit) if the epochs
-    /// ask for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
+    /// ask for more than [`MAX_STEPS`](super::MAX_STEPS) steps;
+    /// [`dp_optim::Error::Unsupported`] for Gamma-ball noise without
+    /// [`DpSgd::allow_float_noise`].
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        let mut notes = vec![self.size_note()];
+        if self.noise == SgdNoise::GammaBall {
+            if !self.allow_float_noise {
+                return Err(dp_optim::Error::Unsupported(GAMMA_BALL_REFUSED).into());
+            }
+            notes.push(FLOAT_NOISE_NOTE.to_string());
+        }
         let plan = self.plan(data)?;
         let (noise, name, value) = match self.noise {
             SgdNoise::Gaussian => {
@@ -184,12 +215,7 @@ impl DpSgd {
             }
         };
         let (theta, ledger) = self.run(data, &plan, noise, rng)?;
-        let report = report(
-            &self.budget,
-            ledger,
-            plan.noise_report(name, value),
-            vec![self.size_note()],
-        )?;
+        let report = report(&self.budget, ledger, plan.noise_report(name, value), notes)?;
         LinearModel::new(theta, 0.0, self.loss, report)
     }
 
@@ -301,6 +327,16 @@ impl DpSgd {
     }
 }
 
+/// Why Gamma-ball noise is refused for a release.
+const GAMMA_BALL_REFUSED: &str = "Gamma-ball noise is floating-point noise, not private as \
+     computed (its low-order bits depend on the data; Mironov, CCS 2012): use SgdNoise::Gaussian \
+     (grid-safe), or set allow_float_noise for an experiment that is not a private release";
+
+/// The report's note on a Gamma-ball run.
+const FLOAT_NOISE_NOTE: &str = "Gamma-ball noise is floating-point noise (allow_float_noise): \
+     the privacy statement holds for the ideal real-valued mechanism only, not for the values \
+     computed; this model is not a private release";
+
 /// A checked DP-SGD run: sampling rate, step count, clip and step size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SgdPlan {
@@ -396,8 +432,17 @@ mod tests {
             .epochs(2)
             .noise(SgdNoise::GammaBall);
         m.budget.accountant = AccountantKind::Rdp;
+        // Refused for a release: the Gamma ball is floating-point noise.
+        match m.fit(&data, &mut rng(5)) {
+            Err(crate::Error::Optim(dp_optim::Error::Unsupported(why))) => {
+                assert!(why.contains("SgdNoise::Gaussian"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        m.allow_float_noise = true;
         let fitted = m.fit(&data, &mut rng(5)).unwrap();
         let r = fitted.privacy();
+        assert!(r.notes.iter().any(|n| n.contains("not a private release")));
         assert!(r.epsilon <= 4.0 && r.epsilon > 3.5, "{}", r.epsilon);
         assert_eq!(r.noise[0].0, "gamma_scale");
         assert_eq!(r.ledger.entries()[0].mechanism.name(), "gamma-ball");

@@ -121,7 +121,7 @@ impl JlNoisyGd {
             data.n_features(),
             2.0 * radius
         ));
-        LinearModel::new(coef, 0.0, self.base.loss, report)
+        LinearModel::new(coef, 0.0, self.base.loss, report)?.with_row_bound(x_bound)
     }
 }
 

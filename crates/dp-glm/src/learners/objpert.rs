@@ -5,13 +5,12 @@
 use std::borrow::Cow;
 
 use dp_accounting::{
-    AccountantKind, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise, epsilon_of,
-    gaussian_sigma,
+    AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise,
+    epsilon_of, gaussian_sigma,
 };
-use dp_optim::{FiniteSum, GlmSum, Lbfgs, Objective, Sag};
+use dp_optim::{FiniteSum, GRID_BITS, GlmSum, GridRelease, Lbfgs, Noise, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 use super::{Budget, positive, public_n_note, report};
 use crate::clipping::ClippedLoss;
@@ -23,12 +22,20 @@ use crate::model::LinearModel;
 use crate::preprocess::BallProjector;
 
 /// Objective perturbation for convex GLMs (Chaudhuri et al. 2011, Kifer et al. 2012; analysis
-/// of paper 001, Redberg, Koskela, Wang 2023).
+/// of paper 001, Redberg, Koskela, Wang 2023), released so that it is private as computed.
 ///
-/// Draws `b ~ N(0, σ²I)` once and releases the exact minimiser of
-/// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` (L-BFGS to `‖∇J‖ ≤ 1e-10·(nL + ‖b‖)`, checked
-/// to `1e-9·(nL + ‖b‖)` before release). Rows of norm above `X` are scaled to norm `X` (a
-/// per-record map, so it costs no privacy), which bounds every per-example Hessian by
+/// Draws the linear term `b` once, as an exact discrete Gaussian on a fine grid
+/// (`b = γ_b·K`, `K ~ N_ℤ(0, (σ/γ_b)²)^d`, `γ_b` the power of two with `σ/γ_b ∈ [2^24, 2^25)`;
+/// dp_optim's noise docs), minimises `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with L-BFGS to
+/// a certified `‖∇J(θ̃)‖ ≤ τ` (the computed norm plus a bound on its floating-point error),
+/// and releases `θ̃` through grid-safe Gaussian output noise `σ_out` — approximate minima
+/// perturbation ([`Amp`](super::Amp)) with a tolerance and an output noise chosen
+/// automatically: `τ = 1e-10·(nL + σ(√d + 8))` for `n` up to ~5·10⁴, more above
+/// (`objpert_tau`: it must exceed the gradient's floating-point error; the number of rows `n`
+/// is treated as public)
+/// and `σ_out` the smallest std whose output release has sensitivity-to-std ratio at most
+/// `κ·L/σ` with `κ =` `OUTPUT_SHARE` `= 0.05`. Rows of norm above `X` are scaled to norm
+/// `X` (a per-record map, so it costs no privacy), which bounds every per-example Hessian by
 /// `β = X²·sup φ''`; losses with an unbounded derivative (squared) are replaced by their
 /// clipped loss at gradient norm `C` (MATH §5, paper 001 §4), so `L = C`; otherwise
 /// `L = X·sup|φ'|`. With the paper's setting (unit rows plus a bias feature, `X = √2`,
@@ -39,22 +46,38 @@ use crate::preprocess::BallProjector;
 /// calibrated `σ` is at most `1.3·σ_Gauss(ε, δ, L)` (a `λ` is accepted when `σ = 1.3·σ_Gauss`
 /// meets the target; the first such `k` is found by regula falsi on the grid, acceptance being
 /// monotone in `k`), then the smallest `σ ≥ σ_Gauss` meeting the target at that `λ`, to a
-/// relative `1e-4`, feasible end.
+/// relative `1e-4`, feasible end. [`ObjectivePerturbation::calibrate`] applies the rule to the
+/// idealised mechanism (paper 001's numbers); [`ObjectivePerturbation::fit`] to the released
+/// one ([`ObjectivePerturbation::calibrate_release`]).
 ///
 /// # Privacy
-/// Paper 001, Thm 3.1 (privacy profile of ObjPert, `δ(ε)` from the PLRV `c + μ + |Z|`,
-/// `c = −log(1 − β/λ)`, `μ = L²/(2σ²)`) or Thm 3.2 (its RDP), under add/remove — the only
-/// relation that analysis covers. The default accountant is `exact` (the Thm 3.1 profile
-/// evaluated directly); `rdp` uses Thm 3.2, `pld` the discretised PLRV. The bounds `L` and `β`
-/// are enforced on every input (row projection, clipped loss), `λ > β` is checked, and `σ` is
-/// calibrated before the data is read. The guarantee assumes the exact minimiser is released;
-/// numerical solving is accurate to float precision (the tolerance above). For a release with
-/// a certified tolerance use [`Amp`](super::Amp).
+/// Under add/remove (the only relation paper 001's analysis covers). The released value is
+/// `γ_o·(round(θ̃/γ_o) + K_o)`, a point of the output grid; the argument
+/// ([`dp_accounting::discrete_gaussian`], § Objective perturbation):
+/// 1. *Comparison mechanism.* Replace `K` by `round(Z/γ_b)`, `Z ~ N(0, σ'²I)` real-valued,
+///    `σ' = γ_b·√⌈(σ/γ_b)²⌉ ≥ σ`. `J` is `λ`-strongly convex, so the minimiser map
+///    `b ↦ θ*(b)` is `1/λ`-Lipschitz and `‖θ̃ − θ*(Z)‖ ≤ (τ + γ_b√d/2)/λ`. Releasing
+///    `θ*(Z)` is objective perturbation (paper 001, Thm 3.1 / Thm 3.2); given it, `θ̃` moves by
+///    at most `(2τ + γ_b√d)/λ` between neighbours, so the output release is a Gaussian
+///    mechanism of that sensitivity plus the output grid's slack `γ_o√d` (paper 001,
+///    Thm 4.1, the AMP argument of Iyengar et al. 2019). The profile of Thm 3.1 falls as `σ`
+///    grows (its privacy loss `c + μ + |W|`, `μ = L²/(2σ²)`, `W ~ N(0, 2μ)`, is stochastically
+///    smaller), so `σ' ≥ σ` is covered by the entry at `σ`.
+/// 2. *Real mechanism.* `K` against `round(Z/γ_b)` and `K_o` against the rounded continuous
+///    Gaussian: the pmf-ratio adjustment of [`dp_accounting::discrete_gaussian`] over the `2d`
+///    grid coordinates, added by the accountant (the ledger's entries carry their grids).
+///
+/// The ledger records `objective perturbation (σ, λ)` and the output Gaussian; the default
+/// accountant is PLD (Thm 3.1's privacy-loss distribution composed with the Gaussian's); `rdp`
+/// uses Thm 3.2; `exact` cannot compose the two and is refused. With `κ = 0.05` the output
+/// noise costs about `κ²/2 ≈ 0.1%` of the variance budget: σ grows by ≈ 0.1% over the
+/// idealised mechanism's (measured: 0.12% at ε = 1, δ = 1e-5, `L = √2`, `β = 1/2`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectivePerturbation {
     /// The loss (convex, bounded second derivative).
     pub loss: Loss,
-    /// Budget; default `(1, 1e-5)`, exact accountant (Thm 3.1), add/remove.
+    /// Budget; default `(1, 1e-5)`, PLD accountant (Thm 3.1's privacy-loss distribution),
+    /// add/remove.
     pub budget: Budget,
     /// Public bound `X` on the row norms; longer rows are scaled to it (default 1).
     pub x_bound: f64,
@@ -72,7 +95,7 @@ impl ObjectivePerturbation {
     pub fn new(loss: Loss) -> Self {
         Self {
             loss,
-            budget: Budget::new(1.0, 1e-5, AccountantKind::Exact, Neighbouring::AddRemove),
+            budget: Budget::new(1.0, 1e-5, AccountantKind::Pld, Neighbouring::AddRemove),
             x_bound: 1.0,
             clip: None,
             lambda: None,
@@ -91,7 +114,10 @@ impl ObjectivePerturbation {
         bounds(self.loss, self.x_bound, self.clip)
     }
 
-    /// The calibrated `(σ, λ)` for this budget.
+    /// The calibrated `(σ, λ)` of the idealised mechanism (the exact minimiser of a
+    /// real-valued Gaussian `b`, paper 001's setting); [`ObjectivePerturbation::fit`] releases
+    /// the grid-safe mechanism of [`ObjectivePerturbation::calibrate_release`], whose `σ` is a
+    /// hair larger.
     ///
     /// # Errors
     /// As [`ObjectivePerturbation::bounds`]; an invalid budget or λ; no `(σ, λ)` on the grid
@@ -113,40 +139,123 @@ impl ObjectivePerturbation {
         )
     }
 
+    /// The calibrated `(σ, λ)` of the released mechanism on `dim` features: objective
+    /// perturbation composed with the output Gaussian of ratio `κ·L/σ` (`OUTPUT_SHARE`),
+    /// both on grids (see [`ObjectivePerturbation`]).
+    ///
+    /// # Errors
+    /// As [`ObjectivePerturbation::calibrate`]; the `exact` accountant (it cannot compose the
+    /// two mechanisms; use `pld` or `rdp`).
+    ///
+    /// # Privacy
+    /// An evaluated feasible point of the accountant for [`Mechanism::amp`] with ratio
+    /// `2τ/(λσ_out) = κL/σ` (paper 001, Thm 4.1) and the grids' adjustment over `2·dim`
+    /// coordinates (`release_grid`), so its ε is `≤` the target; the released output noise
+    /// has at most that ratio ([`ObjectivePerturbation::fit`]).
+    pub fn calibrate_release(&self, dim: usize) -> Result<(f64, f64)> {
+        if self.budget.accountant == AccountantKind::Exact {
+            return Err(Error::Accounting(dp_accounting::Error::Unsupported {
+                accountant: "exact",
+                what: "objective perturbation's grid-safe release (objective perturbation \
+                       composed with its output noise; use the pld or rdp accountant)"
+                    .into(),
+            }));
+        }
+        let b = self.bounds()?;
+        let grid = release_grid(dim)?;
+        calibrate_objpert(
+            &self.budget,
+            &b,
+            self.lambda,
+            self.sigma_factor,
+            |p| {
+                // τ = 1 and σ_out = 2/(λ·ratio): the output Gaussian's ratio is κL/σ.
+                let ratio = OUTPUT_SHARE * p.lipschitz / p.sigma;
+                Ok(Mechanism::amp(p, 1.0, 2.0 / (p.lambda * ratio))?.with_grid(grid))
+            },
+            |_| None,
+        )
+    }
+
     /// Fits the model.
     ///
     /// # Errors
-    /// As [`ObjectivePerturbation::calibrate`]; labels outside the loss's domain; a solver
-    /// that does not reach the tolerance (nothing is released).
+    /// As [`ObjectivePerturbation::calibrate_release`]; labels outside the loss's domain; a
+    /// solver that does not reach the certified tolerance, or a released value too large for
+    /// its grid (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let b = self.bounds()?;
         data.check_labels(&self.loss)?;
-        let (sigma, lambda) = self.calibrate()?;
-        let params = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?;
+        let d = data.n_features();
+        let (sigma, lambda) = self.calibrate_release(d)?;
         let rows = bounded_rows(data, self.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
-        let scale = rows.n_samples() as f64 * b.lipschitz + norm(objective.linear.view());
-        let theta = objective.minimise(1e-10 * scale)?;
-        let g = objective.gradient_norm(theta.view());
-        if g > 1e-9 * scale {
+        let tau = objpert_tau(rows.n_samples(), d, b.lipschitz, sigma);
+        let theta = objective.minimise(0.1 * tau)?;
+        objective.certify(theta.view(), tau, b.lipschitz)?;
+        // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS.
+        let ratio = OUTPUT_SHARE * b.lipschitz / sigma;
+        let grid_part = (d as f64).sqrt() * 2f64.powi(-GRID_BITS) * (1.0 + 1e-12);
+        if ratio <= 2.0 * grid_part {
             return Err(Error::Privacy(format!(
-                "the solver stopped at ‖∇J‖ = {g:e} > {:e}: the exact minimiser was not found, \
-                 nothing is released",
-                1e-9 * scale
+                "the output grid's rounding slack (ratio {grid_part:e}) is not small against \
+                 the output noise's ratio {ratio:e}: too many features ({d}) for sigma = {sigma}"
             )));
         }
-        let mut ledger = Ledger::new(Neighbouring::AddRemove);
-        ledger.record(
-            Mechanism::objective_perturbation(params),
-            1,
-            "objective perturbation",
-        );
-        let noise = objpert_noise(sigma, lambda, &b);
+        let core = (2.0 * tau + objective.b_slack()) / lambda;
+        let sigma_out = core / (ratio - grid_part) * (1.0 + 1e-12);
+        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
         let mut notes = b.notes(self.x_bound);
+        notes.push(format!(
+            "the approximate minimiser (certified gradient norm <= tau) was released through \
+             grid-safe Gaussian output noise sigma_out = {sigma_out:e}, whose \
+             sensitivity-to-noise ratio is {OUTPUT_SHARE}·L/sigma"
+        ));
         notes.extend(solver_n_note(self.budget.neighbouring));
         let report = report(&self.budget, ledger, noise, notes)?;
-        LinearModel::new(theta, 0.0, self.loss, report)
+        LinearModel::new(released, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }
+}
+
+/// The certified tolerance of [`ObjectivePerturbation`]: `τ = max(1e-10, 8·m·u)·(nL +
+/// σ(√d + 8))` with `m = n + d + 16` and `u` the unit round-off. `σ(√d + 8)` bounds `‖b‖`
+/// except with probability below `e^{-32}`, and at a certified point `λ‖θ‖ ≤ nL + ‖b‖ + τ`,
+/// so the gradient's floating-point error bound `2mu(nL + λ‖θ‖ + ‖b‖)`
+/// ([`Perturbed::certify`]) is about half of `τ` when the second term dominates (`n` above
+/// ~5·10⁴): the tolerance grows like `n²u` there, and the output noise with it.
+fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
+    let m = (n + d) as f64 + 16.0;
+    let relative = (1e-10f64).max(8.0 * m * f64::EPSILON);
+    relative * (n as f64 * lipschitz + sigma * ((d as f64).sqrt() + 8.0))
+}
+
+/// `κ`: the released objective perturbation's output noise has sensitivity-to-std ratio
+/// `κ·L/σ`, `κ` times the linear term's (see [`ObjectivePerturbation`]).
+pub(crate) const OUTPUT_SHARE: f64 = 0.05;
+
+/// The grid descriptor a calibration of a grid-safe objective perturbation states: both the
+/// linear term and the output noise are discrete Gaussians of parameter at least
+/// `2^GRID_BITS` grid units (dp_optim's default grid: `s/γ ∈ [2^24, 2^25)`, the variance
+/// rounded up), on `2·dim` coordinates.
+///
+/// # Errors
+/// `dim` so large that `2·dim` overflows.
+pub(crate) fn release_grid(dim: usize) -> Result<GridGaussian> {
+    let coordinates = (dim.max(1) as u64)
+        .checked_mul(2)
+        .ok_or(Error::InvalidHyperParameter {
+            name: "dim",
+            value: dim as f64,
+            reason: "too many features",
+        })?;
+    // Two relative ulps down cover GridRelease::discrete_gaussian's own rounding down.
+    let s = 2f64.powi(GRID_BITS) * (1.0 - 2.0 * f64::EPSILON);
+    Ok(GridGaussian::new(s, coordinates)?)
+}
+
+/// An upper bound on the linear term's grid slack `γ_b√d` at noise `σ`: `γ_b ≤ σ·2^-GRID_BITS`.
+pub(crate) fn b_slack_bound(sigma: f64, dim: usize) -> f64 {
+    sigma * (dim as f64).sqrt() * 2f64.powi(-GRID_BITS) * (1.0 + 8.0 * f64::EPSILON)
 }
 
 /// The per-example bounds objective perturbation relies on, as enforced.
@@ -478,15 +587,30 @@ fn norm(v: ArrayView1<'_, f64>) -> f64 {
     v.dot(&v).sqrt()
 }
 
+/// A grid-safe release of [`Perturbed::release`]: the released value, its ledger and the
+/// report's noise parameters.
+pub(crate) type Released = (Array1<f64>, Ledger, Vec<(String, f64)>);
+
 /// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with its linear term `b`.
 pub(crate) struct Perturbed<'a> {
     glm: GlmObjective<'a>,
-    /// The random linear term `b`.
+    /// The random linear term `b`, a point of `grid`'s lattice.
     pub(crate) linear: Array1<f64>,
+    /// The grid release `b` was drawn from.
+    grid: GridRelease,
+    /// The std `σ` `b` was drawn for.
+    sigma: f64,
 }
 
 impl<'a> Perturbed<'a> {
-    /// Draws `b ~ N(0, σ²I)` (once) and builds `J` on `data` with the bounds' loss.
+    /// Draws `b = γ_b·K`, `K ~ N_ℤ(0, ⌈(σ/γ_b)²⌉)^d` exactly (dp_optim's grid release of
+    /// `N(0, σ²I)` added to 0), once, and builds `J` on `data` with the bounds' loss.
+    ///
+    /// # Privacy
+    /// `b` is never released. Its discrete law is compared with the rounded continuous
+    /// Gaussian (see [`ObjectivePerturbation`], § Privacy): callers record the objective
+    /// perturbation entry with [`Perturbed::b_grid`] and add [`Perturbed::b_slack`]`/λ` to
+    /// the output release's sensitivity.
     pub(crate) fn draw<R: Rng + ?Sized>(
         data: &'a Dataset,
         b: &ObjPertBounds,
@@ -501,21 +625,112 @@ impl<'a> Perturbed<'a> {
             None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
         }
         .relative_to_zero();
-        // `b` stays continuous-law floating-point noise, deliberately not a grid release:
-        // ObjPert's proof (a change of variables `b ↔ θ*` through the density of `b`) needs a
-        // density; with grid-valued `b` the neighbour's `b' = b + ∇ℓ(θ*; x) − ∇ℓ(θ*; x')` is off
-        // the grid, so the exact minimiser would be impossible under the neighbour (ε = ∞).
-        // `b` is never released: what leaves the library is the solver's approximate
-        // minimiser — for AMP with grid-safe output noise on top (dp_optim's noise docs), whose
-        // analysis needs only `‖∇J‖ ≤ τ`, so the released low-order bits carry no data. Plain
-        // ObjPert releases the solver's output itself; its low-order bits are not covered by
-        // any grid argument (use AMP when that matters).
+        let grid = Noise::Gaussian { std: sigma }.on_grid(None)?;
         let mut linear = Array1::zeros(data.n_features());
-        linear.mapv_inplace(|_| {
-            let z: f64 = StandardNormal.sample(rng);
-            sigma * z
-        });
-        Ok(Self { glm, linear })
+        // γ_b·(round(0) + K) = γ_b·K, exact in f64.
+        grid.add_to(rng, linear.view_mut())?;
+        Ok(Self {
+            glm,
+            linear,
+            grid,
+            sigma,
+        })
+    }
+
+    /// `γ_b√d` rounded up: how far `b` is from the real-valued Gaussian it stands for, at
+    /// most (coordinate-wise `γ_b/2`, so `‖·‖ ≤ γ_b√d/2` on each side of a neighbour pair).
+    pub(crate) fn b_slack(&self) -> f64 {
+        self.grid.slack(self.dim())
+    }
+
+    /// The discrete Gaussian `b` was drawn from, for the ledger's objective-perturbation
+    /// entry ([`dp_accounting::Mechanism::with_grid`]).
+    ///
+    /// # Errors
+    /// None in practice (a Gaussian grid release always has one).
+    pub(crate) fn b_grid(&self) -> Result<GridGaussian> {
+        Ok(self.grid.discrete_gaussian(self.dim())?)
+    }
+
+    /// Checks that `‖∇J(θ)‖ ≤ tau` holds for the exact gradient: the computed norm plus a
+    /// bound on its floating-point error must be at most `tau`.
+    ///
+    /// The gradient `Σ_i φ'_i x_i + λθ + b` is computed with `n + 2` terms per coordinate; any
+    /// summation order errs by at most `γ_m·Σ|terms|`, `γ_m = m·u/(1 − m·u)` (Higham,
+    /// "Accuracy and Stability of Numerical Algorithms", 2002, §3.1 and §4.2), and
+    /// `‖Σ|terms|‖ ≤ nL + λ‖θ‖ + ‖b‖` (each `|φ'_i|·‖x_i‖ ≤ L`). With `m = n + d + 16`
+    /// (the norm's own sum, the few roundings of `φ'` and of the products) the error of the
+    /// computed norm is below `2·m·u·(nL + λ‖θ‖ + ‖b‖)` while `m·u < 1/2`.
+    ///
+    /// # Errors
+    /// [`Error::Privacy`] (nothing may be released) when the check fails.
+    pub(crate) fn certify(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        tau: f64,
+        lipschitz: f64,
+    ) -> Result<()> {
+        let g = self.gradient_norm(theta);
+        let n = self.n_terms() as f64;
+        let m = n + self.dim() as f64 + 16.0;
+        let scale = n * lipschitz + self.glm.lambda() * norm(theta) + norm(self.linear.view());
+        let error = 2.0 * m * f64::EPSILON * scale * (1.0 + 1e-9);
+        let certified = g + error;
+        if !(m * f64::EPSILON < 0.5 && certified <= tau) {
+            return Err(Error::Privacy(format!(
+                "the solver stopped at ‖∇J‖ = {g:e} (floating-point error up to {error:e}), \
+                 not certified below tau = {tau:e}: nothing is released"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Releases the approximate minimiser `theta` (certified `‖∇J(θ)‖ ≤ tau`) through grid
+    /// Gaussian noise of std `sigma_out`: returns the released value, the ledger (objective
+    /// perturbation with `b`'s grid; the output release, a Gaussian of sensitivity
+    /// `(2τ + γ_b√d)/λ + γ_o√d` with its grid) and the report's noise parameters.
+    ///
+    /// # Privacy
+    /// Paper 001, Thm 4.1, with the linear term's rounding (see [`ObjectivePerturbation`]).
+    ///
+    /// # Errors
+    /// An invalid `sigma_out` or objective-perturbation parameter; a value of `theta` too
+    /// large for the output grid.
+    pub(crate) fn release<R: Rng + ?Sized>(
+        &self,
+        theta: Array1<f64>,
+        tau: f64,
+        sigma_out: f64,
+        bounds: &ObjPertBounds,
+        rng: &mut R,
+    ) -> Result<Released> {
+        let d = self.dim();
+        let (sigma, lambda) = (self.sigma, self.glm.lambda());
+        let params = ObjPertParams::new(sigma, lambda, bounds.beta, bounds.lipschitz)?;
+        let grid = Noise::Gaussian { std: sigma_out }.on_grid(None)?;
+        let sensitivity = (2.0 * tau + self.b_slack()) / lambda + grid.slack(d);
+        // Rounded up by a few ulps: the sum above is not exact.
+        let sensitivity = sensitivity * (1.0 + 4.0 * f64::EPSILON);
+        let output =
+            Mechanism::gaussian(sigma_out, sensitivity)?.with_grid(grid.discrete_gaussian(d)?);
+        let mut released = theta;
+        grid.add_to(rng, released.view_mut())?;
+        let mut ledger = Ledger::new(Neighbouring::AddRemove);
+        ledger.record(
+            Mechanism::objective_perturbation(params).with_grid(self.b_grid()?),
+            1,
+            "objective perturbation (discrete Gaussian linear term)",
+        );
+        ledger.record(
+            output,
+            1,
+            "output noise on the approximate minimiser (sensitivity (2·tau + b grid \
+             slack)/lambda + output grid slack)",
+        );
+        let mut noise = objpert_noise(sigma, lambda, bounds);
+        noise.push(("tau".to_string(), tau));
+        noise.push(("sigma_out".to_string(), sigma_out));
+        Ok((released, ledger, noise))
     }
 
     /// `‖∇J(θ)‖`.
@@ -612,40 +827,116 @@ mod tests {
     use super::*;
     use crate::learners::testdata::{accuracy, accuracy_of, logistic, non_private, rng};
 
+    /// Whether every coordinate of `v` is an integer multiple of `gamma`.
+    fn on_grid(v: ArrayView1<'_, f64>, gamma: f64) -> bool {
+        v.iter().all(|&x| (x / gamma).fract() == 0.0)
+    }
+
     #[test]
-    fn releases_the_exact_minimiser_of_its_perturbed_objective() {
+    fn releases_a_grid_point_near_the_minimiser_of_its_grid_perturbed_objective() {
         let (data, _) = logistic(1500, 4, 3.0, 1);
         let learner = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
         let model = learner.fit(&data, &mut rng(8)).unwrap();
-        // The same stream draws the same b: rebuild J and check the release minimises it.
+        // The same stream draws the same b: rebuild J.
         let b = learner.bounds().unwrap();
-        let (sigma, lambda) = learner.calibrate().unwrap();
+        let (sigma, lambda) = learner.calibrate_release(4).unwrap();
         let j = Perturbed::draw(&data, &b, lambda, sigma, &mut rng(8)).unwrap();
-        let scale = 1500.0 * b.lipschitz + norm(j.linear.view());
-        let g = j.gradient_norm(model.coef());
-        assert!(g <= 1e-9 * scale, "‖∇J‖ = {g}, scale {scale}");
-        assert!(norm(j.linear.view()) > 0.0);
+        // b is a point of its grid (γ_b = 2^(⌊log₂σ⌋ − 24)), not a floating-point Gaussian.
+        let gamma_b = Noise::Gaussian { std: sigma }.grid().unwrap();
+        assert_eq!(gamma_b, 2f64.powi(sigma.log2().floor() as i32 - GRID_BITS));
+        assert!(on_grid(j.linear.view(), gamma_b) && norm(j.linear.view()) > 0.0);
+        // The released value is a point of the output grid, not the solver's output.
+        let r = model.privacy();
+        let get = |name: &str| r.noise.iter().find(|(k, _)| k == name).unwrap().1;
+        let (tau, sigma_out) = (get("tau"), get("sigma_out"));
+        let gamma_o = Noise::Gaussian { std: sigma_out }.grid().unwrap();
+        assert!(on_grid(model.coef(), gamma_o), "{:?}", model.coef());
+        let theta = j.minimise(0.1 * tau).unwrap();
+        assert!(!on_grid(theta.view(), gamma_o));
+        // ... within 6 σ_out per coordinate of the certified minimiser (P(|Z| > 6) = 2e-9).
+        let gap = (&model.coef() - &theta).mapv(f64::abs);
+        assert!(
+            gap.iter().all(|&g| g <= 6.0 * sigma_out),
+            "{gap} vs {sigma_out}"
+        );
+        // The output noise's ratio is κL/σ: sensitivity (2τ + γ_b√d)/λ + γ_o·2 over σ_out.
+        let sensitivity = (2.0 * tau + gamma_b * 2.0) / lambda + gamma_o * 2.0;
+        let ratio = sensitivity / sigma_out;
+        assert!(ratio <= OUTPUT_SHARE * b.lipschitz / sigma, "{ratio}");
+        assert!(ratio > 0.99 * OUTPUT_SHARE * b.lipschitz / sigma, "{ratio}");
+        assert_eq!(tau, 1e-10 * (1500.0 * b.lipschitz + sigma * 10.0));
     }
 
     #[test]
     fn spends_at_most_the_target_with_a_complete_report_and_learns() {
         let (data, theta) = logistic(3000, 4, 4.0, 2);
         let test = crate::learners::testdata::logistic_with(&theta, 5000, &mut rng(3));
-        let m = ObjectivePerturbation::new(Loss::Logistic)
-            .budget(1.0, 1e-5)
-            .fit(&data, &mut rng(4))
-            .unwrap();
+        let learner = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
+        let m = learner.fit(&data, &mut rng(4)).unwrap();
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.95, "{}", r.epsilon);
         assert_eq!(r.neighbouring, Neighbouring::AddRemove);
-        assert_eq!(r.accountant, AccountantKind::Exact);
-        assert_eq!(r.ledger.entries().len(), 1);
+        assert_eq!(r.accountant, AccountantKind::Pld);
+        // Objective perturbation with its linear term's grid, and the output noise with its.
+        let e = r.ledger.entries();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].mechanism.name(), "objpert");
+        assert_eq!(e[1].mechanism.name(), "gaussian");
+        let grid = |i: usize| e[i].mechanism.grid().unwrap();
+        assert_eq!((grid(0).dim(), grid(1).dim()), (4, 4));
+        assert!(grid(0).sigma() >= 2f64.powi(GRID_BITS) * (1.0 - 1e-15));
         let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, ["sigma", "lambda", "lipschitz", "beta"]);
-        assert!(!r.notes.is_empty());
+        assert_eq!(
+            names,
+            ["sigma", "lambda", "lipschitz", "beta", "tau", "sigma_out"]
+        );
+        assert!(r.notes.iter().any(|n| n.contains("grid-safe")));
+        // The accountant prices the ledger again: the same ε, at most the target.
+        let mut acc = AccountantKind::Pld.build(Neighbouring::AddRemove);
+        for entry in e {
+            acc.compose(&entry.mechanism, entry.count).unwrap();
+        }
+        assert_eq!(acc.epsilon(1e-5).unwrap(), r.epsilon);
+        // The released σ is within 0.5% of the idealised mechanism's (the output noise's
+        // share); the PLD idealised calibration is the reference.
+        let mut ideal = learner.clone();
+        ideal.lambda = Some(r.noise[1].1);
+        let (s_ideal, _) = ideal.calibrate().unwrap();
+        let s = r.noise[0].1;
+        assert!(s >= s_ideal && s <= 1.005 * s_ideal, "{s} vs {s_ideal}");
         let acc = accuracy(&m, &test);
         let base = accuracy_of(&non_private(&data, Loss::Logistic, 0.0), &test);
         assert!(acc > base - 0.03, "accuracy {acc}, non-private {base}");
+    }
+
+    #[test]
+    fn refuses_the_exact_accountant_and_what_it_cannot_certify() {
+        let (data, _) = logistic(300, 3, 2.0, 9);
+        let mut l = ObjectivePerturbation::new(Loss::Logistic);
+        l.budget.accountant = AccountantKind::Exact;
+        // The idealised mechanism is a single release the exact accountant prices...
+        assert!(l.calibrate().is_ok());
+        // ... the released one is not.
+        match l.fit(&data, &mut rng(1)) {
+            Err(Error::Accounting(dp_accounting::Error::Unsupported { accountant, what })) => {
+                assert_eq!(accountant, "exact");
+                assert!(what.contains("pld"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The RDP accountant prices the release (with the grids' adjustment).
+        l.budget.accountant = AccountantKind::Rdp;
+        let m = l.fit(&data, &mut rng(1)).unwrap();
+        assert!(m.privacy().epsilon <= 1.0);
+        // A tolerance the floating-point error cannot be certified below is refused.
+        let b = l.bounds().unwrap();
+        let j = Perturbed::draw(&data, &b, 1.0, 1.0, &mut rng(2)).unwrap();
+        let theta = j.minimise(1e-9).unwrap();
+        assert!(j.certify(theta.view(), 1e-6, b.lipschitz).is_ok());
+        assert!(matches!(
+            j.certify(theta.view(), 1e-14, b.lipschitz),
+            Err(Error::Privacy(_))
+        ));
     }
 
     #[test]
@@ -680,6 +971,7 @@ mod tests {
     #[test]
     fn paper_defaults_and_the_lambda_rule() {
         let mut l = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
+        l.budget.accountant = AccountantKind::Exact;
         l.x_bound = 2f64.sqrt();
         let b = l.bounds().unwrap();
         assert!((b.lipschitz - 2f64.sqrt()).abs() < 1e-9 && b.lipschitz >= 2f64.sqrt());

@@ -139,7 +139,7 @@ impl OutputPerturbation {
             self.x_bound
         )];
         let report = report(&self.budget, ledger, noise, notes)?;
-        LinearModel::new(w, 0.0, self.loss, report)
+        LinearModel::new(w, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }
 
     /// The constrained regularised ERM minimiser on `data` (rows projected, loss clipped at

@@ -205,7 +205,7 @@ impl Ssp {
             "the noise grids of the released sums are sized for n",
         ));
         let report = report(&self.budget, ledger, noise, notes)?;
-        LinearModel::new(coef, 0.0, Loss::Squared, report)
+        LinearModel::new(coef, 0.0, Loss::Squared, report)?.with_row_bound(bx)
     }
 }
 

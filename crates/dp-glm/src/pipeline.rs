@@ -1,0 +1,239 @@
+//! The fitted preprocessing a [`LinearModel`](crate::LinearModel) carries and applies to raw
+//! feature rows before its linear map, and the public description of its input.
+//!
+//! Training applies, in order: a per-feature scaling ([`FittedScaling`]), unit-norm rows, an
+//! appended bias feature, and the projection of rows onto the ball of radius `X` that a
+//! learner makes when its guarantee needs bounded rows. [`Preprocessing`] stores each step's
+//! parameters, so that data scored later goes through exactly the steps the model was trained
+//! on (a model fitted on scaled rows and scored on raw ones gives wrong answers silently).
+//!
+//! # Privacy
+//! Every step is a public function applied to each row alone. Its parameters are public
+//! values, or private estimates recorded in the model's ledger (the scaling's estimated
+//! ranges, an estimated `X`; see [`crate::scaling`] and [`crate::bounds`]); no step holds a
+//! statistic of the training data computed without noise. Applying the pipeline to new rows
+//! is post-processing of the release: no privacy cost.
+
+use ndarray::{Array2, ArrayView2, Axis};
+
+use crate::error::{Error, Result, ensure};
+use crate::preprocess::BallProjector;
+use crate::scaling::FittedScaling;
+
+/// The fitted steps a model applies to a raw row, in this order: [`Self::scaling`],
+/// [`Self::unit_norm`], [`Self::bias`], [`Self::row_bound`]. The default applies none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Preprocessing {
+    /// Per-feature scaling, applied first.
+    pub scaling: Option<FittedScaling>,
+    /// Scale every row to unit L2 norm (all-zero rows stay zero).
+    pub unit_norm: bool,
+    /// The value (finite, non-zero) of a constant feature appended as the last column.
+    pub bias: Option<f64>,
+    /// Rows longer than this (finite, `> 0`) are scaled to this norm, after the bias: the
+    /// projection a learner whose guarantee needs `‖x‖ ≤ X` applies to its training rows.
+    pub row_bound: Option<f64>,
+}
+
+impl Preprocessing {
+    /// Columns the steps add (1 with a bias).
+    pub fn extra_columns(&self) -> usize {
+        usize::from(self.bias.is_some())
+    }
+
+    /// Checks the steps' parameters for a model with `n_features_in` raw features.
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `bias` (non-finite or 0), `row_bound`
+    /// (non-finite or `≤ 0`) or `scaling` (an invalid feature); [`Error::ShapeMismatch`] when
+    /// the scaling does not have one entry per raw feature.
+    pub fn validate(&self, n_features_in: usize) -> Result<()> {
+        if let Some(b) = self.bias {
+            ensure(
+                b.is_finite() && b != 0.0,
+                "bias",
+                b,
+                "must be finite and non-zero",
+            )?;
+        }
+        if let Some(r) = self.row_bound {
+            ensure(
+                r.is_finite() && r > 0.0,
+                "row_bound",
+                r,
+                "must be finite and > 0",
+            )?;
+        }
+        if let Some(s) = &self.scaling {
+            s.validate()?;
+            if s.features.len() != n_features_in {
+                return Err(Error::ShapeMismatch {
+                    left: "scaling",
+                    left_shape: vec![s.features.len()],
+                    right: "raw features",
+                    right_shape: vec![n_features_in],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The preprocessed rows (one more column with a bias).
+    ///
+    /// Unit-norm rows are computed scaled by the row's largest magnitude `m`, `x/m / ‖x/m‖`,
+    /// so that neither `‖x‖²` overflowing (entries near `1e154` and above would give a zero
+    /// row) nor underflowing (entries near `1e-162` would give a norm far from 1) changes the
+    /// result; all-zero rows stay zero.
+    ///
+    /// # Errors
+    /// As [`Preprocessing::validate`] with `n_features_in = x.ncols()`; a non-finite entry
+    /// when rows are projected ([`Error::NonFinite`]).
+    pub fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.validate(x.ncols())?;
+        let scaled = match &self.scaling {
+            Some(s) => s.transform(x)?,
+            None => x.to_owned(),
+        };
+        let d = scaled.ncols();
+        let mut out = Array2::zeros((scaled.nrows(), d + self.extra_columns()));
+        for (i, row) in scaled.axis_iter(Axis(0)).enumerate() {
+            let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            let (pre, post) = if self.unit_norm && m > 0.0 {
+                let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
+                (m, norm)
+            } else {
+                (1.0, 1.0)
+            };
+            for (j, v) in row.iter().enumerate() {
+                out[[i, j]] = v / pre / post;
+            }
+            if let Some(b) = self.bias {
+                out[[i, d]] = b;
+            }
+        }
+        match self.row_bound {
+            Some(r) => BallProjector::new(r)?.transform(out.view()),
+            None => Ok(out),
+        }
+    }
+}
+
+/// A scaling of two features (the first clipped to [−4, 8], centred at 2, scale 2, estimated;
+/// the second public and unchanged), for tests.
+#[cfg(test)]
+pub(crate) fn example_scaling() -> FittedScaling {
+    use crate::scaling::{FeatureScale, ScalingMethod};
+    FittedScaling {
+        method: ScalingMethod::Standard,
+        features: vec![
+            FeatureScale {
+                low: Some(-4.0),
+                high: Some(8.0),
+                center: 2.0,
+                scale: 2.0,
+                estimated: Some(0.025),
+            },
+            FeatureScale {
+                low: None,
+                high: None,
+                center: 0.0,
+                scale: 1.0,
+                estimated: None,
+            },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn unit_norm_rows_survive_extreme_magnitudes() {
+        let prep = Preprocessing {
+            unit_norm: true,
+            bias: Some(2.0),
+            ..Preprocessing::default()
+        };
+        let x = array![
+            [1.7e308, 1.7e308, 1.7e308],
+            [2.72e-162, 0.0, 0.0],
+            [3.0, -4.0, 0.0],
+            [0.0, 0.0, 0.0]
+        ];
+        let out = prep.apply(x.view()).unwrap();
+        let third = 1.0 / 3.0_f64.sqrt();
+        let expected = array![
+            [third, third, third, 2.0],
+            [1.0, 0.0, 0.0, 2.0],
+            [0.6, -0.8, 0.0, 2.0],
+            [0.0, 0.0, 0.0, 2.0]
+        ];
+        for (a, b) in out.iter().zip(&expected) {
+            assert!((a - b).abs() <= 1e-15, "{out} vs {expected}");
+        }
+    }
+
+    /// The scaling comes first (clipped, centred, scaled), the bias next, the projection last.
+    #[test]
+    fn steps_apply_in_order() {
+        let prep = Preprocessing {
+            scaling: Some(example_scaling()),
+            unit_norm: false,
+            bias: Some(1.0),
+            row_bound: None,
+        };
+        let x = array![[100.0, 3.0], [3.0, -2.0]];
+        assert_eq!(
+            prep.apply(x.view()).unwrap(),
+            array![[3.0, 3.0, 1.0], [0.5, -2.0, 1.0]]
+        );
+        // Projected onto the ball of radius 1.5: ‖(0.5, −2, 1)‖ = 2.29…, scaled to 1.5.
+        let projected = Preprocessing {
+            row_bound: Some(1.5),
+            ..prep.clone()
+        }
+        .apply(x.view())
+        .unwrap();
+        for row in projected.rows() {
+            let norm = row.dot(&row).sqrt();
+            assert!((norm - 1.5).abs() <= 1e-12, "{projected}");
+        }
+        let r = 1.5 / (0.25_f64 + 4.0 + 1.0).sqrt();
+        assert!((projected[[1, 1]] + 2.0 * r).abs() <= 1e-15);
+        // The identity keeps rows as they are; a scaling for 2 features refuses 3 columns.
+        let none = Preprocessing::default();
+        assert_eq!(none.apply(x.view()).unwrap(), x);
+        assert!(prep.apply(array![[1.0, 2.0, 3.0]].view()).is_err());
+    }
+
+    #[test]
+    fn invalid_steps_are_refused() {
+        for bad in [
+            Preprocessing {
+                bias: Some(0.0),
+                ..Preprocessing::default()
+            },
+            Preprocessing {
+                bias: Some(f64::NAN),
+                ..Preprocessing::default()
+            },
+            Preprocessing {
+                row_bound: Some(0.0),
+                ..Preprocessing::default()
+            },
+            Preprocessing {
+                row_bound: Some(f64::INFINITY),
+                ..Preprocessing::default()
+            },
+        ] {
+            assert!(matches!(
+                bad.validate(1),
+                Err(Error::InvalidHyperParameter { .. })
+            ));
+        }
+    }
+}
