@@ -269,9 +269,6 @@ pub(crate) struct TrainArgs {
     /// AMP's solver, tried first (lbfgs, sag; default lbfgs): costs no privacy.
     #[arg(long, value_parser = choices("solver"))]
     pub solver: Option<String>,
-    /// DP-SGD's noise law (gaussian, gamma-ball; default gaussian).
-    #[arg(long, value_parser = choices("noise"))]
-    pub noise: Option<String>,
     /// DP-SGD's update rule (sgd, momentum, adam; default sgd): post-processing.
     #[arg(long, value_parser = choices("update"))]
     pub update: Option<String>,

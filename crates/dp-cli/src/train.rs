@@ -585,7 +585,6 @@ fn params_of(a: &TrainArgs) -> Params {
         ("tau", a.tau.map(Real)),
         ("sigma_out", a.sigma_out.map(Real)),
         ("solver", name(a.solver.clone())),
-        ("noise", name(a.noise.clone())),
         ("update", name(a.update.clone())),
         ("momentum", a.momentum.map(Real)),
         ("candidates", a.candidates.map(Count)),

@@ -29,7 +29,7 @@ fn flag(name: &str) -> String {
 
 /// Every flag of the matrix, with two valid values that should give different models and
 /// the flags it needs alongside.
-const FLAGS: [(&str, [&str; 2], &str); 23] = [
+const FLAGS: [(&str, [&str; 2], &str); 22] = [
     ("--clip", ["0.5", "2"], ""),
     ("--steps", ["5", "10"], ""),
     ("--epochs", ["1", "2"], ""),
@@ -45,7 +45,6 @@ const FLAGS: [(&str, [&str; 2], &str); 23] = [
     ("--tau", ["5e-4", "1e-3"], ""),
     ("--sigma-out", ["0.1", "0.2"], ""),
     ("--solver", ["lbfgs", "sag"], ""),
-    ("--noise", ["gaussian", "gamma-ball"], ""),
     ("--update", ["sgd", "adam"], ""),
     ("--momentum", ["0.5", "0.9"], "--update momentum"),
     ("--candidates", ["2", "4"], ""),

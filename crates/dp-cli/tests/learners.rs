@@ -69,7 +69,6 @@ fn library_learners_fit_within_the_target_and_their_models_read_back() {
         ),
         ("--algorithm grid-search --candidates 3", 0.0),
         ("--algorithm confidence-boosting --radius 4 --models 3", 0.0),
-        ("--algorithm dp-sgd --noise gamma-ball", 0.6),
         ("--algorithm dp-sgd --update adam --learning-rate 0.05", 0.6),
         ("--algorithm dp-sgd --update momentum --momentum 0.5", 0.6),
         ("--algorithm amp --solver sag", 0.6),
@@ -118,11 +117,7 @@ fn flags_that_do_not_go_together_are_refused_naming_them() {
             "--algorithm dp-gd --loss logistic --huber-h 0.5",
             "--huber-h applies to the huber and huber-svm losses, not logistic",
         ),
-        (
-            "--algorithm dp-gd --noise gamma-ball",
-            "--noise does not apply",
-        ),
-        ("--algorithm dp-sgd --noise laplace", "--noise"),
+        ("--algorithm dp-sgd --update nesterov", "--update"),
         (
             "--algorithm objpert --solver sag",
             "--solver does not apply",

@@ -45,7 +45,7 @@ use crate::data::Dataset;
 use crate::error::{Error, ensure};
 use crate::learners::{
     Amp, AmpSolver, Budget, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, NoisyProjectedGd,
-    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, SgdNoise, Ssp,
+    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, Ssp,
 };
 use crate::loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 use crate::model::LinearModel;
@@ -838,7 +838,9 @@ fn nonconvex_dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// DP-SGD (Abadi et al. 2016), with its noise law and update rule, optionally tuned.
+/// DP-SGD (Abadi et al. 2016) with Gaussian noise and its update rule, optionally tuned. (The
+/// library's Gamma-ball noise is not offered: its floating-point noise is not private as
+/// computed, and `DpSgd` refuses it outside experiments.)
 fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let p = s.params;
     let mut l = DpSgd::new(s.loss);
@@ -850,9 +852,6 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     l.public_n = s.count("public_n")?;
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
-    if p.choice("noise", &["gaussian", "gamma-ball"])? == Some("gamma-ball") {
-        l.noise = SgdNoise::GammaBall;
-    }
     let momentum = s.real("momentum")?;
     l.update = match (p.choice("update", UPDATES)?, momentum) {
         (Some("momentum"), beta) => {
@@ -1066,8 +1065,8 @@ pub static LEARNERS: &[Learner] = &[
     },
     Learner {
         name: "dp-sgd",
-        doc: "DP-SGD with Poisson sampling, Gaussian or Gamma-ball noise (Abadi et al. 2016; \
-              Song et al. 2021 §6), optionally tuned over learning rates (Papernot & Steinke \
+        doc: "DP-SGD with Poisson sampling and Gaussian noise (Abadi et al. 2016), optionally \
+              tuned over learning rates (Papernot & Steinke \
               2022).",
         losses: Losses::Any,
         params: &[
@@ -1093,12 +1092,6 @@ pub static LEARNERS: &[Learner] = &[
             ),
             LEARNING_RATE,
             LAMBDA,
-            Param::new(
-                "noise",
-                Kind::Choice(&["gaussian", "gamma-ball"]),
-                "gaussian",
-                "Noise law of each step: Gaussian, or Song et al.'s Gamma ball.",
-            ),
             Param::new(
                 "update",
                 Kind::Choice(UPDATES),
@@ -1470,7 +1463,6 @@ mod tests {
         let data = classification(400, 3, 21);
         let base = fit("dp-sgd", Loss::Logistic, &Params::new(), &data);
         for (name, value) in [
-            ("noise", Value::Choice("gamma-ball".into())),
             ("update", Value::Choice("adam".into())),
             ("update", Value::Choice("momentum".into())),
         ] {
