@@ -4,6 +4,9 @@
 //!
 //! `cargo xtask bench glm` (BLAS on) — the ratios to report are gradient / two-gemv at
 //! d = 100, examples per second of the epoch at d = 100, and epoch / two-gemv at d = 1000.
+//! The thread scaling of one full gradient at 10⁶ × 100 (issue 12) is the group
+//! `glm_gradient_1000000x100_threads`: the time on 1 thread over the time on 2 (and 4 where
+//! the machine has them).
 
 use std::hint::black_box;
 
@@ -20,9 +23,13 @@ const D: usize = 100;
 const D_WIDE: usize = 1000;
 
 fn data(d: usize) -> Dataset {
+    data_of(N, d)
+}
+
+fn data_of(n: usize, d: usize) -> Dataset {
     let mut rng = seeded_rng(1);
-    let x = Array2::from_shape_fn((N, d), |_| rng.random::<f64>() - 0.5);
-    let y = Array1::from_shape_fn(N, |i| if (i * 7919) % 3 == 0 { 1.0 } else { -1.0 });
+    let x = Array2::from_shape_fn((n, d), |_| rng.random::<f64>() - 0.5);
+    let y = Array1::from_shape_fn(n, |i| if (i * 7919) % 3 == 0 { 1.0 } else { -1.0 });
     Dataset::new(x, y).expect("valid data")
 }
 
@@ -45,6 +52,30 @@ fn full_gradient(c: &mut Criterion) {
     group.bench_function("two_gemv", |b| {
         b.iter(|| black_box(two_gemv(&data, &theta, &coeffs)))
     });
+    group.finish();
+}
+
+/// One full value and gradient at 10⁶ × 100 on rayon pools of 1, 2 (and 4 when the machine
+/// has 4 cores) threads.
+fn gradient_threads(c: &mut Criterion) {
+    const ROWS: usize = 1_000_000;
+    let data = data_of(ROWS, D);
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let theta = Array1::from_elem(D, 0.01);
+    let mut grad = Array1::zeros(D);
+    let mut group = c.benchmark_group(format!("glm_gradient_{ROWS}x{D}_threads"));
+    group.throughput(Throughput::Elements(ROWS as u64));
+    group.sample_size(10);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for threads in [1, 2, 4].into_iter().filter(|&t| t <= cores.max(2)) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        group.bench_function(format!("{threads}_threads"), |b| {
+            b.iter(|| pool.install(|| black_box(obj.value_grad(theta.view(), grad.view_mut()))))
+        });
+    }
     group.finish();
 }
 
@@ -96,5 +127,5 @@ fn dpsgd_epoch(c: &mut Criterion) {
     dpsgd_epoch_at(c, D_WIDE);
 }
 
-criterion_group!(benches, full_gradient, dpsgd_epoch);
+criterion_group!(benches, full_gradient, gradient_threads, dpsgd_epoch);
 criterion_main!(benches);

@@ -378,6 +378,10 @@ fn repro(r: &ReproArgs) -> Result<()> {
         }
         cmd.arg("--out").arg(&out);
     }
+    // dp-repro runs experiments on rayon workers, some of which call BLAS: OpenBLAS's own
+    // threads would oversubscribe the cores (set OPENBLAS_NUM_THREADS yourself to override).
+    let blas_threads = env::var("OPENBLAS_NUM_THREADS").unwrap_or_else(|_| "1".to_owned());
+    cmd.env("OPENBLAS_NUM_THREADS", &blas_threads);
     run("repro", cmd)?;
     if !r.list {
         eprintln!(

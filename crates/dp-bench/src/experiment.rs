@@ -111,8 +111,10 @@ impl From<Table> for Artifact {
 /// One reproducible figure or table of a paper.
 ///
 /// Implementations live in `experiments/paperNNN.rs` and are listed by
-/// [`registry`](crate::registry).
-pub trait Experiment {
+/// [`registry`](crate::registry). The runner runs experiments on several threads (hence
+/// `Sync`); an experiment's numbers must not depend on which thread or in which order it runs
+/// (every trial's generator is seeded from the trial's index).
+pub trait Experiment: Sync {
     /// Stable id, used as the output directory name and by `--only`
     /// (e.g. `001-fig3-rdp-curves`).
     fn id(&self) -> &'static str;

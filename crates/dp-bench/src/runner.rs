@@ -4,7 +4,10 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::experiment::{
@@ -129,9 +132,11 @@ pub fn run_experiments(
 
     let header = index_header(options);
     let index = out.join(INDEX_FILE);
-    let mut entries: Vec<String> = Vec::new();
-    let mut outcomes = Vec::new();
-    for (k, exp) in selected.iter().enumerate() {
+    // Independent experiments run in parallel on the current rayon pool (`--threads`); each
+    // one's numbers depend only on its own seeds. The index lists them in registry order.
+    let slots: Mutex<Vec<Option<(Outcome, String)>>> = Mutex::new(vec![None; selected.len()]);
+    let index_error: Mutex<Option<Error>> = Mutex::new(None);
+    selected.par_iter().enumerate().for_each(|(k, exp)| {
         say(format!(
             "[{}/{}] {}: {}",
             k + 1,
@@ -141,25 +146,43 @@ pub fn run_experiments(
         ));
         let (outcome, entry) = run_one(*exp, options, progress);
         match &outcome.status {
-            Status::Ok => say(format!("  ok ({})", seconds(outcome.elapsed))),
-            Status::Skipped(why) => say(format!("  skipped: {why}")),
+            Status::Ok => say(format!("  {} ok ({})", exp.id(), seconds(outcome.elapsed))),
+            Status::Skipped(why) => say(format!("  {} skipped: {why}", exp.id())),
             Status::Failed(why) => {
                 if progress != ProgressMode::Silent {
-                    eprintln!("  FAILED: {why}");
+                    eprintln!("  {} FAILED: {why}", exp.id());
                 }
             }
         }
-        outcomes.push(outcome);
-        entries.push(entry);
+        let mut slots = slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots[k] = Some((outcome, entry));
         // Rewrite the index after each experiment so that an interrupted run keeps its output.
-        write_index(&index, &header, &entries, &outcomes, start.elapsed(), false)?;
+        let (outcomes, entries) = finished(&slots);
+        if let Err(e) = write_index(&index, &header, &entries, &outcomes, start.elapsed(), false) {
+            index_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(e);
+        }
+    });
+    if let Some(e) = index_error
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        return Err(e);
     }
+    let (outcomes, entries) = finished(&slots.into_inner().unwrap_or_else(PoisonError::into_inner));
     write_index(&index, &header, &entries, &outcomes, start.elapsed(), true)?;
     Ok(Summary {
         outcomes,
         index,
         elapsed: start.elapsed(),
     })
+}
+
+/// The finished experiments' outcomes and index sections, in registry order.
+fn finished(slots: &[Option<(Outcome, String)>]) -> (Vec<Outcome>, Vec<String>) {
+    slots.iter().flatten().cloned().unzip()
 }
 
 fn select<'a>(
@@ -361,6 +384,7 @@ fn index_header(options: &RunOptions) -> String {
         std::env::consts::OS,
         std::env::consts::ARCH
     );
+    let _ = writeln!(md, "- Worker threads: {}", rayon::current_num_threads());
     let _ = writeln!(md, "- BLAS: {}", options.blas.as_deref().unwrap_or("none"));
     for var in [
         "OPENBLAS_NUM_THREADS",

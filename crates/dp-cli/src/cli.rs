@@ -15,6 +15,10 @@ use crate::mechanism_args::MechanismArgs;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Worker threads for the full-batch gradients (default: RAYON_NUM_THREADS, else one per
+    /// CPU); a seeded fit is bit-identical whatever the number.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -104,6 +108,7 @@ pub(crate) enum FormatArg {
     Csv,
     Libsvm,
     Npy,
+    Parquet,
 }
 
 impl From<FormatArg> for dp_data::Format {
@@ -112,6 +117,7 @@ impl From<FormatArg> for dp_data::Format {
             FormatArg::Csv => dp_data::Format::Csv,
             FormatArg::Libsvm => dp_data::Format::Libsvm,
             FormatArg::Npy => dp_data::Format::Npy,
+            FormatArg::Parquet => dp_data::Format::Parquet,
         }
     }
 }

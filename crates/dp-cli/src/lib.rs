@@ -86,11 +86,35 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return code;
         }
     };
-    match cli::dispatch(cli, out, err) {
+    match dispatch_on_threads(cli, out, err) {
         Ok(()) => 0,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
             e.code()
         }
     }
+}
+
+/// Runs the command on a rayon pool of `--threads` threads, or on rayon's global pool (sized by
+/// `RAYON_NUM_THREADS`, else one thread per CPU) without the flag. On a pool of its own the
+/// command's standard output is collected and written when it finishes (the writer cannot
+/// cross threads).
+fn dispatch_on_threads(
+    cli: cli::Cli,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let Some(threads) = cli.threads else {
+        return cli::dispatch(cli, out, err);
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(usize::from(threads))
+        .build()
+        .map_err(|e| CliError::Failure(format!("cannot start {threads} threads: {e}")))?;
+    let (mut buffer, mut warnings) = (Vec::new(), Vec::new());
+    let result = pool.install(|| cli::dispatch(cli, &mut buffer, &mut warnings));
+    err.write_all(&warnings)
+        .and_then(|()| out.write_all(&buffer))
+        .map_err(|e| CliError::Failure(format!("cannot write the output: {e}")))?;
+    result
 }

@@ -102,6 +102,66 @@ fn zero_one_labels_score_as_their_signs() {
     );
 }
 
+/// A Parquet file (written here) trains, evaluates and predicts as the same table in CSV:
+/// columns by name, the class pair, one-hot levels; `--format parquet` for a file without
+/// the extension.
+#[test]
+fn parquet_data_trains_evaluates_and_predicts_as_csv() {
+    use dp_data::ParquetColumn;
+    let dir = scratch("parquet");
+    let n = 600;
+    let csv_text = table(n, "no", "yes");
+    let csv = write(&dir, "t.csv", &csv_text);
+    // The same rows as Parquet columns (in the same order: the default features are every
+    // column but the label and the dropped ones, in file order).
+    let rows: Vec<Vec<&str>> = csv_text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let column = |j: usize| -> Vec<String> { rows.iter().map(|r| r[j].to_owned()).collect() };
+    let x: Vec<f64> = column(0).iter().map(|v| v.parse().unwrap()).collect();
+    let pq_path = dir.join("t.parquet");
+    let columns = [
+        ("x", ParquetColumn::Double(x)),
+        ("work", ParquetColumn::Text(column(1))),
+        ("id", ParquetColumn::Text(column(2))),
+        ("income", ParquetColumn::Text(column(3))),
+    ];
+    let file = std::fs::File::create(&pq_path).unwrap();
+    dp_data::write_parquet(file, &pq_path, &columns, 128).unwrap();
+    let pq = pq_path.to_str().unwrap();
+    let bare = dir.join("t_data");
+    std::fs::copy(&pq_path, &bare).unwrap();
+    let bare = bare.to_str().unwrap();
+    let cols = "--label income --classes no,yes --drop id --categorical work=A|B";
+    let model = dir.join("m.json");
+    let m = model.to_str().unwrap();
+    let from_csv = ok_json(&format!("{TRAIN} --data {csv} {cols}"));
+    let from_pq = ok_json(&format!("{TRAIN} --data {pq} {cols} --out {m}"));
+    assert_eq!(from_pq["train_accuracy"], from_csv["train_accuracy"]);
+    assert!(
+        from_pq["train_accuracy"].as_f64().unwrap() > 0.8,
+        "{from_pq}"
+    );
+    let forced = ok_json(&format!("{TRAIN} --data {bare} --format parquet {cols}"));
+    assert_eq!(forced["train_accuracy"], from_pq["train_accuracy"]);
+    let a = ok_json(&format!("evaluate --model {m} --data {pq} --json"));
+    let b = ok_json(&format!("evaluate --model {m} --data {csv} --json"));
+    assert_eq!(a, b);
+    assert_eq!(a["n"], 600);
+    let (code, p_pq, err) = run(&format!("predict --model {m} --data {pq}"));
+    assert_eq!(code, 0, "{err}");
+    let (_, p_csv, _) = run(&format!("predict --model {m} --data {csv}"));
+    assert_eq!(p_pq, p_csv);
+    assert_eq!(p_pq.lines().count(), n + 1);
+    // A string column read as a number: exit 2 naming it and the way out.
+    usage(
+        &format!("{TRAIN} --data {pq} --label income --classes no,yes --categorical work=A|B"),
+        &["t.parquet", "`id` holds strings", "--drop id"],
+    );
+}
+
 #[test]
 fn a_named_class_pair_is_stored_and_used_by_evaluate() {
     let dir = scratch("classes");

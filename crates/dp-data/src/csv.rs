@@ -2,14 +2,14 @@
 //! column a numeric feature) and the rows reader behind the schema's column pipeline.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::Path;
-
-use ndarray::{Array1, Array2};
 
 use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind, TableSpec};
+use crate::blocks::{BlockBuf, BlockReader, RowBlocks};
 use crate::error::{Error, Result};
+use crate::schema::{LabelMapper, Labels};
+use crate::table::{Layout, Role};
 
 /// Read a comma-separated file with a header row; `label` names the label column and every
 /// other column is a numeric feature (in file order, their names kept in
@@ -98,24 +98,26 @@ pub(crate) fn read_header(lines: &mut Lines<'_>) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Calls `f(line, fields)` for every non-blank row after the header, each split into exactly
-/// `width` fields.
+/// The next non-blank row after the header, split into exactly `width` fields, with its
+/// 1-based line number; `None` at the end of the file.
 ///
 /// # Errors
 ///
-/// [`ParseErrorKind::RaggedRow`], the errors of [`split_fields`] and [`Lines::next_line`], and
-/// those of `f`.
-pub(crate) fn for_each_row(
-    lines: &mut Lines<'_>,
+/// [`ParseErrorKind::RaggedRow`], the errors of [`split_fields`] and [`Lines::next_line`].
+fn next_row<'l>(
+    lines: &'l mut Lines<'_>,
     width: usize,
-    mut f: impl FnMut(usize, &[Cow<'_, str>]) -> Result<()>,
-) -> Result<()> {
+) -> Result<Option<(usize, Vec<Cow<'l, str>>)>> {
     let path = lines.path().to_owned();
-    while let Some((n, text)) = lines.next_line()? {
-        if text.trim().is_empty() {
-            continue;
+    loop {
+        match lines.next_line()? {
+            None => return Ok(None),
+            Some((_, text)) if text.trim().is_empty() => {}
+            Some(_) => break,
         }
-        // A fresh vector per line: the fields borrow the line's text.
+    }
+    {
+        let (n, text) = lines.last_line();
         let mut fields = Vec::with_capacity(width);
         split_fields(text, &mut fields).map_err(|kind| parse_error(&path, n, "row", kind))?;
         if fields.len() != width {
@@ -129,22 +131,119 @@ pub(crate) fn for_each_row(
                 },
             ));
         }
+        Ok(Some((n, fields)))
+    }
+}
+
+/// Calls `f(line, fields)` for every non-blank row after the header, each split into exactly
+/// `width` fields.
+///
+/// # Errors
+///
+/// As [`next_row`], and those of `f`.
+pub(crate) fn for_each_row(
+    lines: &mut Lines<'_>,
+    width: usize,
+    mut f: impl FnMut(usize, &[Cow<'_, str>]) -> Result<()>,
+) -> Result<()> {
+    while let Some((n, fields)) = next_row(lines, width)? {
         f(n, &fields)?;
     }
     Ok(())
 }
 
-/// What one header column becomes under a [`TableSpec`].
-#[derive(Clone, Copy)]
-enum Role {
-    /// Not read (dropped, or not a feature of the spec).
-    Skip,
-    /// The label.
-    Label,
-    /// A numeric feature, at this output column.
-    Numeric(usize),
-    /// A categorical feature: the index of its spec column, and its first output column.
-    Categorical(usize, usize),
+/// The rows after a CSV header under a [`Layout`], read a block at a time.
+pub(crate) struct CsvRows<'a> {
+    lines: Lines<'a>,
+    header: Vec<String>,
+    layout: Layout,
+    labels: Labels,
+    /// The negative class as first written ([`Labels::Signs`]), kept across blocks.
+    negative: Option<f64>,
+    /// The most values held in one [`BlockBuf`] (the whole-file budget).
+    budget: usize,
+}
+
+impl<'a> CsvRows<'a> {
+    /// The rows of `lines` (after `header`) under `spec`, labels only when `with_labels`.
+    ///
+    /// # Errors
+    ///
+    /// The [`Layout`]'s: [`Error::UnknownColumn`], [`Error::MissingLabelColumn`].
+    pub(crate) fn new(
+        lines: Lines<'a>,
+        header: Vec<String>,
+        spec: &TableSpec,
+        with_labels: bool,
+    ) -> Result<Self> {
+        let layout = Layout::new(&header, spec, with_labels, lines.path())?;
+        let budget = lines.budget();
+        Ok(Self {
+            lines,
+            header,
+            layout,
+            labels: spec.labels.clone(),
+            negative: None,
+            budget,
+        })
+    }
+}
+
+impl BlockReader for CsvRows<'_> {
+    fn n_features(&self) -> usize {
+        self.layout.d
+    }
+
+    fn read_rows(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize> {
+        let path = self.lines.path().to_owned();
+        let d = self.layout.d;
+        let per_row = d + usize::from(self.layout.with_labels);
+        let mut labels = LabelMapper::resume(&self.labels, self.negative);
+        let mut rows = 0;
+        while rows < max_rows {
+            let Some((n, fields)) = next_row(&mut self.lines, self.header.len())? else {
+                break;
+            };
+            if buf.x.len() + buf.y.len() + per_row > self.budget {
+                return Err(parse_error(
+                    &path,
+                    n,
+                    "row",
+                    ParseErrorKind::OverMemoryBudget {
+                        values: buf.x.len() + buf.y.len(),
+                    },
+                ));
+            }
+            let start = buf.x.len();
+            buf.x.resize(start + d, 0.0);
+            for (i, cell) in fields.iter().enumerate() {
+                let header = &self.header;
+                let at = |kind| parse_error(&path, n, column_field(&header[i], i), kind);
+                match self.layout.roles[i] {
+                    Role::Skip => {}
+                    Role::Label => buf.y.push(labels.map_text(cell).map_err(at)?),
+                    Role::Numeric(j) => {
+                        buf.x[start + j] = parse_finite(cell).map_err(|kind| match kind {
+                            ParseErrorKind::NotANumber(text) if !text.is_empty() => {
+                                at(ParseErrorKind::TextInNumericColumn {
+                                    value: text,
+                                    column: header[i].clone(),
+                                })
+                            }
+                            kind => at(kind),
+                        })?;
+                    }
+                    Role::Categorical(c, j) => {
+                        buf.x[start + j + self.layout.level(c, cell).map_err(at)?] = 1.0;
+                    }
+                }
+            }
+            rows += 1;
+        }
+        self.negative = labels.negative();
+        buf.rows += rows;
+        Ok(rows)
+    }
 }
 
 /// Reads the rows after `header` into the features and labels `spec` describes (labels only
@@ -161,131 +260,14 @@ enum Role {
 /// outside its levels, a label outside the class pair), [`ParseErrorKind::OverMemoryBudget`];
 /// [`Error::EmptyData`] without rows.
 pub(crate) fn read_rows(
-    mut lines: Lines<'_>,
+    lines: Lines<'_>,
     header: &[String],
     spec: &TableSpec,
     with_labels: bool,
 ) -> Result<LoadedData> {
     let path = lines.path().to_owned();
-    let budget = lines.budget();
-    let columns = spec.columns.as_deref().unwrap_or_default();
-    let mut roles = vec![Role::Skip; header.len()];
-    let find = |name: &str| header.iter().position(|h| h == name);
-    let mut d = 0;
-    for (c, column) in columns.iter().enumerate() {
-        let Some(i) = find(&column.name) else {
-            return Err(Error::UnknownColumn {
-                path,
-                column: column.name.clone(),
-                named_by: "the model or schema (a feature)".into(),
-                available: header.to_vec(),
-            });
-        };
-        roles[i] = match column.levels {
-            None => Role::Numeric(d),
-            Some(_) => Role::Categorical(c, d),
-        };
-        d += column.width();
-    }
-    let label_index = match (&spec.label, with_labels) {
-        (_, false) => None,
-        (Some(label), true) => match find(label) {
-            Some(i) => Some(i),
-            None => {
-                return Err(Error::MissingLabelColumn {
-                    path,
-                    label: Some(label.clone()),
-                    available: header.to_vec(),
-                });
-            }
-        },
-        (None, true) => {
-            return Err(Error::MissingLabelColumn {
-                path,
-                label: None,
-                available: header.to_vec(),
-            });
-        }
-    };
-    if let Some(i) = label_index {
-        roles[i] = Role::Label;
-    }
-    let levels: Vec<HashMap<&str, usize>> = columns
-        .iter()
-        .map(|c| {
-            c.levels
-                .iter()
-                .flatten()
-                .enumerate()
-                .map(|(k, l)| (l.as_str(), k))
-                .collect()
-        })
-        .collect();
-    let mut labels = spec.labels.mapper();
-    let mut x: Vec<f64> = Vec::new();
-    let mut y: Vec<f64> = Vec::new();
-    let per_row = d + usize::from(label_index.is_some());
-    let mut rows = 0usize;
-    for_each_row(&mut lines, header.len(), |n, fields| {
-        if x.len() + y.len() + per_row > budget {
-            return Err(parse_error(
-                &path,
-                n,
-                "row",
-                ParseErrorKind::OverMemoryBudget {
-                    values: x.len() + y.len(),
-                },
-            ));
-        }
-        rows += 1;
-        let start = x.len();
-        x.resize(start + d, 0.0);
-        for (i, cell) in fields.iter().enumerate() {
-            let at = |kind| parse_error(&path, n, column_field(&header[i], i), kind);
-            match roles[i] {
-                Role::Skip => {}
-                Role::Label => y.push(labels.map_text(cell).map_err(at)?),
-                Role::Numeric(j) => {
-                    x[start + j] = parse_finite(cell).map_err(|kind| match kind {
-                        ParseErrorKind::NotANumber(text) if !text.is_empty() => {
-                            at(ParseErrorKind::TextInNumericColumn {
-                                value: text,
-                                column: header[i].clone(),
-                            })
-                        }
-                        kind => at(kind),
-                    })?;
-                }
-                Role::Categorical(c, j) => {
-                    let column = &columns[c];
-                    let k = match levels[c].get(cell.as_ref()) {
-                        Some(&k) => k,
-                        None if column.other => levels[c].len(),
-                        None => {
-                            return Err(at(ParseErrorKind::UnexpectedValue {
-                                value: cell.to_string(),
-                                expected: column.levels_hint(),
-                            }));
-                        }
-                    };
-                    x[start + j + k] = 1.0;
-                }
-            }
-        }
-        Ok(())
-    })?;
-    if rows == 0 {
-        return Err(Error::EmptyData { path });
-    }
-    let x = Array2::from_shape_vec((rows, d), x).map_err(|e| Error::DataMismatch {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    Ok(LoadedData {
-        x,
-        y: Array1::from_vec(y),
-        feature_names: spec.feature_names(),
-    })
+    let rows = CsvRows::new(lines, header.to_vec(), spec, with_labels)?;
+    RowBlocks::new(Box::new(rows), usize::MAX, spec.feature_names()).collect_all(usize::MAX, &path)
 }
 
 /// How a CSV column is named in errors: its header name and 1-based position.

@@ -95,8 +95,37 @@ pub enum Error {
         reason: String,
     },
 
-    /// A format name is not one of `csv`, `libsvm`, `npy`.
-    #[error("unknown data format `{name}`; expected csv, libsvm or npy")]
+    /// A Parquet file is malformed or truncated, or a column it would read has a type that
+    /// is not supported.
+    #[error("{}: Parquet: {reason}", path.display())]
+    Parquet {
+        /// The Parquet file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A value of a file without text lines (Parquet) that cannot be used: the row group and
+    /// the row (both 0-based; rows counted over the whole file), the column and what is wrong.
+    #[error(
+        "{}: row group {row_group}, row {row} (0-based): column `{column}`: {kind}",
+        path.display()
+    )]
+    Value {
+        /// The data file.
+        path: PathBuf,
+        /// The row group (0-based).
+        row_group: usize,
+        /// The row over the whole file (0-based).
+        row: usize,
+        /// The column's name.
+        column: String,
+        /// What is wrong.
+        kind: crate::ParseErrorKind,
+    },
+
+    /// A format name is not one of `csv`, `libsvm`, `npy`, `parquet`.
+    #[error("unknown data format `{name}`; expected csv, libsvm, npy or parquet")]
     UnknownFormat {
         /// The name given.
         name: String,
@@ -105,7 +134,8 @@ pub enum Error {
     /// The format could not be inferred from the file name.
     #[error(
         "cannot infer the data format of {} from its extension (.csv, .libsvm, .svm, .npy, \
-         optionally followed by .gz); give the format explicitly (--format csv|libsvm|npy)",
+         optionally followed by .gz; .parquet, .pq) or its content; give the format explicitly \
+         (--format csv|libsvm|npy|parquet)",
         path.display()
     )]
     FormatNotInferred {

@@ -1,4 +1,5 @@
-//! dp-data: reading data files for dpglm — CSV, LIBSVM and NumPy `.npy` — and the public
+//! dp-data: reading data files for dpglm — CSV, LIBSVM, NumPy `.npy` and Apache Parquet — and
+//! the public
 //! schema that turns a table with named columns into features and labels (feature selection,
 //! one-hot encoding of categorical columns with public levels, labels mapped from a public
 //! class pair).
@@ -17,10 +18,20 @@
 //! - [`Schema`], [`TableSpec`], [`read_table`], [`read_training_data`],
 //!   [`read_scoring_data`]: the column pipeline (module [`schema`]); [`draft_schema`] drafts a
 //!   schema from a file for a person to review (what it reads from the data is not private).
+//! - Parquet ([`Format::Parquet`]): flat columns found by name, as CSV's, through the same
+//!   schema; booleans, integers, floats and decimals as numbers (`INT64` beyond ±2⁵³ refused),
+//!   strings for categorical columns and class labels (booleans compare as `true`/`false`
+//!   against a class pair, as 1/0 otherwise). A null or non-finite value is
+//!   [`Error::Value`] naming row group, row and column; a corrupt file or a read column of an
+//!   unsupported type (nested, binary, dates and times, `INT96`) is [`Error::Parquet`].
+//!   [`read_parquet_bytes`] reads one in memory; [`write_parquet`] writes a flat table (for
+//!   tests and benchmarks).
+//! - [`open_blocks`], [`read_blocks`], [`LoadedData::blocks`]: [`RowBlocks`], data read at
+//!   most `B` rows at a time for data larger than memory (every format; bounded memory).
 //! - [`Lines`], [`open`], [`parse_finite`]: the bounded building blocks, for readers of other
 //!   text layouts (dp-bench's Adult loader).
 //!
-//! Every reader is bounded: only regular files are opened (not devices such as `/dev/zero`,
+//! Every whole-file reader is bounded: only regular files are opened (not devices such as `/dev/zero`,
 //! pipes or directories), a text line is at most [`MAX_LINE_BYTES`] long, and the values of
 //! one file must fit in [`MEMORY_BUDGET_BYTES`] — checked against the shape a file claims (and,
 //! for NPY, against the file's real size) before anything is allocated.
@@ -40,16 +51,19 @@
 //! # Ok::<(), dp_data::Error>(())
 //! ```
 
+mod blocks;
 mod csv;
 mod draft;
 mod error;
 mod libsvm;
 mod npy;
+mod parquet;
 pub mod schema;
 mod source;
+mod table;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use ndarray::{Array1, Array2, Axis};
@@ -57,14 +71,16 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+pub use blocks::{RowBlock, RowBlocks};
 pub use csv::{read_csv, read_csv_bytes};
 pub use draft::{MAX_DRAFT_LEVELS, draft_schema};
 pub use error::{Error, Result};
 pub use libsvm::{read_libsvm, read_libsvm_bytes};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
+pub use parquet::{ParquetColumn, write_parquet};
 pub use schema::{
-    Column, Labels, Schema, SchemaFormat, TableSpec, Task, read_scoring_data, read_table,
-    read_table_bytes, read_training_data,
+    Column, Labels, Schema, SchemaFormat, TableSpec, Task, open_blocks, read_blocks,
+    read_parquet_bytes, read_scoring_data, read_table, read_table_bytes, read_training_data,
 };
 pub use source::{Lines, MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, open, parse_error, parse_finite};
 
@@ -155,6 +171,9 @@ pub enum ParseErrorKind {
         /// The column's name.
         column: String,
     },
+    /// A missing value (a Parquet null).
+    #[error("missing value (null); fill or drop the rows with missing values first")]
+    Null,
     /// A value outside the set allowed: a categorical value outside its public levels, a label
     /// outside the class pair (or an Adult category or label).
     #[error("unexpected value `{value}` (expected {expected})")]
@@ -175,23 +194,33 @@ pub enum Format {
     Libsvm,
     /// NumPy `.npy` ([`read_npy_dataset`]).
     Npy,
+    /// Apache Parquet, flat columns found by name like CSV's ([`read_table`]).
+    Parquet,
 }
 
 impl Format {
     /// Every format, in CLI order.
-    pub const ALL: [Self; 3] = [Self::Csv, Self::Libsvm, Self::Npy];
+    pub const ALL: [Self; 4] = [Self::Csv, Self::Libsvm, Self::Npy, Self::Parquet];
 
-    /// The CLI name: `csv`, `libsvm` or `npy`.
+    /// The CLI name: `csv`, `libsvm`, `npy` or `parquet`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Csv => "csv",
             Self::Libsvm => "libsvm",
             Self::Npy => "npy",
+            Self::Parquet => "parquet",
         }
     }
 
+    /// Whether files of this format name their columns (CSV's header, Parquet's schema), so
+    /// that a schema selects them by name.
+    pub fn has_column_names(self) -> bool {
+        matches!(self, Self::Csv | Self::Parquet)
+    }
+
     /// The format a file name's extension indicates, ignoring a final `.gz`: `.csv`;
-    /// `.libsvm`, `.svm`, `.svmlight`; `.npy` (case-insensitive). `None` otherwise.
+    /// `.libsvm`, `.svm`, `.svmlight`; `.npy`; `.parquet`, `.pq` (case-insensitive). `None`
+    /// otherwise.
     pub fn from_path(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         let name = name.strip_suffix(".gz").unwrap_or(&name);
@@ -200,7 +229,30 @@ impl Format {
             "csv" => Some(Self::Csv),
             "libsvm" | "svm" | "svmlight" => Some(Self::Libsvm),
             "npy" => Some(Self::Npy),
+            "parquet" | "pq" => Some(Self::Parquet),
             _ => None,
+        }
+    }
+
+    /// `format` when given, else the format of `path`'s extension ([`Format::from_path`]),
+    /// else Parquet for a file that starts with the magic bytes `PAR1`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FormatNotInferred`] when none of these says.
+    pub fn infer(path: &Path, format: Option<Self>) -> Result<Self> {
+        if let Some(f) = format.or_else(|| Self::from_path(path)) {
+            return Ok(f);
+        }
+        let mut head = [0u8; 4];
+        let magic = source::open_regular(path)
+            .ok()
+            .and_then(|(mut file, _)| std::io::Read::read_exact(&mut file, &mut head).ok())
+            .is_some_and(|()| &head == parquet::MAGIC);
+        if magic {
+            Ok(Self::Parquet)
+        } else {
+            Err(Error::FormatNotInferred { path: path.into() })
         }
     }
 }
@@ -214,7 +266,7 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = Error;
 
-    /// Parse a CLI name (`csv`, `libsvm`, `npy`; case-insensitive).
+    /// Parse a CLI name (`csv`, `libsvm`, `npy`, `parquet`; case-insensitive).
     fn from_str(s: &str) -> Result<Self> {
         Self::ALL
             .into_iter()
@@ -362,14 +414,17 @@ pub fn read_dataset_with_width(
     n_features: Option<usize>,
 ) -> Result<LoadedData> {
     let path = path.as_ref();
-    let format = match format {
-        Some(f) => f,
-        None => {
-            Format::from_path(path).ok_or_else(|| Error::FormatNotInferred { path: path.into() })?
-        }
-    };
-    match format {
+    match Format::infer(path, format)? {
         Format::Csv => csv::read_csv_impl(path, label),
+        Format::Parquet => {
+            let table = parquet::ParquetTable::open(path)?;
+            let schema = Schema {
+                label: label.map(str::to_owned),
+                ..Schema::default()
+            };
+            let spec = schema.resolve(&table.header(), path, Task::Regression)?;
+            table.read_all(&spec, true)
+        }
         Format::Libsvm => match label {
             None => read_libsvm(path, n_features),
             Some(label) => Err(Error::Label {
@@ -381,34 +436,8 @@ pub fn read_dataset_with_width(
             }),
         },
         Format::Npy => {
-            let label_file: PathBuf;
-            let labels = match label {
-                Some(text) => match text.trim().parse::<isize>() {
-                    Ok(column) => NpyLabels::Column(column),
-                    Err(_) => {
-                        let given = PathBuf::from(text);
-                        label_file = match path.parent() {
-                            Some(dir) if given.is_relative() && !given.exists() => {
-                                let beside = dir.join(&given);
-                                if beside.exists() { beside } else { given }
-                            }
-                            _ => given,
-                        };
-                        NpyLabels::File(&label_file)
-                    }
-                },
-                None => {
-                    label_file = npy::sibling_label_file(path).ok_or_else(|| Error::Label {
-                        path: path.into(),
-                        reason: "no label file found next to it (looked for NAME_y.npy[.gz] \
-                                 for NAME_X.npy[.gz], y_NAME.npy for x_NAME.npy, y.npy for \
-                                 X.npy); give the label file or a column index as the label"
-                            .into(),
-                    })?;
-                    NpyLabels::File(&label_file)
-                }
-            };
-            read_npy_dataset(path, labels)
+            let labels = npy::LabelSource::find(path, label)?;
+            read_npy_dataset(path, labels.as_labels())
         }
     }
 }

@@ -6,7 +6,9 @@ use ndarray::{Array1, Array2};
 
 use super::source::{Lines, Source, parse_error, parse_finite};
 use super::{LoadedData, ParseErrorKind};
+use crate::blocks::{BlockBuf, BlockReader};
 use crate::error::{Error, Result};
+use crate::schema::{LabelMapper, Labels};
 
 /// Read a LIBSVM file into dense arrays.
 ///
@@ -54,6 +56,80 @@ pub fn read_libsvm_bytes(
 /// Bytes held per sparse entry `(row, column, value)` while reading.
 const ENTRY_BYTES: usize = std::mem::size_of::<(usize, usize, f64)>();
 
+/// Parses one line into `entries` (0-based column, non-zero value): its label and largest
+/// index (0 without features), or `None` for a blank or comment line.
+fn parse_line(
+    path: &Path,
+    line: usize,
+    text: &str,
+    n_features: Option<usize>,
+    budget: usize,
+    entries: &mut Vec<(usize, f64)>,
+) -> Result<Option<(f64, usize)>> {
+    entries.clear();
+    let content = text.split_once('#').map_or(text, |(before, _)| before);
+    let mut tokens = content.split_ascii_whitespace();
+    let Some(label) = tokens.next() else {
+        return Ok(None);
+    };
+    let label = parse_finite(label).map_err(|kind| parse_error(path, line, "label", kind))?;
+    let mut previous = 0usize;
+    for (t, token) in tokens.enumerate() {
+        let field = || format!("token {} `{token}`", t + 2);
+        let malformed = || {
+            parse_error(
+                path,
+                line,
+                field(),
+                ParseErrorKind::MalformedToken(token.to_owned()),
+            )
+        };
+        let Some((index, value)) = token.split_once(':') else {
+            return Err(malformed());
+        };
+        if index == "qid" || index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(malformed());
+        }
+        // All digits: the only failure left is overflow, which is out of range anyway.
+        let index = index.parse::<usize>().unwrap_or(usize::MAX);
+        if index == 0 {
+            return Err(parse_error(path, line, field(), ParseErrorKind::ZeroIndex));
+        }
+        if index <= previous {
+            return Err(parse_error(
+                path,
+                line,
+                field(),
+                ParseErrorKind::NonIncreasingIndex { previous, index },
+            ));
+        }
+        if let Some(d) = n_features
+            && index > d
+        {
+            return Err(parse_error(
+                path,
+                line,
+                field(),
+                ParseErrorKind::IndexOutOfRange { index, d },
+            ));
+        }
+        if index > budget {
+            return Err(parse_error(
+                path,
+                line,
+                field(),
+                ParseErrorKind::IndexTooLarge { index, max: budget },
+            ));
+        }
+        let value = parse_finite(value).map_err(|kind| parse_error(path, line, field(), kind))?;
+        previous = index;
+        if value != 0.0 {
+            entries.push((index - 1, value));
+        }
+    }
+    Ok(Some((label, previous)))
+}
+
 fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
     let path = &lines.path().to_owned();
     // The budget in values; also the widest dense row it allows.
@@ -61,90 +137,35 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
     let mut labels: Vec<f64> = Vec::new();
     // Non-zero entries as (row, 0-based column, value).
     let mut entries: Vec<(usize, usize, f64)> = Vec::new();
+    let mut line_entries = Vec::new();
     let mut max_index = 0usize;
     // The line holding the largest index, for the error when the dense matrix is too large.
     let mut max_index_line = 0usize;
 
     while let Some((line, text)) = lines.next_line()? {
-        let content = text.split_once('#').map_or(text, |(before, _)| before);
-        let mut tokens = content.split_ascii_whitespace();
-        let Some(label) = tokens.next() else {
+        let Some((label, widest)) =
+            parse_line(path, line, text, n_features, budget, &mut line_entries)?
+        else {
             continue;
         };
         let row = labels.len();
-        labels.push(parse_finite(label).map_err(|kind| parse_error(path, line, "label", kind))?);
-        let mut previous = 0usize;
-        for (t, token) in tokens.enumerate() {
-            let field = || format!("token {} `{token}`", t + 2);
-            let Some((index, value)) = token.split_once(':') else {
-                return Err(parse_error(
-                    path,
-                    line,
-                    field(),
-                    ParseErrorKind::MalformedToken(token.to_owned()),
-                ));
-            };
-            if index == "qid" || index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(parse_error(
-                    path,
-                    line,
-                    field(),
-                    ParseErrorKind::MalformedToken(token.to_owned()),
-                ));
-            }
-            // All digits: the only failure left is overflow, which is out of range anyway.
-            let index = index.parse::<usize>().unwrap_or(usize::MAX);
-            if index == 0 {
-                return Err(parse_error(path, line, field(), ParseErrorKind::ZeroIndex));
-            }
-            if index <= previous {
-                return Err(parse_error(
-                    path,
-                    line,
-                    field(),
-                    ParseErrorKind::NonIncreasingIndex { previous, index },
-                ));
-            }
-            if let Some(d) = n_features
-                && index > d
-            {
-                return Err(parse_error(
-                    path,
-                    line,
-                    field(),
-                    ParseErrorKind::IndexOutOfRange { index, d },
-                ));
-            }
-            if index > budget {
-                return Err(parse_error(
-                    path,
-                    line,
-                    field(),
-                    ParseErrorKind::IndexTooLarge { index, max: budget },
-                ));
-            }
-            let value =
-                parse_finite(value).map_err(|kind| parse_error(path, line, field(), kind))?;
-            previous = index;
-            if index > max_index {
-                max_index = index;
-                max_index_line = line;
-            }
-            if value != 0.0 {
-                // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
-                if (entries.len() + 1) * (ENTRY_BYTES / 8) + labels.len() > budget {
-                    return Err(parse_error(
-                        path,
-                        line,
-                        field(),
-                        ParseErrorKind::OverMemoryBudget {
-                            values: entries.len() + labels.len(),
-                        },
-                    ));
-                }
-                entries.push((row, index - 1, value));
-            }
+        labels.push(label);
+        if widest > max_index {
+            max_index = widest;
+            max_index_line = line;
         }
+        // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
+        if (entries.len() + line_entries.len()) * (ENTRY_BYTES / 8) + labels.len() > budget {
+            return Err(parse_error(
+                path,
+                line,
+                "row",
+                ParseErrorKind::OverMemoryBudget {
+                    values: entries.len() + labels.len(),
+                },
+            ));
+        }
+        entries.extend(line_entries.iter().map(|&(col, value)| (row, col, value)));
     }
     if labels.is_empty() {
         return Err(Error::EmptyData { path: path.into() });
@@ -179,6 +200,101 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
         y: Array1::from_vec(labels),
         feature_names: None,
     })
+}
+
+/// The number of features of a LIBSVM file read in blocks: `n_features`, or else its largest
+/// index (one pass over the file, checking every line).
+///
+/// # Errors
+///
+/// As [`read_libsvm`].
+pub(crate) fn width(path: &Path, n_features: Option<usize>) -> Result<usize> {
+    if let Some(d) = n_features {
+        return Ok(d);
+    }
+    let mut lines = Lines::open(path)?;
+    let budget = lines.budget();
+    let mut entries = Vec::new();
+    let mut d = 0;
+    while let Some((line, text)) = lines.next_line()? {
+        if let Some((_, widest)) = parse_line(path, line, text, None, budget, &mut entries)? {
+            d = d.max(widest);
+        }
+    }
+    Ok(d)
+}
+
+/// The rows of a LIBSVM file `d` features wide, densified a block at a time, labels mapped.
+pub(crate) struct LibsvmRows {
+    lines: Lines<'static>,
+    d: usize,
+    labels: Labels,
+    negative: Option<f64>,
+    with_labels: bool,
+    entries: Vec<(usize, f64)>,
+    /// Rows read so far.
+    row: usize,
+}
+
+impl LibsvmRows {
+    /// The rows of `path`, `d` features wide, labels mapped by `labels` (or dropped unless
+    /// `with_labels`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`].
+    pub(crate) fn open(path: &Path, d: usize, labels: Labels, with_labels: bool) -> Result<Self> {
+        Ok(Self {
+            lines: Lines::open(path)?,
+            d,
+            labels,
+            negative: None,
+            with_labels,
+            entries: Vec::new(),
+            row: 0,
+        })
+    }
+}
+
+impl BlockReader for LibsvmRows {
+    fn n_features(&self) -> usize {
+        self.d
+    }
+
+    fn read_rows(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize> {
+        let path = self.lines.path().to_owned();
+        let mut mapper = LabelMapper::resume(&self.labels, self.negative);
+        let mut rows = 0;
+        while rows < max_rows {
+            let Some((line, text)) = self.lines.next_line()? else {
+                break;
+            };
+            let Some((label, _)) = parse_line(
+                &path,
+                line,
+                text,
+                Some(self.d),
+                usize::MAX,
+                &mut self.entries,
+            )?
+            else {
+                continue;
+            };
+            let start = buf.x.len();
+            buf.x.resize(start + self.d, 0.0);
+            for &(col, value) in &self.entries {
+                buf.x[start + col] = value;
+            }
+            if self.with_labels {
+                buf.y.push(mapper.map_value(label, self.row, &path)?);
+            }
+            self.row += 1;
+            rows += 1;
+        }
+        self.negative = mapper.negative();
+        buf.rows += rows;
+        Ok(rows)
+    }
 }
 
 #[cfg(test)]

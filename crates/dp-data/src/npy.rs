@@ -96,172 +96,243 @@ pub fn read_npy_bytes(bytes: &[u8], name: impl AsRef<Path>) -> Result<ArrayD<f64
     read_npy_source(Source::from_bytes(bytes, name.as_ref())?)
 }
 
+/// An `.npy` file opened past its header: values read in order, a chunk at a time.
+pub(crate) struct NpyStream<'a> {
+    reader: Box<dyn std::io::BufRead + 'a>,
+    path: PathBuf,
+    dtype: Dtype,
+    /// The array's shape.
+    pub(crate) shape: Vec<usize>,
+    /// Whether the file's size is known (not gzip).
+    sized: bool,
+    /// Values in the array.
+    count: usize,
+    /// Values read so far.
+    read: usize,
+}
+
+impl<'a> NpyStream<'a> {
+    /// Reads and checks the header of `source` (see [`read_npy`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_npy`], except for the data itself.
+    pub(crate) fn open(source: Source<'a>) -> Result<Self> {
+        let Source {
+            mut reader,
+            path,
+            len: file_len,
+            budget,
+        } = source;
+        let path = path.as_path();
+        let npy_err = |reason: String| Error::Npy {
+            path: path.into(),
+            reason,
+        };
+        let mut preamble = [0u8; 8];
+        read_exactly(&mut reader, &mut preamble, path, "the magic string")?;
+        if &preamble[..6] != MAGIC {
+            return Err(npy_err(
+                "does not start with the magic string \\x93NUMPY".into(),
+            ));
+        }
+        let (major, minor) = (preamble[6], preamble[7]);
+        let (header_len, len_bytes) = match major {
+            1 => {
+                let mut len = [0u8; 2];
+                read_exactly(&mut reader, &mut len, path, "the header length")?;
+                (usize::from(u16::from_le_bytes(len)), 2)
+            }
+            2 | 3 => {
+                let mut len = [0u8; 4];
+                read_exactly(&mut reader, &mut len, path, "the header length")?;
+                let len = u32::from_le_bytes(len);
+                (usize::try_from(len).unwrap_or(usize::MAX), 4)
+            }
+            _ => {
+                return Err(npy_err(format!(
+                    "format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)"
+                )));
+            }
+        };
+        if header_len > MAX_HEADER_BYTES {
+            return Err(npy_err(format!(
+                "the header length {header_len} is over the limit of {MAX_HEADER_BYTES} bytes"
+            )));
+        }
+        let data_offset = (8 + len_bytes + header_len) as u64;
+        if file_len.is_some_and(|len| len < data_offset) {
+            return Err(npy_err(format!(
+                "the file ends inside the header (it claims {header_len} bytes)"
+            )));
+        }
+        let mut header = vec![0u8; header_len];
+        read_exactly(&mut reader, &mut header, path, "the header")?;
+        let header = std::str::from_utf8(&header)
+            .map_err(|_| npy_err("the header is not ASCII/UTF-8 text".into()))
+            .and_then(|text| parse_header(text).map_err(npy_err))?;
+
+        let dtype = Dtype::parse(&header.descr).ok_or_else(|| {
+            npy_err(format!(
+                "dtype '{}' is not supported (supported: '<f8', '<f4', '<i8')",
+                header.descr
+            ))
+        })?;
+        if header.fortran_order {
+            return Err(npy_err(
+                "fortran_order is True; only C-order arrays are supported (save with \
+                 np.ascontiguousarray)"
+                    .into(),
+            ));
+        }
+        let size = dtype.size();
+        // Checked before any allocation: the claimed shape within the memory budget and, when the
+        // size is known, exactly the bytes the file holds.
+        // Zero-length axes count as 1 in the bound, so that no axis (e.g. the width of an empty
+        // matrix, which sizes everything computed from it) is beyond the budget either.
+        let bounded = header
+            .shape
+            .iter()
+            .try_fold(1usize, |acc, &dim| acc.checked_mul(dim.max(1)))
+            .is_some_and(|values| values <= budget);
+        if !bounded {
+            return Err(npy_err(format!(
+                "the shape {:?} claims more values than fit in the memory budget of {budget} \
+                 values ({} bytes)",
+                header.shape,
+                budget * 8
+            )));
+        }
+        // No overflow: bounded by the product just checked.
+        let count: usize = header.shape.iter().product();
+        if let Some(len) = file_len {
+            let needed = count as u64 * size as u64;
+            let held = len - data_offset;
+            if needed != held {
+                let what = if needed > held {
+                    "the data ends early"
+                } else {
+                    "bytes follow the values"
+                };
+                return Err(npy_err(format!(
+                    "{what}: the shape {:?} needs {needed} bytes of '{}' data, but the file holds \
+                     {held}",
+                    header.shape, header.descr
+                )));
+            }
+        }
+        Ok(Self {
+            reader,
+            path: path.to_owned(),
+            dtype,
+            shape: header.shape,
+            sized: file_len.is_some(),
+            count,
+            read: 0,
+        })
+    }
+
+    /// Appends the next `k` values (at most what is left) to `data`, converted to `f64`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Npy`] when the data ends early or an `<i8` value is beyond 2⁵³;
+    /// [`Error::Io`].
+    pub(crate) fn read_values(&mut self, k: usize, data: &mut Vec<f64>) -> Result<()> {
+        let path = self.path.as_path();
+        let npy_err = |reason: String| Error::Npy {
+            path: path.into(),
+            reason,
+        };
+        let size = self.dtype.size();
+        let mut buf = vec![0u8; CHUNK * size];
+        let end = self.read + k.min(self.count - self.read);
+        while self.read < end {
+            let k = CHUNK.min(end - self.read);
+            let bytes = &mut buf[..k * size];
+            if let Err(e) = self.reader.read_exact(bytes) {
+                return Err(if e.kind() == ErrorKind::UnexpectedEof {
+                    npy_err(format!(
+                        "the data ends early: the shape {:?} needs {} values",
+                        self.shape, self.count
+                    ))
+                } else {
+                    Error::io(path, e)
+                });
+            }
+            match self.dtype {
+                Dtype::F8 => {
+                    data.extend(bytes.chunks_exact(8).map(|c| {
+                        f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                    }))
+                }
+                Dtype::F4 => data.extend(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+                ),
+                Dtype::I8 => {
+                    for (i, c) in bytes.chunks_exact(8).enumerate() {
+                        let v =
+                            i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                        if !(-EXACT_INT..=EXACT_INT).contains(&v) {
+                            return Err(npy_err(format!(
+                                "int64 value {v} (flat index {}) is not exactly representable \
+                                 as f64",
+                                self.read + i
+                            )));
+                        }
+                        // Exact: |v| ≤ 2^53.
+                        data.push(v as f64);
+                    }
+                }
+            }
+            self.read += k;
+        }
+        Ok(())
+    }
+
+    /// Checks that no bytes follow the values (call after reading them all).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Npy`] when bytes follow; [`Error::Io`].
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        let mut extra = [0u8; 1];
+        loop {
+            match self.reader.read(&mut extra) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {
+                    return Err(Error::Npy {
+                        path: self.path.clone(),
+                        reason: format!(
+                            "bytes follow the {} values the shape {:?} describes",
+                            self.count, self.shape
+                        ),
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+    }
+}
+
 fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
-    let Source {
-        mut reader,
-        path,
-        len: file_len,
-        budget,
-    } = source;
-    let path = path.as_path();
-    let npy_err = |reason: String| Error::Npy {
-        path: path.into(),
-        reason,
-    };
-    let mut preamble = [0u8; 8];
-    read_exactly(&mut reader, &mut preamble, path, "the magic string")?;
-    if &preamble[..6] != MAGIC {
-        return Err(npy_err(
-            "does not start with the magic string \\x93NUMPY".into(),
-        ));
-    }
-    let (major, minor) = (preamble[6], preamble[7]);
-    let (header_len, len_bytes) = match major {
-        1 => {
-            let mut len = [0u8; 2];
-            read_exactly(&mut reader, &mut len, path, "the header length")?;
-            (usize::from(u16::from_le_bytes(len)), 2)
-        }
-        2 | 3 => {
-            let mut len = [0u8; 4];
-            read_exactly(&mut reader, &mut len, path, "the header length")?;
-            let len = u32::from_le_bytes(len);
-            (usize::try_from(len).unwrap_or(usize::MAX), 4)
-        }
-        _ => {
-            return Err(npy_err(format!(
-                "format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)"
-            )));
-        }
-    };
-    if header_len > MAX_HEADER_BYTES {
-        return Err(npy_err(format!(
-            "the header length {header_len} is over the limit of {MAX_HEADER_BYTES} bytes"
-        )));
-    }
-    let data_offset = (8 + len_bytes + header_len) as u64;
-    if file_len.is_some_and(|len| len < data_offset) {
-        return Err(npy_err(format!(
-            "the file ends inside the header (it claims {header_len} bytes)"
-        )));
-    }
-    let mut header = vec![0u8; header_len];
-    read_exactly(&mut reader, &mut header, path, "the header")?;
-    let header = std::str::from_utf8(&header)
-        .map_err(|_| npy_err("the header is not ASCII/UTF-8 text".into()))
-        .and_then(|text| parse_header(text).map_err(npy_err))?;
-
-    let dtype = Dtype::parse(&header.descr).ok_or_else(|| {
-        npy_err(format!(
-            "dtype '{}' is not supported (supported: '<f8', '<f4', '<i8')",
-            header.descr
-        ))
-    })?;
-    if header.fortran_order {
-        return Err(npy_err(
-            "fortran_order is True; only C-order arrays are supported (save with \
-             np.ascontiguousarray)"
-                .into(),
-        ));
-    }
-    let size = dtype.size();
-    // Checked before any allocation: the claimed shape within the memory budget and, when the
-    // size is known, exactly the bytes the file holds.
-    // Zero-length axes count as 1 in the bound, so that no axis (e.g. the width of an empty
-    // matrix, which sizes everything computed from it) is beyond the budget either.
-    let bounded = header
-        .shape
-        .iter()
-        .try_fold(1usize, |acc, &dim| acc.checked_mul(dim.max(1)))
-        .is_some_and(|values| values <= budget);
-    if !bounded {
-        return Err(npy_err(format!(
-            "the shape {:?} claims more values than fit in the memory budget of {budget} \
-             values ({} bytes)",
-            header.shape,
-            budget * 8
-        )));
-    }
-    // No overflow: bounded by the product just checked.
-    let count: usize = header.shape.iter().product();
-    if let Some(len) = file_len {
-        let needed = count as u64 * size as u64;
-        let held = len - data_offset;
-        if needed != held {
-            let what = if needed > held {
-                "the data ends early"
-            } else {
-                "bytes follow the values"
-            };
-            return Err(npy_err(format!(
-                "{what}: the shape {:?} needs {needed} bytes of '{}' data, but the file holds \
-                 {held}",
-                header.shape, header.descr
-            )));
-        }
-    }
-
-    let mut data: Vec<f64> = Vec::with_capacity(if file_len.is_some() {
+    let mut stream = NpyStream::open(source)?;
+    let count = stream.count;
+    let mut data: Vec<f64> = Vec::with_capacity(if stream.sized {
         count
     } else {
         count.min(INITIAL_VALUES)
     });
-    let mut buf = vec![0u8; CHUNK * size];
-    while data.len() < count {
-        let k = CHUNK.min(count - data.len());
-        let bytes = &mut buf[..k * size];
-        if let Err(e) = reader.read_exact(bytes) {
-            return Err(if e.kind() == ErrorKind::UnexpectedEof {
-                npy_err(format!(
-                    "the data ends early: the shape {:?} needs {count} values",
-                    header.shape
-                ))
-            } else {
-                Error::io(path, e)
-            });
-        }
-        match dtype {
-            Dtype::F8 => data.extend(
-                bytes
-                    .chunks_exact(8)
-                    .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
-            ),
-            Dtype::F4 => data.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
-            ),
-            Dtype::I8 => {
-                for c in bytes.chunks_exact(8) {
-                    let v = i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-                    if !(-EXACT_INT..=EXACT_INT).contains(&v) {
-                        return Err(npy_err(format!(
-                            "int64 value {v} (flat index {}) is not exactly representable as \
-                             f64",
-                            data.len()
-                        )));
-                    }
-                    // Exact: |v| ≤ 2^53.
-                    data.push(v as f64);
-                }
-            }
-        }
-    }
-    let mut extra = [0u8; 1];
-    loop {
-        match reader.read(&mut extra) {
-            Ok(0) => break,
-            Ok(_) => {
-                return Err(npy_err(format!(
-                    "bytes follow the {count} values the shape {:?} describes",
-                    header.shape
-                )));
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, e)),
-        }
-    }
-    ArrayD::from_shape_vec(IxDyn(&header.shape), data).map_err(|e| npy_err(e.to_string()))
+    stream.read_values(count, &mut data)?;
+    stream.finish()?;
+    let shape = std::mem::take(&mut stream.shape);
+    ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| Error::Npy {
+        path: stream.path,
+        reason: e.to_string(),
+    })
 }
 
 /// Read a 2-D `.npy` array (see [`read_npy`]).
@@ -313,7 +384,7 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
     let x_path = x_path.as_ref();
     let mut x = read_npy_2d(x_path)?;
     // Before a label column is removed, so that positions are the file's.
-    check_finite(x_path, x.view())?;
+    check_finite(x_path, x.view(), 0)?;
     let y = match labels {
         NpyLabels::File(y_path) => {
             let y = read_npy_1d(y_path)?;
@@ -328,22 +399,12 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
                     ),
                 });
             }
-            check_finite_labels(y_path, &y)?;
+            check_finite_labels(y_path, y.as_slice().unwrap_or_default(), 0)?;
             y
         }
         NpyLabels::Column(column) => {
             let d = x.ncols();
-            let index = if column < 0 {
-                d.checked_sub(column.unsigned_abs())
-            } else {
-                usize::try_from(column).ok().filter(|&c| c < d)
-            };
-            let Some(index) = index else {
-                return Err(Error::Label {
-                    path: x_path.into(),
-                    reason: format!("label column {column} is out of range for {d} columns"),
-                });
-            };
+            let index = label_index(x_path, column, d)?;
             let y = x.column(index).to_owned();
             let keep: Vec<usize> = (0..d).filter(|&j| j != index).collect();
             x = x.select(Axis(1), &keep);
@@ -360,6 +421,220 @@ pub fn read_npy_dataset(x_path: impl AsRef<Path>, labels: NpyLabels<'_>) -> Resu
         y,
         feature_names: None,
     })
+}
+
+/// Where the labels of an NPY feature file are, resolved (see
+/// [`read_dataset`](crate::read_dataset)).
+pub(crate) enum LabelSource {
+    /// A column of the features.
+    Column(isize),
+    /// A label file.
+    File(PathBuf),
+}
+
+impl LabelSource {
+    /// The labels `label` names for the features `path`: a column index, a label file (tried
+    /// as given, then next to `path`), or when `None` the label file next to `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Label`] when `label` is `None` and no label file is found.
+    pub(crate) fn find(path: &Path, label: Option<&str>) -> Result<Self> {
+        Ok(match label {
+            Some(text) => match text.trim().parse::<isize>() {
+                Ok(column) => Self::Column(column),
+                Err(_) => {
+                    let given = PathBuf::from(text);
+                    Self::File(match path.parent() {
+                        Some(dir) if given.is_relative() && !given.exists() => {
+                            let beside = dir.join(&given);
+                            if beside.exists() { beside } else { given }
+                        }
+                        _ => given,
+                    })
+                }
+            },
+            None => Self::File(sibling_label_file(path).ok_or_else(|| {
+                Error::Label {
+                    path: path.into(),
+                    reason: "no label file found next to it (looked for NAME_y.npy[.gz] for \
+                         NAME_X.npy[.gz], y_NAME.npy for x_NAME.npy, y.npy for X.npy); give \
+                         the label file or a column index as the label"
+                        .into(),
+                }
+            })?),
+        })
+    }
+
+    /// As [`NpyLabels`].
+    pub(crate) fn as_labels(&self) -> NpyLabels<'_> {
+        match self {
+            Self::Column(c) => NpyLabels::Column(*c),
+            Self::File(p) => NpyLabels::File(p),
+        }
+    }
+}
+
+/// The 0-based index of label column `column` (negative from the end) among `d`.
+fn label_index(path: &Path, column: isize, d: usize) -> Result<usize> {
+    let index = if column < 0 {
+        d.checked_sub(column.unsigned_abs())
+    } else {
+        usize::try_from(column).ok().filter(|&c| c < d)
+    };
+    index.ok_or_else(|| Error::Label {
+        path: path.into(),
+        reason: format!("label column {column} is out of range for {d} columns"),
+    })
+}
+
+/// Where an NPY block reader takes its labels from.
+enum BlockLabels {
+    /// None (scoring without labels).
+    Without,
+    /// A column of the features (0-based), removed from them.
+    Column(usize),
+    /// A label file read alongside.
+    File(NpyStream<'static>),
+}
+
+/// The rows of a 2-D `.npy` feature file, a block at a time, with labels from a column or a
+/// second file, mapped by a [`Labels`](crate::Labels).
+pub(crate) struct NpyRows {
+    x: NpyStream<'static>,
+    labels: BlockLabels,
+    mapper: crate::Labels,
+    negative: Option<f64>,
+    with_labels: bool,
+    /// Rows, and columns in the file.
+    n: usize,
+    cols: usize,
+    /// Rows read so far.
+    row: usize,
+    /// One block's values, reused.
+    scratch: Vec<f64>,
+}
+
+impl NpyRows {
+    /// The rows of `path` with the labels `labels` (`None`: no labels), mapped by `mapper`
+    /// (a label column is removed from the features, and its labels dropped unless
+    /// `with_labels`).
+    /// The values are read a block at a time, so the file may exceed the memory budget.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_npy_dataset`], for the headers; the data's errors come with the blocks.
+    pub(crate) fn open(
+        path: &Path,
+        labels: Option<&LabelSource>,
+        mapper: crate::Labels,
+        with_labels: bool,
+    ) -> Result<Self> {
+        let x = NpyStream::open(Source::open(path)?.with_budget(usize::MAX))?;
+        let [n, cols] = x.shape[..] else {
+            return Err(Error::Npy {
+                path: path.into(),
+                reason: format!("expected a 2-D array, found shape {:?}", x.shape),
+            });
+        };
+        let labels = match labels {
+            None => BlockLabels::Without,
+            Some(LabelSource::Column(c)) => BlockLabels::Column(label_index(path, *c, cols)?),
+            Some(LabelSource::File(y_path)) => {
+                let y = NpyStream::open(Source::open(y_path)?.with_budget(usize::MAX))?;
+                match y.shape[..] {
+                    [m] | [m, 1] if m == n => BlockLabels::File(y),
+                    [m] | [m, 1] => {
+                        return Err(Error::DataMismatch {
+                            path: y_path.clone(),
+                            reason: format!("{m} labels for the {n} rows of {}", path.display()),
+                        });
+                    }
+                    ref shape => {
+                        return Err(Error::Npy {
+                            path: y_path.clone(),
+                            reason: format!(
+                                "expected a vector (shape (n,) or (n, 1)), found shape \
+                                 {shape:?}"
+                            ),
+                        });
+                    }
+                }
+            }
+        };
+        Ok(Self {
+            x,
+            labels,
+            mapper,
+            negative: None,
+            with_labels,
+            n,
+            cols,
+            row: 0,
+            scratch: Vec::new(),
+        })
+    }
+}
+
+impl crate::blocks::BlockReader for NpyRows {
+    fn n_features(&self) -> usize {
+        self.cols - usize::from(matches!(self.labels, BlockLabels::Column(_)))
+    }
+
+    fn read_rows(&mut self, max_rows: usize, buf: &mut crate::blocks::BlockBuf) -> Result<usize> {
+        let k = max_rows.min(self.n - self.row);
+        if k == 0 {
+            self.x.finish()?;
+            if let BlockLabels::File(y) = &mut self.labels {
+                y.finish()?;
+            }
+            return Ok(0);
+        }
+        self.scratch.clear();
+        self.x.read_values(k * self.cols, &mut self.scratch)?;
+        let block =
+            ndarray::ArrayView2::from_shape((k, self.cols), &self.scratch[..]).map_err(|e| {
+                Error::Npy {
+                    path: self.x.path.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+        check_finite(&self.x.path, block, self.row)?;
+        let mut mapper = crate::schema::LabelMapper::resume(&self.mapper, self.negative);
+        let mut y = Vec::with_capacity(k);
+        match &mut self.labels {
+            BlockLabels::Without => {}
+            BlockLabels::Column(index) => {
+                y.extend(block.column(*index).iter().copied());
+                for row in block.rows() {
+                    buf.x.extend(
+                        row.iter()
+                            .enumerate()
+                            .filter(|(j, _)| j != index)
+                            .map(|(_, v)| *v),
+                    );
+                }
+            }
+            BlockLabels::File(stream) => {
+                stream.read_values(k, &mut y)?;
+                check_finite_labels(&stream.path, &y, self.row)?;
+            }
+        }
+        if !matches!(self.labels, BlockLabels::Column(_)) {
+            buf.x.extend_from_slice(&self.scratch);
+        }
+        let path = match &self.labels {
+            BlockLabels::File(stream) => stream.path.clone(),
+            _ => self.x.path.clone(),
+        };
+        for (i, v) in y.into_iter().enumerate().filter(|_| self.with_labels) {
+            buf.y.push(mapper.map_value(v, self.row + i, &path)?);
+        }
+        self.negative = mapper.negative();
+        self.row += k;
+        buf.rows += k;
+        Ok(k)
+    }
 }
 
 /// The label file that goes with an NPY feature file, if one exists next to it:
@@ -389,22 +664,27 @@ pub(crate) fn sibling_label_file(x_path: &Path) -> Option<PathBuf> {
         .find(|p| p != x_path && p.is_file())
 }
 
-fn check_finite_labels(path: &Path, y: &Array1<f64>) -> Result<()> {
+/// Checks labels that start at the file's 0-based row `first`.
+fn check_finite_labels(path: &Path, y: &[f64], first: usize) -> Result<()> {
     match y.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(Error::Npy {
             path: path.into(),
-            reason: format!("non-finite label {} at row {i} (0-based)", y[i]),
+            reason: format!("non-finite label {} at row {} (0-based)", y[i], first + i),
         }),
     }
 }
 
-fn check_finite(path: &Path, x: ndarray::ArrayView2<'_, f64>) -> Result<()> {
+/// Checks rows that start at the file's 0-based row `first`.
+fn check_finite(path: &Path, x: ndarray::ArrayView2<'_, f64>, first: usize) -> Result<()> {
     for ((i, j), v) in x.indexed_iter() {
         if !v.is_finite() {
             return Err(Error::Npy {
                 path: path.into(),
-                reason: format!("non-finite value {v} at row {i}, column {j} (0-based)"),
+                reason: format!(
+                    "non-finite value {v} at row {}, column {j} (0-based)",
+                    first + i
+                ),
             });
         }
     }

@@ -24,11 +24,15 @@ use std::path::Path;
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 
-use crate::csv::{read_header, read_rows};
+use crate::blocks::{RowBlocks, WHOLE_FILE_BLOCK};
+use crate::csv::{CsvRows, read_header, read_rows};
+use crate::libsvm::LibsvmRows;
+use crate::npy::{LabelSource, NpyRows};
+use crate::parquet::ParquetTable;
 use crate::source::{Lines, Source, parse_finite};
 use crate::{
-    Error, Format, LoadedData, NpyLabels, ParseErrorKind, Result, read_dataset_with_width,
-    read_npy_2d, read_npy_dataset,
+    Error, Format, LoadedData, MEMORY_BUDGET_BYTES, NpyLabels, ParseErrorKind, Result,
+    read_dataset_with_width, read_npy_2d, read_npy_dataset,
 };
 
 /// The largest schema file read (16 MiB).
@@ -133,13 +137,7 @@ impl Labels {
         let mut mapper = self.mapper();
         let mut out = Vec::with_capacity(y.len());
         for (i, &v) in y.iter().enumerate() {
-            let mapped = mapper
-                .map_text(&v.to_string())
-                .map_err(|kind| Error::Label {
-                    path: path.into(),
-                    reason: format!("row {} (1-based): label: {kind}", i + 1),
-                })?;
-            out.push(mapped);
+            out.push(mapper.map_value(v, i, path)?);
         }
         Ok(Array1::from_vec(out))
     }
@@ -176,7 +174,31 @@ pub(crate) struct LabelMapper<'a> {
     negative: Option<f64>,
 }
 
-impl LabelMapper<'_> {
+impl<'a> LabelMapper<'a> {
+    /// A mapper that continues another's pass (blocks read one after the other): `negative`
+    /// is what [`LabelMapper::negative`] returned.
+    pub(crate) fn resume(labels: &'a Labels, negative: Option<f64>) -> Self {
+        Self { labels, negative }
+    }
+
+    /// The label `v` read as a number from the 0-based `row` of a file without column names
+    /// (LIBSVM, NPY).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Label`] naming `path`, the row (1-based) and the value.
+    pub(crate) fn map_value(&mut self, v: f64, row: usize, path: &Path) -> Result<f64> {
+        self.map_text(&v.to_string()).map_err(|kind| Error::Label {
+            path: path.into(),
+            reason: format!("row {} (1-based): label: {kind}", row + 1),
+        })
+    }
+
+    /// The negative class as first written in this pass ([`Labels::Signs`]).
+    pub(crate) fn negative(&self) -> Option<f64> {
+        self.negative
+    }
+
     /// The label of one cell.
     pub(crate) fn map_text(&mut self, cell: &str) -> std::result::Result<f64, ParseErrorKind> {
         let unexpected = |expected: String| ParseErrorKind::UnexpectedValue {
@@ -837,26 +859,34 @@ pub fn read_table_bytes(
     )
 }
 
+/// A Parquet file in memory (named `name` in errors) read with a resolved spec (labels
+/// required): columns found by name, as [`read_table`] reads CSV.
+///
+/// # Errors
+///
+/// [`Error::Parquet`] for a file that is not Parquet, corrupt or truncated, or a read column
+/// of an unsupported type; [`Error::Value`] naming the row group, row and column of a value
+/// that cannot be used (a null, a non-finite number, a categorical value outside its levels,
+/// a label outside the class pair); the [`read_table`] errors for columns.
+pub fn read_parquet_bytes(
+    bytes: &[u8],
+    name: impl AsRef<Path>,
+    spec: &TableSpec,
+) -> Result<LoadedData> {
+    ParquetTable::from_bytes(bytes, name.as_ref())?.read_all(spec, true)
+}
+
 fn read_table_lines(mut lines: Lines<'_>, spec: &TableSpec, labels: bool) -> Result<LoadedData> {
     let header = read_header(&mut lines)?;
     read_rows(lines, &header, spec, labels)
 }
 
-/// The format given, or the one the file name says.
-fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
-    match format {
-        Some(f) => Ok(f),
-        None => {
-            Format::from_path(path).ok_or_else(|| Error::FormatNotInferred { path: path.into() })
-        }
-    }
-}
-
 /// Reads training data under `schema` for `task`, and returns it with the resolved spec to
 /// store with the model.
 ///
-/// - CSV: the schema is resolved against the header ([`Schema::resolve`]) and the rows read
-///   by it (features chosen and one-hot encoded, labels mapped).
+/// - CSV, Parquet: the schema is resolved against the header (Parquet: the top-level column
+///   names) ([`Schema::resolve`]) and the rows read by it (features chosen and one-hot
+///   encoded, labels mapped).
 /// - LIBSVM, NPY: only the label and the class pair apply ([`Schema::resolve_unnamed`]); the
 ///   file is read by [`read_dataset`](crate::read_dataset) and its labels mapped. The spec
 ///   keeps an NPY label only when it is a column index (a label file belongs to this file).
@@ -871,24 +901,138 @@ pub fn read_training_data(
     schema: &Schema,
     task: Task,
 ) -> Result<(LoadedData, TableSpec)> {
-    let format = format_of(path, format)?;
-    if format == Format::Csv {
-        let mut lines = Lines::open(path)?;
-        let header = read_header(&mut lines)?;
-        let spec = schema.resolve(&header, path, task)?;
-        let data = read_rows(lines, &header, &spec, true)?;
-        return Ok((data, spec));
+    let format = Format::infer(path, format)?;
+    if format.has_column_names() {
+        let (blocks, spec) = open_blocks(path, Some(format), schema, task, WHOLE_FILE_BLOCK)?;
+        return Ok((blocks.collect_all(MEMORY_BUDGET_BYTES / 8, path)?, spec));
     }
-    let mut spec = schema.resolve_unnamed(path, format, task)?;
+    let spec = schema.resolve_unnamed(path, format, task)?;
     let mut data = read_dataset_with_width(path, Some(format), spec.label.as_deref(), None)?;
     data.y = spec.labels.map_values(&data.y, path)?;
+    Ok((data, stored_spec(spec, format)))
+}
+
+/// The spec a model stores for a file without column names: an NPY label only when it is a
+/// column index (a label file belongs to the file it was read with).
+fn stored_spec(mut spec: TableSpec, format: Format) -> TableSpec {
     spec.label = spec
         .label
         .filter(|l| format == Format::Npy && l.trim().parse::<isize>().is_ok());
-    Ok((data, spec))
+    spec
 }
 
-/// Reads data to score with a model: the features as `spec` says (CSV columns found by name,
+/// Opens training data under `schema` for `task` as [`RowBlocks`] of at most `block_rows`
+/// rows — the streaming twin of [`read_training_data`]: the blocks, stacked, equal (bitwise)
+/// the data it returns, and the spec is the same. Memory stays bounded by the block size
+/// (module [`blocks`](crate::RowBlocks)); a LIBSVM file is read once more first to find its
+/// width. For the next pass over the same file, call [`read_blocks`] with the spec.
+///
+/// # Errors
+///
+/// As [`read_training_data`]: the schema's errors when opening; the readers' errors with the
+/// block where they occur.
+pub fn open_blocks(
+    path: &Path,
+    format: Option<Format>,
+    schema: &Schema,
+    task: Task,
+    block_rows: usize,
+) -> Result<(RowBlocks<'static>, TableSpec)> {
+    let format = Format::infer(path, format)?;
+    match format {
+        Format::Csv => {
+            let mut lines = Lines::open(path)?;
+            let header = read_header(&mut lines)?;
+            let spec = schema.resolve(&header, path, task)?;
+            let names = spec.feature_names();
+            let rows = CsvRows::new(lines, header, &spec, true)?;
+            Ok((RowBlocks::new(Box::new(rows), block_rows, names), spec))
+        }
+        Format::Parquet => {
+            let table = ParquetTable::open(path)?;
+            let spec = schema.resolve(&table.header(), path, task)?;
+            Ok((table.blocks(&spec, true, block_rows)?, spec))
+        }
+        Format::Libsvm | Format::Npy => {
+            let spec = schema.resolve_unnamed(path, format, task)?;
+            let blocks = read_blocks(path, Some(format), &spec, None, true, block_rows)?;
+            Ok((blocks, stored_spec(spec, format)))
+        }
+    }
+}
+
+/// Opens data as [`RowBlocks`] of at most `block_rows` rows with a resolved `spec` (a pass
+/// after the first, or data to score): the streaming twin of [`read_scoring_data`], with
+/// `width` features when given (a LIBSVM file is then that wide; other formats must be).
+/// Labels are read and mapped when `with_labels` (otherwise the blocks' `y` are empty).
+///
+/// # Errors
+///
+/// As [`read_scoring_data`]; [`Error::DataMismatch`] for a width other than `width`.
+pub fn read_blocks(
+    path: &Path,
+    format: Option<Format>,
+    spec: &TableSpec,
+    width: Option<usize>,
+    with_labels: bool,
+    block_rows: usize,
+) -> Result<RowBlocks<'static>> {
+    let format = Format::infer(path, format)?;
+    let names = spec.feature_names();
+    let blocks = match (format, &spec.columns) {
+        (Format::Csv, Some(_)) => {
+            let mut lines = Lines::open(path)?;
+            let header = read_header(&mut lines)?;
+            let rows = CsvRows::new(lines, header, spec, with_labels)?;
+            RowBlocks::new(Box::new(rows), block_rows, names)
+        }
+        (Format::Parquet, Some(_)) => {
+            ParquetTable::open(path)?.blocks(spec, with_labels, block_rows)?
+        }
+        (Format::Csv | Format::Parquet, None) => return Err(unnamed_model(path, format)),
+        (Format::Libsvm, _) => {
+            let d = crate::libsvm::width(path, width)?;
+            let rows = LibsvmRows::open(path, d, spec.labels.clone(), with_labels)?;
+            RowBlocks::new(Box::new(rows), block_rows, None)
+        }
+        (Format::Npy, _) => {
+            let column = spec
+                .label
+                .as_deref()
+                .and_then(|l| l.trim().parse::<isize>().ok());
+            let labels = match (with_labels, column) {
+                (true, _) => Some(LabelSource::find(path, spec.label.as_deref())?),
+                (false, Some(c)) => Some(LabelSource::Column(c)),
+                (false, None) => None,
+            };
+            let rows = NpyRows::open(path, labels.as_ref(), spec.labels.clone(), with_labels)?;
+            RowBlocks::new(Box::new(rows), block_rows, None)
+        }
+    };
+    if let Some(w) = width
+        && blocks.n_features() != w
+    {
+        return Err(Error::DataMismatch {
+            path: path.into(),
+            reason: format!("{} features, but the model has {w}", blocks.n_features()),
+        });
+    }
+    Ok(blocks)
+}
+
+/// The error for a file with column names scored with a model trained without them.
+fn unnamed_model(path: &Path, format: Format) -> Error {
+    Error::Schema {
+        origin: path.display().to_string(),
+        reason: format!(
+            "the model was trained on a file without column names, so a {format} file cannot \
+             be matched to its features by name"
+        ),
+    }
+}
+
+/// Reads data to score with a model: the features as `spec` says (CSV and Parquet columns
+/// found by name,
 /// in any order; extra columns ignored), `width` of them, and the labels mapped as in training
 /// when `with_labels` (otherwise the label column need not exist and `y` is empty).
 ///
@@ -904,17 +1048,11 @@ pub fn read_scoring_data(
     width: usize,
     with_labels: bool,
 ) -> Result<LoadedData> {
-    let format = format_of(path, format)?;
+    let format = Format::infer(path, format)?;
     let data = match (format, &spec.columns) {
         (Format::Csv, Some(_)) => read_table_lines(Lines::open(path)?, spec, with_labels)?,
-        (Format::Csv, None) => {
-            return Err(Error::Schema {
-                origin: path.display().to_string(),
-                reason: "the model was trained on a file without column names, so a CSV file \
-                         cannot be matched to its features by name"
-                    .into(),
-            });
-        }
+        (Format::Parquet, Some(_)) => ParquetTable::open(path)?.read_all(spec, with_labels)?,
+        (Format::Csv | Format::Parquet, None) => return Err(unnamed_model(path, format)),
         (Format::Npy, _) if !with_labels => {
             let column = spec
                 .label

@@ -40,20 +40,27 @@ impl Source<'static> {
     /// Open the regular file `path`. Devices, pipes and directories are refused (an endless
     /// source such as `/dev/zero` could never be read to its end).
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        if !meta.is_file() {
-            return Err(Error::io(
-                path,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "not a regular file (a directory, device or pipe); data is read from \
-                     regular files only",
-                ),
-            ));
-        }
-        Self::new(BufReader::with_capacity(BUFFER, file), path, meta.len())
+        let (file, len) = open_regular(path)?;
+        Self::new(BufReader::with_capacity(BUFFER, file), path, len)
     }
+}
+
+/// Opens the regular file `path` and gives its length. Devices, pipes and directories are
+/// refused.
+pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a directory, device or pipe); data is read from regular \
+                 files only",
+            ),
+        ));
+    }
+    Ok((file, meta.len()))
 }
 
 impl<'a> Source<'a> {
@@ -83,8 +90,8 @@ impl<'a> Source<'a> {
         })
     }
 
-    /// The same source with a budget of `values` (to test the budget checks cheaply).
-    #[cfg(test)]
+    /// The same source with a budget of `values` (`usize::MAX` for a reader that streams; small
+    /// to test the budget checks cheaply).
     pub(crate) fn with_budget(self, values: usize) -> Self {
         Self {
             budget: values,
@@ -100,6 +107,8 @@ pub struct Lines<'a> {
     source: Source<'a>,
     buf: Vec<u8>,
     line: usize,
+    /// Where the last line's text lies in `buf`.
+    text: std::ops::Range<usize>,
 }
 
 /// Open the regular file `path` for reading whole, decompressed when it starts with the gzip
@@ -131,6 +140,7 @@ impl<'a> Lines<'a> {
             source,
             buf: Vec::with_capacity(256),
             line: 0,
+            text: 0..0,
         }
     }
 
@@ -183,6 +193,8 @@ impl<'a> Lines<'a> {
         {
             bytes = rest;
         }
+        let start = bytes.as_ptr() as usize - self.buf.as_ptr() as usize;
+        self.text = start..start + bytes.len();
         match std::str::from_utf8(bytes) {
             Ok(text) => Ok(Some((self.line, text))),
             Err(_) => Err(parse_error(
@@ -192,6 +204,15 @@ impl<'a> Lines<'a> {
                 ParseErrorKind::InvalidUtf8,
             )),
         }
+    }
+}
+
+impl Lines<'_> {
+    /// The line [`Lines::next_line`] returned last, again (empty before the first).
+    pub(crate) fn last_line(&self) -> (usize, &str) {
+        // Checked as UTF-8 when it was read.
+        let text = std::str::from_utf8(&self.buf[self.text.clone()]).unwrap_or_default();
+        (self.line, text)
     }
 }
 

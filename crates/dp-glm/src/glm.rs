@@ -1,19 +1,24 @@
 //! The GLM objective `J(θ) = s·Σ_i φ(⟨x_i, θ⟩, y_i) + (λ/2)‖θ‖²` and its fast paths.
 //!
-//! The value alone is one matrix–vector product `z = Xθ` through
-//! [`ndarray::linalg::general_mat_vec_mul`] (BLAS `gemv` with the `blas` feature). Value and
-//! gradient take one pass over the rows in blocks: a block's margins, its coefficients
-//! `c_i = s·φ'(z_i)`, then `Σ c_i x_i` while the block is still in cache — half the memory
-//! traffic of `Xθ` followed by `Xᵀc`. A clipped gradient sum (MATH §5) needs only the
-//! scalars `φ'(z_i)` and the cached `‖x_i‖`: `c_i = φ'_i·min(1, C/(|φ'_i|·‖x_i‖))`, then one
-//! `Xᵀc`. No per-example gradient vector is ever formed, and the margins live in a scratch
-//! buffer owned by the objective, so the hot path allocates nothing.
+//! Value and gradient take one pass over the rows in blocks: a block's margins, its
+//! coefficients `c_i = s·φ'(z_i)`, then `Σ c_i x_i` while the block is still in cache — half
+//! the memory traffic of `Xθ` followed by `Xᵀc`. A clipped gradient sum (MATH §5) needs only
+//! the scalars `φ'(z_i)` and the cached `‖x_i‖`: `c_i = φ'_i·min(1, C/(|φ'_i|·‖x_i‖))`, then
+//! `Σ c_i x_i` the same way. No per-example gradient vector is ever formed.
+//!
+//! # Threads
+//! The full-batch sums (value, value and gradient, the full clipped sum) run on the current
+//! rayon pool: the rows are cut into leaves of [`LEAF`] rows at fixed boundaries, each leaf is
+//! summed in row order, and the leaves' partial sums are combined by a fixed binary tree
+//! (halves of the leaf range, left + right). The floating-point operations and their order
+//! depend only on `n`, never on the number of threads, so a seeded fit is bit-identical on 1
+//! or 16 threads. The kernels are plain loops (no BLAS call), so a multi-threaded BLAS never
+//! runs inside a rayon worker here.
 
-use std::sync::{Mutex, TryLockError};
+use std::ops::Range;
 
 use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective, numeric};
-use ndarray::linalg::general_mat_vec_mul;
-use ndarray::{ArrayView1, ArrayViewMut1};
+use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 
 use crate::clipping::{ClippedExampleLoss, ClippedLoss};
 use crate::data::Dataset;
@@ -48,9 +53,9 @@ enum ExampleLosses {
 /// - [`ClippedSum`] over the **unscaled** per-example losses `ℓ_i(θ) = φ_i(⟨x_i, θ⟩)`, without
 ///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`.
 ///
-/// The margins `Xθ` are written into an internal scratch buffer (behind a mutex, so the
-/// objective is `Sync`; a call that finds the buffer in use by another thread allocates its
-/// own).
+/// The full-batch sums run on the current rayon pool: leaves of 8192 rows at fixed
+/// boundaries, each summed in row order, combined by a fixed binary tree — the summation order
+/// does not depend on the number of threads, so a seeded fit is bit-identical on any pool.
 ///
 /// # Panics
 /// The trait methods panic if `θ` does not have length [`GlmObjective::n_features`], or a
@@ -63,7 +68,6 @@ pub struct GlmObjective<'a> {
     scale: f64,
     /// Values relative to `θ = 0` (see [`GlmObjective::relative_to_zero`]).
     relative: bool,
-    scratch: Mutex<Vec<f64>>,
 }
 
 impl<'a> GlmObjective<'a> {
@@ -108,10 +112,9 @@ impl<'a> GlmObjective<'a> {
             lambda,
             "must be finite and >= 0",
         )?;
-        let n = data.n_samples();
         let scale = match scale {
             Scale::Sum => 1.0,
-            Scale::Mean => 1.0 / n as f64,
+            Scale::Mean => 1.0 / data.n_samples() as f64,
         };
         Ok(Self {
             data,
@@ -119,7 +122,6 @@ impl<'a> GlmObjective<'a> {
             lambda,
             scale,
             relative: false,
-            scratch: Mutex::new(vec![0.0; n]),
         })
     }
 
@@ -196,17 +198,6 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
-    /// Runs `f` on an `n`-length scratch buffer.
-    fn with_scratch<T>(&self, f: impl FnOnce(&mut [f64]) -> T) -> T {
-        match self.scratch.try_lock() {
-            Ok(mut guard) => f(&mut guard),
-            // The buffer holds no invariant (it is overwritten before use): a panic in
-            // another holder does not matter.
-            Err(TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
-            Err(TryLockError::WouldBlock) => f(&mut vec![0.0; self.n_samples()]),
-        }
-    }
-
     /// `⟨x_i, θ⟩` by a plain loop (rows of a few hundred entries: faster than a BLAS call).
     #[inline]
     fn row_dot(&self, i: usize, theta: ArrayView1<'_, f64>) -> f64 {
@@ -269,11 +260,47 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
-    /// Writes `z = Xθ` into `z`.
-    fn margins(&self, theta: ArrayView1<'_, f64>, z: &mut [f64]) {
-        let mut zv = ArrayViewMut1::from(&mut *z);
-        general_mat_vec_mul(1.0, &self.data.x(), &theta, 0.0, &mut zv);
-        self.rescue_margins(theta, z, |k| k);
+    /// The sum over all rows of `leaf(rows, partial)` — a value, and a `d`-vector `partial`
+    /// (zero on entry) — over leaves of [`LEAF`] rows on the current rayon pool, combined by a
+    /// fixed binary tree (module docs, § Threads). Returns the value and the vector.
+    fn tree_sum<F>(&self, leaf: F) -> (f64, Array1<f64>)
+    where
+        F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
+    {
+        let n = self.n_samples();
+        tree_node(n, self.n_features(), 0, n.div_ceil(LEAF).max(1), &leaf)
+    }
+
+    /// Calls `f(rows)` on the rows of `range` in consecutive blocks of at most [`BLOCK`].
+    fn for_blocks(range: Range<usize>, mut f: impl FnMut(&[usize])) {
+        let mut idx = [0usize; BLOCK];
+        for start in range.clone().step_by(BLOCK) {
+            let len = BLOCK.min(range.end - start);
+            let idx = &mut idx[..len];
+            idx.iter_mut().zip(start..).for_each(|(k, i)| *k = i);
+            f(idx);
+        }
+    }
+
+    /// `out += Σ_{i ∈ rows} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`, in blocks of rows and three passes:
+    /// margins, coefficients, sums. The margin pass has no dependency between rows, so their
+    /// (random) loads overlap; a block's rows are still in cache for the third pass. Rows of
+    /// a few hundred entries: plain loops beat a BLAS call per row.
+    fn add_clipped(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        clip: f64,
+        mut out: ArrayViewMut1<'_, f64>,
+    ) {
+        let mut coef = [0.0; BLOCK];
+        for block in rows.chunks(BLOCK) {
+            let coef = &mut coef[..block.len()];
+            self.row_dots(block, theta, coef);
+            self.rescue_margins(theta, coef, |k| block[k]);
+            self.clip_in_place(coef, clip, |k| block[k]);
+            self.add_scaled_rows(block, coef, out.view_mut());
+        }
     }
 
     /// Recomputes every non-finite margin `z_k` (of row `row(k)`) with the scaled dot product
@@ -325,6 +352,27 @@ impl<'a> GlmObjective<'a> {
             }
         }
     }
+}
+
+/// The sum over leaves `a..b` (of [`LEAF`] rows, the last one cut at `n`) of `leaf` (see
+/// [`GlmObjective::tree_sum`]): one leaf is summed directly; otherwise the two halves
+/// `a..mid` and `mid..b`, `mid = a + (b − a)/2`, possibly on two threads, then left + right.
+fn tree_node<F>(n: usize, d: usize, a: usize, b: usize, leaf: &F) -> (f64, Array1<f64>)
+where
+    F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
+{
+    if b - a == 1 {
+        let mut g = Array1::zeros(d);
+        let v = leaf(a * LEAF..((a + 1) * LEAF).min(n), g.view_mut());
+        return (v, g);
+    }
+    let mid = a + (b - a) / 2;
+    let ((v, mut g), (w, h)) = rayon::join(
+        || tree_node(n, d, a, mid, leaf),
+        || tree_node(n, d, mid, b, leaf),
+    );
+    g += &h;
+    (v + w, g)
 }
 
 /// `⟨a, b⟩` with four independent accumulators (vectorises; no BLAS call overhead).
@@ -407,20 +455,28 @@ impl Objective for GlmObjective<'_> {
 
     fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
         let y = self.data.y();
-        let sum = self.with_scratch(|z| {
-            self.margins(theta, z);
-            match &self.losses {
-                ExampleLosses::Plain(l) => z
-                    .iter()
-                    .zip(y)
-                    .map(|(&zi, &yi)| self.plain_value(l, zi, yi, l.value(zi, yi)))
-                    .sum(),
-                ExampleLosses::Clipped(_, rows) => z
-                    .iter()
-                    .zip(rows)
-                    .map(|(&zi, g)| self.clipped_value(g, zi, g.value(zi)))
-                    .sum::<f64>(),
-            }
+        let (sum, _) = self.tree_sum(|range, _| {
+            let mut sum = 0.0;
+            let mut z = [0.0; BLOCK];
+            Self::for_blocks(range, |idx| {
+                let z = &mut z[..idx.len()];
+                self.row_dots(idx, theta, z);
+                self.rescue_margins(theta, z, |k| idx[k]);
+                match &self.losses {
+                    ExampleLosses::Plain(l) => {
+                        for (&zi, &i) in z.iter().zip(idx) {
+                            sum += self.plain_value(l, zi, y[i], l.value(zi, y[i]));
+                        }
+                    }
+                    ExampleLosses::Clipped(_, rows) => {
+                        for (&zi, &i) in z.iter().zip(idx) {
+                            let g = &rows[i];
+                            sum += self.clipped_value(g, zi, g.value(zi));
+                        }
+                    }
+                }
+            });
+            sum
         });
         self.scale * sum + self.ridge(theta)
     }
@@ -439,33 +495,34 @@ impl Objective for GlmObjective<'_> {
             }
         };
         let scale = self.scale;
-        grad.fill(0.0);
-        let (mut idx, mut coef) = ([0usize; BLOCK], [0.0; BLOCK]);
-        let mut sum = 0.0;
-        for start in (0..self.n_samples()).step_by(BLOCK) {
-            let len = BLOCK.min(self.n_samples() - start);
-            let (idx, coef) = (&mut idx[..len], &mut coef[..len]);
-            idx.iter_mut().zip(start..).for_each(|(k, i)| *k = i);
-            self.row_dots(idx, theta, coef);
-            self.rescue_margins(theta, coef, |k| start + k);
-            match &self.losses {
-                ExampleLosses::Plain(l) => {
-                    for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
-                        let (v, d) = l.value_deriv(*c, yi);
-                        sum += self.plain_value(l, *c, yi, v);
-                        *c = scale * d;
+        let (sum, g) = self.tree_sum(|range, mut g| {
+            let mut sum = 0.0;
+            let mut coef = [0.0; BLOCK];
+            Self::for_blocks(range, |idx| {
+                let (start, coef) = (idx[0], &mut coef[..idx.len()]);
+                self.row_dots(idx, theta, coef);
+                self.rescue_margins(theta, coef, |k| start + k);
+                match &self.losses {
+                    ExampleLosses::Plain(l) => {
+                        for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
+                            let (v, d) = l.value_deriv(*c, yi);
+                            sum += self.plain_value(l, *c, yi, v);
+                            *c = scale * d;
+                        }
+                    }
+                    ExampleLosses::Clipped(_, rows) => {
+                        for (c, g) in coef.iter_mut().zip(&rows[start..]) {
+                            let (v, d) = g.value_deriv(*c);
+                            sum += self.clipped_value(g, *c, v);
+                            *c = scale * d;
+                        }
                     }
                 }
-                ExampleLosses::Clipped(_, rows) => {
-                    for (c, g) in coef.iter_mut().zip(&rows[start..]) {
-                        let (v, d) = g.value_deriv(*c);
-                        sum += self.clipped_value(g, *c, v);
-                        *c = scale * d;
-                    }
-                }
-            }
-            self.add_scaled_rows(idx, coef, grad.view_mut());
-        }
+                self.add_scaled_rows(idx, coef, g.view_mut());
+            });
+            sum
+        });
+        grad.assign(&g);
         if self.lambda != 0.0 {
             grad.scaled_add(self.lambda, &theta);
         }
@@ -537,33 +594,29 @@ impl ClippedSum for GlmObjective<'_> {
     ) {
         let clip = if clip >= 0.0 { clip } else { 0.0 };
         match batch {
-            None => self.with_scratch(|z| {
-                self.margins(theta, z);
-                self.clip_in_place(z, clip, |k| k);
-                let c = ArrayView1::from(&*z);
-                general_mat_vec_mul(1.0, &self.data.x().t(), &c, 0.0, &mut out);
-            }),
+            None => {
+                let (_, g) = self.tree_sum(|range, mut g| {
+                    Self::for_blocks(range, |idx| {
+                        self.add_clipped(theta, idx, clip, g.view_mut())
+                    });
+                    0.0
+                });
+                out.assign(&g);
+            }
             Some(batch) => {
                 out.fill(0.0);
-                // Blocks of rows, in three passes: margins, coefficients, sums. The margin
-                // pass has no dependency between rows, so their (random) loads overlap; a
-                // block's rows are still in cache for the third pass. Rows of a few hundred
-                // entries: plain loops beat a BLAS call per row.
-                let mut coef = [0.0; BLOCK];
-                for block in batch.chunks(BLOCK) {
-                    let coef = &mut coef[..block.len()];
-                    self.row_dots(block, theta, coef);
-                    self.rescue_margins(theta, coef, |k| block[k]);
-                    self.clip_in_place(coef, clip, |k| block[k]);
-                    self.add_scaled_rows(block, coef, out.view_mut());
-                }
+                self.add_clipped(theta, batch, clip, out);
             }
         }
     }
 }
 
-/// Rows per block of a batch's clipped sum.
+/// Rows per block of the kernels (margins, coefficients and sums of a block in turn).
 const BLOCK: usize = 64;
+
+/// Rows per leaf of the full-batch sums: the unit of work of a rayon task and of the fixed
+/// summation tree (a multiple of [`BLOCK`]; 8192 rows of 100 features are 6.5 MB).
+pub(crate) const LEAF: usize = 8192;
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,8 @@
 //! The GLM objective's fast paths against naive per-example loops.
 //!
 //! These tests run unchanged with and without the `blas` feature (`cargo test -p dp-glm`
-//! and `cargo test -p dp-glm --features blas`): with BLAS the two matrix–vector products
-//! go through `dgemv`.
+//! and `cargo test -p dp-glm --features blas`); the objective's kernels are plain loops either
+//! way (the full-batch sums run on rayon workers, where a BLAS call is not wanted).
 //!
 //! "Relative" errors are measured against the mass of the summed terms
 //! (`Σ_i |c_i|·‖x_i‖` for a gradient, `Σ_i |φ_i|` for a value), the scale at which a

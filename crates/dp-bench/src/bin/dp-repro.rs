@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use dp_bench::{Error, Mode, RunOptions, registry, run_all};
 
 const USAGE: &str = "\
-usage: dp-repro [--quick | --full] [--only ID]... [--out DIR] [--blas DESC]
+usage: dp-repro [--quick | --full] [--only ID]... [--out DIR] [--blas DESC] [--threads N]
        dp-repro --list
 
 Regenerates the papers' figures and tables into DIR (default: results) and writes DIR/index.md.
@@ -20,6 +20,8 @@ options:
   --only ID     run only experiment ID (repeatable; see --list)
   --out DIR     output directory (default: results)
   --blas DESC   BLAS configuration to record in the index (default: from the build)
+  --threads N   worker threads for experiments, trials and gradients (default:
+                RAYON_NUM_THREADS, else one per logical CPU); the numbers do not depend on it
   --list        print the experiments (id, paper, title) and exit
   -h, --help    print this help
 
@@ -30,7 +32,8 @@ environment:
 
 /// What the command line asked for.
 enum Command {
-    Run(RunOptions),
+    /// Run, on this many threads (`None`: rayon's default, which reads `RAYON_NUM_THREADS`).
+    Run(RunOptions, Option<usize>),
     List,
     Help,
 }
@@ -38,6 +41,7 @@ enum Command {
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut options = RunOptions::default();
     let mut list = false;
+    let mut threads = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| {
@@ -51,6 +55,15 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
             "--only" => options.only.push(value("--only")?),
             "--out" => options.out_dir = PathBuf::from(value("--out")?),
             "--blas" => options.blas = Some(value("--blas")?),
+            "--threads" => {
+                let v = value("--threads")?;
+                threads = Some(
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n >= 1)
+                        .ok_or_else(|| format!("--threads needs an integer >= 1, got `{v}`"))?,
+                );
+            }
             "--list" => list = true,
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument `{other}`")),
@@ -62,13 +75,22 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     Ok(if list {
         Command::List
     } else {
-        Command::Run(options)
+        Command::Run(options, threads)
     })
 }
 
 /// The BLAS this binary was built with, from the crate's `blas` feature.
 fn built_blas() -> Option<String> {
     cfg!(feature = "blas").then(|| "OpenBLAS (system library, via openblas-src)".to_owned())
+}
+
+/// Sizes rayon's global pool (when `--threads` was given).
+fn set_threads(threads: Option<usize>) -> Result<(), String> {
+    let Some(n) = threads else { return Ok(()) };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| format!("cannot start {n} threads: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -90,30 +112,41 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Run(options) => match run_all(&options) {
-            Ok(summary) => {
-                println!(
-                    "wrote {} ({} experiments, {:.1} s)",
-                    summary.index.display(),
-                    summary.outcomes.len(),
-                    summary.elapsed.as_secs_f64()
-                );
-                let failed = summary.failed();
-                if failed.is_empty() {
-                    ExitCode::SUCCESS
-                } else {
-                    eprintln!("dp-repro: FAILED: {}", failed.join(", "));
-                    ExitCode::FAILURE
-                }
-            }
-            Err(e @ Error::UnknownExperiment { .. }) => {
-                eprintln!("dp-repro: {e}");
-                ExitCode::from(2)
-            }
-            Err(e) => {
-                eprintln!("dp-repro: {e}");
+        Command::Run(options, threads) => match set_threads(threads) {
+            Err(msg) => {
+                eprintln!("dp-repro: {msg}");
                 ExitCode::FAILURE
             }
+            Ok(()) => report(run_all(&options)),
         },
+    }
+}
+
+/// Prints a run's summary; the exit code.
+fn report(result: Result<dp_bench::Summary, Error>) -> ExitCode {
+    match result {
+        Ok(summary) => {
+            println!(
+                "wrote {} ({} experiments, {:.1} s)",
+                summary.index.display(),
+                summary.outcomes.len(),
+                summary.elapsed.as_secs_f64()
+            );
+            let failed = summary.failed();
+            if failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("dp-repro: FAILED: {}", failed.join(", "));
+                ExitCode::FAILURE
+            }
+        }
+        Err(e @ Error::UnknownExperiment { .. }) => {
+            eprintln!("dp-repro: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("dp-repro: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -2,6 +2,8 @@
 //! unconstrained private GLMs*): Fig. 2 (DP-SGD on Cod-RNA with zero features appended,
 //! Gaussian vs Gamma-ball noise) and App. D.2 (the bias of aggressive clipping).
 
+use std::sync::{Mutex, PoisonError};
+
 use dp_glm::{ClippedLoss, Dataset, DpGd, DpSgd, GlmObjective, Loss, Scale, SgdNoise};
 use dp_optim::{Averaging, Lbfgs, Objective, seeded_rng};
 use ndarray::{Array1, Array2};
@@ -73,7 +75,8 @@ impl Experiment for Fig2Dimension {
             (SgdNoise::Gaussian, Vec::new()),
             (SgdNoise::GammaBall, Vec::new()),
         ];
-        let mut calibrated = Vec::new();
+        // Pushed from inside the (parallel) trials: only seed 0's, once per noise, in order.
+        let calibrated = Mutex::new(Vec::new());
         for &d in dims {
             let mut x = Array2::zeros((train.x.nrows(), d.max(native)));
             for j in 0..native {
@@ -94,14 +97,17 @@ impl Experiment for Fig2Dimension {
                     let acc = mean_over(seeds, |seed| {
                         let m = glm(learner.fit(&data, &mut seeded_rng(7_000 + seed)))?;
                         if d == dims[0] && lr == rates[0] && seed == 0 {
-                            calibrated.push(format!(
-                                "{noise:?}: {}",
-                                m.privacy()
-                                    .noise
-                                    .first()
-                                    .map(|(k, v)| format!("{k} = {v:.4}"))
-                                    .unwrap_or_default()
-                            ));
+                            calibrated
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .push(format!(
+                                    "{noise:?}: {}",
+                                    m.privacy()
+                                        .noise
+                                        .first()
+                                        .map(|(k, v)| format!("{k} = {v:.4}"))
+                                        .unwrap_or_default()
+                                ));
                         }
                         Ok(accuracy(m.coef()))
                     })?;
@@ -134,7 +140,10 @@ impl Experiment for Fig2Dimension {
              choice). Expected shape (paper): Gaussian accuracy flat in d, Gamma-ball accuracy \
              falling as d grows, since the Gamma ball's noise norm grows like d while the \
              Gaussian's component on the data's 9 coordinates does not depend on d.",
-            calibrated.join(", ")
+            calibrated
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .join(", ")
         ))])
     }
 }

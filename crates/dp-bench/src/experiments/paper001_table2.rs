@@ -7,6 +7,7 @@ use dp_glm::preprocess::Pipeline;
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{Amp, Dataset, DpSgd, GlmObjective, LinearModel, Loss, Scale};
 use dp_optim::{Lbfgs, UpdateRule, seeded_rng};
+use rayon::prelude::*;
 
 use super::synthetic::glm;
 use crate::data::{ADULT_SPLIT_SEED, LoadedData, PaperDataset};
@@ -63,8 +64,13 @@ struct Estimate {
 }
 
 /// The mean and standard error (sample standard deviation / √trials) of `f` over the trials.
-fn estimate(trials: u64, mut f: impl FnMut(u64) -> Result<f64>) -> Result<Estimate> {
-    let values = (0..trials).map(&mut f).collect::<Result<Vec<_>>>()?;
+fn estimate(trials: u64, f: impl Fn(u64) -> Result<f64> + Sync + Send) -> Result<Estimate> {
+    // Trials in parallel, collected in trial order (each seeded from its index by `f`): the
+    // serial run's numbers.
+    let values = (0..trials)
+        .into_par_iter()
+        .map(f)
+        .collect::<Result<Vec<_>>>()?;
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);

@@ -44,6 +44,8 @@ impl NoisyGdVsJl {
                 .radius(RADIUS);
             // φ(0, y) = y²/2 ≤ 1/2 for |y| ≤ 1.
             m.y_bound = 0.5_f64.sqrt();
+            // The paper's T = n (the learner defaults to min(n, 1000)).
+            m.paper_steps = true;
             m
         };
         let risk = |w: ndarray::ArrayView1<'_, f64>, data: &Dataset| mean_loss(w, data, loss);

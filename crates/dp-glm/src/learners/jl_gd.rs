@@ -162,7 +162,11 @@ mod tests {
         assert_eq!(m.coef().len(), 100);
         let r = m.privacy();
         assert!(r.epsilon <= 2.0 && r.epsilon > 1.99, "{}", r.epsilon);
-        assert_eq!(r.ledger.entries()[0].count, 3000);
+        assert_eq!(
+            r.ledger.entries()[0].count,
+            1000,
+            "T = min(n, 1000) by default"
+        );
         assert!(r.noise.contains(&("jl_k".to_string(), 20.0)));
         assert!(r.noise.contains(&("radius".to_string(), 8.0)));
         let acc = accuracy(&m, &train);

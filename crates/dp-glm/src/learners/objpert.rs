@@ -88,6 +88,12 @@ pub struct ObjectivePerturbation {
     pub lambda: Option<f64>,
     /// The factor of paper 001's rule: accept `λ` once `σ ≤ factor·σ_Gauss` (default 1.3).
     pub sigma_factor: f64,
+    /// A public row count for the certified tolerance `τ` (which grows with `n`): with it the
+    /// release (its `τ` and output noise) does not depend on the data's count, which is
+    /// private under add/remove; without it the data's count is used and treated as public,
+    /// as the report notes. A data set with more rows than this may fail certification
+    /// (nothing is released).
+    pub public_n: Option<usize>,
 }
 
 impl ObjectivePerturbation {
@@ -100,6 +106,7 @@ impl ObjectivePerturbation {
             clip: None,
             lambda: None,
             sigma_factor: 1.3,
+            public_n: None,
         }
     }
 
@@ -190,7 +197,8 @@ impl ObjectivePerturbation {
         let (sigma, lambda) = self.calibrate_release(d)?;
         let rows = bounded_rows(data, self.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
-        let tau = objpert_tau(rows.n_samples(), d, b.lipschitz, sigma);
+        let n = self.public_n.unwrap_or_else(|| rows.n_samples());
+        let tau = objpert_tau(n, d, b.lipschitz, sigma);
         let theta = objective.minimise(0.1 * tau)?;
         objective.certify(theta.view(), tau, b.lipschitz)?;
         // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS.
@@ -211,7 +219,13 @@ impl ObjectivePerturbation {
              grid-safe Gaussian output noise sigma_out = {sigma_out:e}, whose \
              sensitivity-to-noise ratio is {OUTPUT_SHARE}·L/sigma"
         ));
-        notes.extend(solver_n_note(self.budget.neighbouring));
+        match self.public_n {
+            Some(n) => notes.push(format!(
+                "the certified tolerance tau uses the given public row count n = {n}, not the \
+                 data's"
+            )),
+            None => notes.extend(solver_n_note(self.budget.neighbouring)),
+        }
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }

@@ -3,6 +3,8 @@
 use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
 use dp_optim::numeric::project_to_ball;
 use dp_optim::{grid_multiplier, grid_noise_multiplier};
+use faer::linalg::solvers::Solve;
+use faer::{Mat, Side};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 
@@ -28,14 +30,16 @@ use crate::model::LinearModel;
 /// √(d log(6/δ) log(2d²/ρ))·B_X²/(ε/3)` with his σ replaced by ours; `ρ` is the failure
 /// probability (default 0.05, as in Wang's experiments and Google's reference
 /// implementation). The noisy `X̂ᵀX + λI` is solved by Cholesky; when it is not positive
-/// definite, through its eigen-decomposition (Jacobi) with negative eigenvalues projected to
+/// definite, through its eigen-decomposition with negative eigenvalues projected to
 /// 0 (projection onto the PSD cone) and a pseudo-inverse for the null space — post-processing.
+/// The linear algebra is faer's (pure Rust, no system library).
 ///
 /// # Privacy
 /// Wang 2018, Alg. 2 and Thm 3 (three Gaussian releases), with the sensitivities of MATH §8,
 /// enforced by clipping so the guarantee holds for every input. Under add/remove of one row:
 /// the upper triangle (incl. the diagonal) of `XᵀX` changes by that of `xxᵀ`, L2 norm
-/// `≤ ‖x‖² ≤ B_X²`; `Xᵀy` by `xy`, `≤ B_X·B_Y`; `λ_min(XᵀX)` by `≤ B_X²` (Weyl). Under
+/// `≤ ‖x‖² ≤ B_X²`; `Xᵀy` by `xy`, `≤ B_X·B_Y`; `λ_min(XᵀX)` by `≤ B_X²` (Weyl; on the
+/// computed value see `smallest_eigenvalue`). Under
 /// replace-one every sensitivity is doubled (conservative). The three releases use the same
 /// noise multiplier `z` (σ_k = z·Δ_k), so they compose *exactly* into one Gaussian mechanism
 /// with ratio `√3/z` (MATH §2); `z` is calibrated for 3 such releases by the budget's
@@ -135,8 +139,9 @@ impl Ssp {
         drop(x);
 
         // Release 1: λ_min(XᵀX).
-        let (eig, _) = jacobi_eigen(&gram);
-        let lam_min = eig.iter().fold(f64::INFINITY, |m, &v| m.min(v)).max(0.0);
+        // The eigen-solver's error (see `smallest_eigenvalue`) is far below the debiasing
+        // shift σ_λ·√log(6/δ) subtracted next: λ̃_min ≤ λ_min still holds w.h.p.
+        let lam_min = smallest_eigenvalue(&gram)?.max(0.0);
         let shift = s_lam * (6.0 / target.delta()).ln().sqrt();
         let mut lam = ndarray::arr1(&[lam_min]);
         g_lam.add_to(rng, lam.view_mut())?;
@@ -165,7 +170,7 @@ impl Ssp {
         g_vec.add_to(rng, b.view_mut())?;
 
         // Post-processing: solve (X̂ᵀX + λI) w = X̂ᵀy.
-        let coef = solve_regularised(&m, ridge, b.view());
+        let coef = solve_regularised(&m, ridge, b.view())?;
 
         let mut ledger = Ledger::new(rel);
         let tri = d * (d + 1) / 2;
@@ -211,131 +216,90 @@ impl Ssp {
 
 /// Solves `(m + λI) w = b` for symmetric `m`: Cholesky if `m + λI` is positive definite,
 /// otherwise through the eigen-decomposition of `m` with eigenvalues `max(e, 0) + λ`
-/// (PSD projection) and a pseudo-inverse of the numerically null part.
+/// (PSD projection) and a pseudo-inverse of the numerically null part. Both with faer (pure
+/// Rust; Householder tridiagonalisation and a symmetric tridiagonal eigen-solver).
+///
+/// # Errors
+/// [`Error::Optim`] with [`dp_optim::Error::NonFinite`] if the eigen-solver does not converge
+/// (post-processing: nothing is released).
 pub(crate) fn solve_regularised(
     m: &Array2<f64>,
     lambda: f64,
     b: ArrayView1<'_, f64>,
-) -> Array1<f64> {
+) -> Result<Array1<f64>> {
     let d = m.nrows();
-    let mut a = m.clone();
-    for i in 0..d {
-        a[[i, i]] += lambda;
-    }
+    let a = Mat::from_fn(d, d, |i, j| m[[i, j]] + if i == j { lambda } else { 0.0 });
     if let Some(w) = cholesky_solve(&a, b) {
-        return w;
+        return Ok(w);
     }
-    let (eig, vecs) = jacobi_eigen(m);
-    let vals = eig.mapv(|e| e.max(0.0) + lambda);
+    let evd = to_faer(m)
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| not_converged())?;
+    let (u, s) = (evd.U(), evd.S().column_vector());
+    let vals: Vec<f64> = (0..d).map(|k| s[k].max(0.0) + lambda).collect();
     let top = vals.iter().fold(0.0f64, |acc, &v| acc.max(v));
     let floor = top * 1e-12;
-    let proj = vecs.t().dot(&b);
-    let scaled = Array1::from_iter(
-        proj.iter()
-            .zip(&vals)
-            .map(|(&p, &v)| if v > floor { p / v } else { 0.0 }),
-    );
-    vecs.dot(&scaled)
+    // w = U diag(1/v) Uᵀ b over the eigenvalues above the floor.
+    let mut w = Array1::zeros(d);
+    for (k, &v) in vals.iter().enumerate() {
+        if v > floor {
+            let p = (0..d).map(|i| u[(i, k)] * b[i]).sum::<f64>() / v;
+            w.iter_mut()
+                .enumerate()
+                .for_each(|(i, wi)| *wi += p * u[(i, k)]);
+        }
+    }
+    Ok(w)
 }
 
-/// Cholesky solve of `a w = b`; `None` if `a` is not (numerically) positive definite.
-pub(crate) fn cholesky_solve(a: &Array2<f64>, b: ArrayView1<'_, f64>) -> Option<Array1<f64>> {
-    let d = a.nrows();
-    let mut l = Array2::<f64>::zeros((d, d));
-    for j in 0..d {
-        let mut s = a[[j, j]];
-        for k in 0..j {
-            s -= l[[j, k]] * l[[j, k]];
-        }
-        if !(s > 0.0 && s.is_finite()) {
-            return None;
-        }
-        let ljj = s.sqrt();
-        l[[j, j]] = ljj;
-        for i in (j + 1)..d {
-            let mut t = a[[i, j]];
-            for k in 0..j {
-                t -= l[[i, k]] * l[[j, k]];
-            }
-            l[[i, j]] = t / ljj;
-        }
-    }
-    // Forward: L u = b; backward: Lᵀ w = u.
-    let mut u = Array1::<f64>::zeros(d);
-    for i in 0..d {
-        let mut t = b[i];
-        for k in 0..i {
-            t -= l[[i, k]] * u[k];
-        }
-        u[i] = t / l[[i, i]];
-    }
-    let mut w = Array1::<f64>::zeros(d);
-    for i in (0..d).rev() {
-        let mut t = u[i];
-        for k in (i + 1)..d {
-            t -= l[[k, i]] * w[k];
-        }
-        w[i] = t / l[[i, i]];
-    }
+/// Cholesky solve of `a w = b` (the lower triangle of `a` is read); `None` if `a` is not
+/// (numerically) positive definite or the solution is not finite.
+fn cholesky_solve(a: &Mat<f64>, b: ArrayView1<'_, f64>) -> Option<Array1<f64>> {
+    let llt = a.llt(Side::Lower).ok()?;
+    let rhs = Mat::from_fn(b.len(), 1, |i, _| b[i]);
+    let w = llt.solve(&rhs);
+    let w = Array1::from_shape_fn(b.len(), |i| w[(i, 0)]);
     w.iter().all(|v| v.is_finite()).then_some(w)
 }
 
-/// Eigen-decomposition of a symmetric matrix by cyclic Jacobi rotations: eigenvalues and the
-/// matrix whose columns are the eigenvectors (`a = V diag(e) Vᵀ`).
-pub(crate) fn jacobi_eigen(a: &Array2<f64>) -> (Array1<f64>, Array2<f64>) {
-    let d = a.nrows();
-    let mut m = a.clone();
-    // Symmetrise (guards against rounding asymmetry).
-    for i in 0..d {
-        for j in (i + 1)..d {
-            let v = 0.5 * (m[[i, j]] + m[[j, i]]);
-            m[[i, j]] = v;
-            m[[j, i]] = v;
-        }
-    }
-    let mut v = Array2::<f64>::eye(d);
-    let scale: f64 = m.iter().map(|x| x * x).sum::<f64>().sqrt();
-    for _sweep in 0..100 {
-        let off: f64 = (0..d)
-            .flat_map(|i| ((i + 1)..d).map(move |j| (i, j)))
-            .map(|(i, j)| m[[i, j]] * m[[i, j]])
-            .sum();
-        if off.sqrt() <= 1e-15 * scale || scale == 0.0 {
-            break;
-        }
-        for p in 0..d {
-            for q in (p + 1)..d {
-                let apq = m[[p, q]];
-                if apq == 0.0 {
-                    continue;
-                }
-                let theta = (m[[q, q]] - m[[p, p]]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for k in 0..d {
-                    let mkp = m[[k, p]];
-                    let mkq = m[[k, q]];
-                    m[[k, p]] = c * mkp - s * mkq;
-                    m[[k, q]] = s * mkp + c * mkq;
-                }
-                for k in 0..d {
-                    let mpk = m[[p, k]];
-                    let mqk = m[[q, k]];
-                    m[[p, k]] = c * mpk - s * mqk;
-                    m[[q, k]] = s * mpk + c * mqk;
-                }
-                for k in 0..d {
-                    let vkp = v[[k, p]];
-                    let vkq = v[[k, q]];
-                    v[[k, p]] = c * vkp - s * vkq;
-                    v[[k, q]] = s * vkp + c * vkq;
-                }
-            }
-        }
-    }
-    (m.diag().to_owned(), v)
+/// The smallest eigenvalue of the symmetric matrix `a` (its lower triangle is read), by faer's
+/// self-adjoint eigenvalue solver (Householder tridiagonalisation, then a tridiagonal solver).
+///
+/// # Privacy
+/// The result feeds a Gaussian release whose sensitivity `B_X²` (Weyl) is that of the exact
+/// `λ_min` (Wang 2018, Alg. 2). A backward-stable solver returns the exact eigenvalues of
+/// `A + E` with `‖E‖₂ ≤ p(d)·u·‖A‖₂` (`u = 2^-53`, `p` of modest polynomial growth: Higham,
+/// *Accuracy and Stability of Numerical Algorithms*, §19.3; Golub & Van Loan, *Matrix
+/// Computations*, §8.3), so the computed value is within that of the exact one — the order of
+/// the rounding of the Gram matrix's own sums, which, like every floating-point sum the crate
+/// releases, is not in the stated sensitivity (the Jacobi solver this replaced had the same
+/// status). An allowance `2·p(d)·u·n·B_X²` in the sensitivity would depend on `n`, private
+/// under add/remove (the report would reveal it), so none is added. The error is far below
+/// the debiasing shift `σ_λ√log(6/δ)`, so Wang's `λ̃_min ≤ λ_min` w.h.p. still holds.
+///
+/// # Errors
+/// As [`solve_regularised`].
+fn smallest_eigenvalue(a: &Array2<f64>) -> Result<f64> {
+    let vals = to_faer(a)
+        .self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|_| not_converged())?;
+    // Sorted in non-decreasing order.
+    vals.first()
+        .copied()
+        .filter(|v| v.is_finite())
+        .ok_or_else(not_converged)
+}
+
+/// An ndarray matrix as a faer one.
+fn to_faer(a: &Array2<f64>) -> Mat<f64> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[[i, j]])
+}
+
+/// The eigen-solver did not converge.
+fn not_converged() -> Error {
+    Error::Optim(dp_optim::Error::NonFinite(
+        "the symmetric eigen-solver did not converge",
+    ))
 }
 
 #[cfg(test)]
@@ -373,20 +337,120 @@ pub(crate) mod tests {
         0.5 * e.dot(&e)
     }
 
+    /// The reference the faer path replaced: cyclic Jacobi rotations (eigenvalues and the
+    /// matrix whose columns are the eigenvectors, `a = V diag(e) Vᵀ`).
+    fn jacobi_eigen(a: &Array2<f64>) -> (Array1<f64>, Array2<f64>) {
+        let d = a.nrows();
+        let mut m = a.clone();
+        let mut v = Array2::<f64>::eye(d);
+        let scale: f64 = m.iter().map(|x| x * x).sum::<f64>().sqrt();
+        for _sweep in 0..100 {
+            let m_ref = &m;
+            let off: f64 = (0..d)
+                .flat_map(|i| ((i + 1)..d).map(move |j| m_ref[[i, j]] * m_ref[[i, j]]))
+                .sum();
+            if off.sqrt() <= 1e-15 * scale || scale == 0.0 {
+                break;
+            }
+            for p in 0..d {
+                for q in (p + 1)..d {
+                    let apq = m[[p, q]];
+                    if apq == 0.0 {
+                        continue;
+                    }
+                    let theta = (m[[q, q]] - m[[p, p]]) / (2.0 * apq);
+                    let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                    let t = if theta == 0.0 { 1.0 } else { t };
+                    let c = 1.0 / (t * t + 1.0).sqrt();
+                    let s = t * c;
+                    let rotate = |a: f64, b: f64| (c * a - s * b, s * a + c * b);
+                    for k in 0..d {
+                        (m[[k, p]], m[[k, q]]) = rotate(m[[k, p]], m[[k, q]]);
+                    }
+                    for k in 0..d {
+                        (m[[p, k]], m[[q, k]]) = rotate(m[[p, k]], m[[q, k]]);
+                    }
+                    for k in 0..d {
+                        (v[[k, p]], v[[k, q]]) = rotate(v[[k, p]], v[[k, q]]);
+                    }
+                }
+            }
+        }
+        (m.diag().to_owned(), v)
+    }
+
+    /// The old path's solve, through [`jacobi_eigen`], for the PSD-projected case.
+    fn jacobi_solve(m: &Array2<f64>, lambda: f64, b: &Array1<f64>) -> Array1<f64> {
+        let (eig, vecs) = jacobi_eigen(m);
+        let vals = eig.mapv(|e| e.max(0.0) + lambda);
+        let floor = vals.iter().fold(0.0f64, |acc, &v| acc.max(v)) * 1e-12;
+        let proj = vecs.t().dot(b);
+        let scaled = Array1::from_shape_fn(b.len(), |k| {
+            if vals[k] > floor {
+                proj[k] / vals[k]
+            } else {
+                0.0
+            }
+        });
+        vecs.dot(&scaled)
+    }
+
+    fn max_abs_diff(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+        (a - b).iter().fold(0.0f64, |m, x| m.max(x.abs()))
+    }
+
     #[test]
     fn linear_algebra_is_right() {
         let a = array![[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
         let (e, v) = jacobi_eigen(&a);
         let back = v.dot(&Array2::from_diag(&e)).dot(&v.t());
         assert!((&back - &a).iter().all(|x| x.abs() < 1e-12));
+        let lo = e.iter().fold(f64::INFINITY, |m, &x| m.min(x));
+        assert!((smallest_eigenvalue(&a).unwrap() - lo).abs() < 1e-13);
         let b = array![1.0, 2.0, 3.0];
-        let w = cholesky_solve(&a, b.view()).unwrap();
+        let w = cholesky_solve(&to_faer(&a), b.view()).unwrap();
         assert!((a.dot(&w) - &b).iter().all(|x| x.abs() < 1e-12));
         // Indefinite: Cholesky refuses, the PSD-projected solve still returns a finite answer.
         let ind = array![[1.0, 0.0], [0.0, -1.0]];
-        assert!(cholesky_solve(&ind, array![1.0, 1.0].view()).is_none());
-        let w = solve_regularised(&ind, 0.0, array![1.0, 1.0].view());
-        assert_eq!(w, array![1.0, 0.0]);
+        assert!(cholesky_solve(&to_faer(&ind), array![1.0, 1.0].view()).is_none());
+        let w = solve_regularised(&ind, 0.0, array![1.0, 1.0].view()).unwrap();
+        assert!(max_abs_diff(&w, &array![1.0, 0.0]) < 1e-15, "{w}");
+    }
+
+    /// faer agrees with the Jacobi path it replaced, on noisy Gram matrices like AdaSSP's
+    /// (d = 40): the smallest eigenvalue within 1e-9 of the largest in magnitude, the
+    /// Cholesky and the PSD-projected solves within 1e-9 relative.
+    #[test]
+    fn faer_matches_the_old_jacobi_path() {
+        let (d, n) = (40, 200);
+        let mut r = Xoshiro256PlusPlus::seed_from_u64(9);
+        let x = Array2::from_shape_fn((n, d), |_| normal(&mut r));
+        let b = Array1::from_shape_fn(d, |_| normal(&mut r));
+        for noise in [0.0, 30.0] {
+            let mut m = x.t().dot(&x);
+            for i in 0..d {
+                for j in i..d {
+                    let e = noise * normal(&mut r);
+                    m[[i, j]] += e;
+                    m[[j, i]] = m[[i, j]];
+                }
+            }
+            let (eig, _) = jacobi_eigen(&m);
+            let old = eig.iter().fold(f64::INFINITY, |a, &v| a.min(v));
+            let new = smallest_eigenvalue(&m).unwrap();
+            let top = eig.iter().fold(0.0f64, |a, &v| a.max(v.abs()));
+            assert!((new - old).abs() <= 1e-9 * top, "{new} vs {old}");
+            for ridge in [0.0, 5.0] {
+                let want = jacobi_solve(&m, ridge, &b);
+                let got = solve_regularised(&m, ridge, b.view()).unwrap();
+                let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                assert!(
+                    max_abs_diff(&got, &want) <= 1e-9 * scale,
+                    "noise {noise}, ridge {ridge}: {}",
+                    max_abs_diff(&got, &want)
+                );
+            }
+        }
     }
 
     #[test]

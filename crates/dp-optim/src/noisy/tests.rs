@@ -794,3 +794,49 @@ fn bad_input_errors() {
         Error::EmptyData
     );
 }
+
+/// The Poisson sampler's law, by two χ² goodness-of-fit tests (fixed seed; each with
+/// false-failure rate 1e-4 under the exact law, so ≤ 2e-4 together): the batch size is
+/// Binomial(n, q) (categories with expected count ≥ 5, the tails merged), and the n inclusion
+/// counts over the draws are independent Binomial(draws, q) (statistic
+/// `Σ_i (h_i − Rq)²/(Rq(1−q))`, χ² with n degrees of freedom in the normal limit). Both with
+/// n = 200 and q = 0.03, where a gap drawn from a wrong law (e.g. off by one) is caught.
+#[test]
+fn poisson_sampler_chi_square() {
+    use statrs::distribution::{Binomial, ChiSquared, Discrete};
+    let (n, q, reps) = (200usize, 0.03, 40_000usize);
+    let mut rng = seeded_rng(26);
+    let mut batch = Vec::new();
+    let mut sizes = vec![0usize; n + 1];
+    let mut hits = vec![0usize; n];
+    for _ in 0..reps {
+        poisson_batch(&mut rng, n, q, &mut batch);
+        sizes[batch.len()] += 1;
+        batch.iter().for_each(|&i| hits[i] += 1);
+    }
+    let critical = |df: usize| ChiSquared::new(df as f64).unwrap().inverse_cdf(1.0 - 1e-4);
+    // Batch sizes: merge the categories into cells of expected count ≥ 5.
+    let law = Binomial::new(q, n as u64).unwrap();
+    let (mut stat, mut cells) = (0.0, 0usize);
+    let (mut obs, mut exp) = (0.0, 0.0);
+    for (k, &count) in sizes.iter().enumerate() {
+        obs += count as f64;
+        exp += reps as f64 * law.pmf(k as u64);
+        let rest: f64 = (k + 1..=n).map(|j| law.pmf(j as u64)).sum::<f64>() * reps as f64;
+        if exp >= 5.0 && rest >= 5.0 || k == n {
+            stat += (obs - exp).powi(2) / exp;
+            cells += 1;
+            (obs, exp) = (0.0, 0.0);
+        }
+    }
+    assert!(cells >= 8, "{cells} cells");
+    assert!(
+        stat <= critical(cells - 1),
+        "batch sizes: chi2 = {stat} on {} df",
+        cells - 1
+    );
+    // Inclusion counts.
+    let (r, var) = (reps as f64 * q, reps as f64 * q * (1.0 - q));
+    let stat: f64 = hits.iter().map(|&h| (h as f64 - r).powi(2) / var).sum();
+    assert!(stat <= critical(n), "inclusion: chi2 = {stat} on {n} df");
+}
