@@ -5,14 +5,14 @@ use std::time::Instant;
 
 use dp_accounting::{
     Accountant, AccountantKind, DEFAULT_CHAIN, Error, Neighbouring, NoteValue, PldConfig, Query,
-    ShuffleMethod, Target, answer_with_fallback, calibrate_noise, shuffle_delta_numerical,
-    shuffle_epsilon_numerical,
+    RdpAccountant, Repetitions, ShuffleMethod, Target, answer_with_fallback, calibrate_noise,
+    shuffle_delta_numerical, shuffle_epsilon_numerical, tuned,
 };
 use dp_glm::{text_down, text_up};
 use serde_json::json;
 
 use crate::CliError;
-use crate::cli::{AccountArgs, CalibrateArgs, CalibrationAccountantArg};
+use crate::cli::{AccountArgs, AccountantArg, CalibrateArgs, CalibrationAccountantArg};
 use crate::mechanism_args::{MechanismName, map_error};
 
 fn io(e: std::io::Error) -> CliError {
@@ -179,6 +179,101 @@ fn shuffling(a: &AccountArgs, out: &mut dyn Write, start: Instant) -> Result<(),
     Ok(())
 }
 
+/// The relation of `dpglm account`: `--neighbouring`, else the mechanism's own.
+fn relation(a: &AccountArgs) -> Neighbouring {
+    a.neighbouring
+        .map(Neighbouring::from)
+        .unwrap_or_else(|| a.mechanism.natural_relation())
+}
+
+/// The question asked: ε at `--delta` or δ at `--epsilon`.
+fn query_of(a: &AccountArgs) -> Result<Query, CliError> {
+    match (a.delta, a.epsilon) {
+        (Some(delta), None) => Ok(Query::Epsilon { delta }),
+        (None, Some(epsilon)) => Ok(Query::Delta { epsilon }),
+        _ => Err(CliError::Usage(
+            "give exactly one of --delta and --epsilon".into(),
+        )),
+    }
+}
+
+/// `dpglm account --tune-trials MEAN`: the privacy of honest tuning — the whole composition
+/// (`steps` × the mechanism) run `K ~ Poisson(MEAN)` times, only the best run released.
+///
+/// # Privacy
+/// Papernot & Steinke, *Hyperparameter tuning with Rényi differential privacy* (ICLR 2022),
+/// Thm 6: the base's composed RDP curve `ε(α)` becomes
+/// `ε(α) + μ·δ̂ + log(μ)/(α−1)` ([`dp_accounting::tuned`]), converted to (ε, δ) by the RDP
+/// accountant's conversion. RDP only: the theorem is a statement about Rényi divergences.
+fn tuning(
+    a: &AccountArgs,
+    steps: u64,
+    mean: f64,
+    out: &mut dyn Write,
+    start: Instant,
+) -> Result<(), CliError> {
+    if !(mean.is_finite() && mean > 0.0) {
+        return Err(CliError::Usage(format!(
+            "invalid value for --tune-trials: {} (must be finite and > 0)",
+            crate::mechanism_args::show(mean)
+        )));
+    }
+    if let Some(k) = a.accountant.filter(|k| !matches!(k, AccountantArg::Rdp)) {
+        return Err(CliError::Usage(format!(
+            "--accountant {} does not apply with --tune-trials: honest tuning is analysed in \
+             RDP (Papernot & Steinke 2022); use --accountant rdp or leave it out",
+            AccountantKind::from(k)
+        )));
+    }
+    if a.lower {
+        return Err(CliError::Usage(
+            "--lower does not apply with --tune-trials (the RDP accountant has no optimistic \
+             estimate)"
+                .into(),
+        ));
+    }
+    let mech = a.mechanism.build(None)?;
+    let rel = relation(a);
+    let query = query_of(a)?;
+    let mut base = RdpAccountant::new(rel);
+    base.compose(&mech, steps).map_err(map_error)?;
+    let acc = tuned(&base, Repetitions::Poisson { mean }).map_err(map_error)?;
+    let (epsilon, delta) = match query {
+        Query::Epsilon { delta } => (acc.epsilon(delta).map_err(map_error)?, delta),
+        Query::Delta { epsilon } => (epsilon, acc.delta(epsilon).map_err(map_error)?),
+    };
+    if a.json {
+        let v = json!({
+            "epsilon": epsilon,
+            "delta": delta,
+            "accountant": "rdp",
+            "mechanism": a.mechanism.name(),
+            "steps": steps,
+            "neighbouring": rel.as_str(),
+            "tune_trials": mean,
+            "seconds": start.elapsed().as_secs_f64(),
+        });
+        writeln!(out, "{v}").map_err(io)?;
+    } else {
+        writeln!(
+            out,
+            "honest tuning: K ~ Poisson({mean}) runs of {steps} x {mech} under {rel}, the best \
+             released (Papernot & Steinke 2022), rdp accountant:"
+        )
+        .map_err(io)?;
+        match query {
+            Query::Epsilon { .. } => writeln!(
+                out,
+                "  epsilon = {} at delta = {delta:e}",
+                text_up(epsilon, 6)
+            ),
+            Query::Delta { .. } => writeln!(out, "  delta = {delta:e} at epsilon = {epsilon}"),
+        }
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
 /// `dpglm account`.
 pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
@@ -193,6 +288,9 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
     if a.mechanism.mechanism == MechanismName::Shuffling {
         return shuffling(a, out, start);
     }
+    if let Some(mean) = a.tune_trials {
+        return tuning(a, steps, mean, out, start);
+    }
     let mech = a.mechanism.build(None)?;
     let q = match a.mechanism.mechanism {
         MechanismName::SubsampledGaussian | MechanismName::GammaBall => {
@@ -200,23 +298,12 @@ pub(crate) fn account(a: &AccountArgs, out: &mut dyn Write) -> Result<(), CliErr
         }
         _ => None,
     };
-    let rel = a
-        .neighbouring
-        .map(Neighbouring::from)
-        .unwrap_or_else(|| a.mechanism.natural_relation());
+    let rel = relation(a);
     let chain: Vec<AccountantKind> = match a.accountant {
         Some(k) => vec![AccountantKind::from(k)],
         None => DEFAULT_CHAIN.to_vec(),
     };
-    let query = match (a.delta, a.epsilon) {
-        (Some(delta), None) => Query::Epsilon { delta },
-        (None, Some(epsilon)) => Query::Delta { epsilon },
-        _ => {
-            return Err(CliError::Usage(
-                "give exactly one of --delta and --epsilon".into(),
-            ));
-        }
-    };
+    let query = query_of(a)?;
     let config = pld_config(a);
     let parts = [(mech.clone(), steps)];
     let ans = answer_with_fallback(&chain, rel, config, &parts, query).map_err(map_error)?;

@@ -51,6 +51,9 @@ pub(crate) enum AlgorithmArg {
     DpSsgd,
     DpAmbssgd,
     Ssp,
+    NonconvexDpGd,
+    GridSearch,
+    ConfidenceBoosting,
 }
 
 impl AlgorithmArg {
@@ -67,6 +70,9 @@ impl AlgorithmArg {
             AlgorithmArg::DpSsgd => "dp-ssgd",
             AlgorithmArg::DpAmbssgd => "dp-ambssgd",
             AlgorithmArg::Ssp => "ssp",
+            AlgorithmArg::NonconvexDpGd => "nonconvex-dp-gd",
+            AlgorithmArg::GridSearch => "grid-search",
+            AlgorithmArg::ConfidenceBoosting => "confidence-boosting",
         }
     }
 }
@@ -77,6 +83,23 @@ pub(crate) enum LossArg {
     Logistic,
     Squared,
     Huber,
+    /// The smoothed hinge (Iyengar et al. 2019), classification.
+    HuberSvm,
+    /// The Savage loss (non-convex, classification; for nonconvex-dp-gd).
+    Savage,
+}
+
+impl LossArg {
+    /// The name as on the command line (and in [`dp_glm::catalog::loss`]).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LossArg::Logistic => "logistic",
+            LossArg::Squared => "squared",
+            LossArg::Huber => "huber",
+            LossArg::HuberSvm => "huber-svm",
+            LossArg::Savage => "savage",
+        }
+    }
 }
 
 /// Data file formats.
@@ -128,6 +151,19 @@ pub(crate) enum TuneArg {
     Unaccounted,
 }
 
+/// The names a choice parameter of the learners' catalog takes, as the flag's possible values.
+fn choices(param: &str) -> clap::builder::PossibleValuesParser {
+    let names = dp_glm::catalog::LEARNERS
+        .iter()
+        .filter_map(|l| l.param(param))
+        .find_map(|p| match p.kind {
+            dp_glm::catalog::Kind::Choice(c) => Some(c),
+            _ => None,
+        })
+        .unwrap_or_default();
+    clap::builder::PossibleValuesParser::new(names.iter().copied())
+}
+
 /// `dpglm train`.
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -148,12 +184,12 @@ pub(crate) struct TrainArgs {
     /// The learning algorithm.
     #[arg(long, value_enum)]
     pub algorithm: AlgorithmArg,
-    /// The loss (logistic: classification; squared, huber: regression).
+    /// The loss (logistic, huber-svm, savage: classification; squared, huber: regression).
     #[arg(long, value_enum, default_value = "logistic")]
     pub loss: LossArg,
-    /// Huber parameter h (with --loss huber).
-    #[arg(long, default_value_t = 1.0)]
-    pub huber_h: f64,
+    /// The threshold h of --loss huber (default 1) or huber-svm (default 0.1).
+    #[arg(long)]
+    pub huber_h: Option<f64>,
     /// Target ε.
     #[arg(long)]
     pub epsilon: f64,
@@ -207,17 +243,18 @@ pub(crate) struct TrainArgs {
     /// Ridge penalty λ.
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Radius of the constraint ball (dp-gd, noisy-gd, jl-noisy-gd; the domain bound of
-    /// dp-ambssgd).
+    /// Radius of the constraint ball (dp-gd, noisy-gd, jl-noisy-gd, output-perturbation,
+    /// confidence-boosting; the domain bound of dp-ambssgd).
     #[arg(long)]
     pub radius: Option<f64>,
     /// Public bound on row norms (noisy-gd, jl-noisy-gd, ssp, dp-ambssgd, objpert, amp,
-    /// output-perturbation; default: implied by unit-norm preprocessing, else estimated
-    /// privately within --bounds-budget).
+    /// output-perturbation, grid-search, confidence-boosting; default: implied by unit-norm
+    /// preprocessing, else estimated privately within --bounds-budget).
     #[arg(long)]
     pub x_bound: Option<f64>,
-    /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp, output-perturbation; default for
-    /// regression: estimated privately within --bounds-budget).
+    /// Public bound on labels (noisy-gd, jl-noisy-gd, ssp, output-perturbation, grid-search,
+    /// confidence-boosting; default for regression: estimated privately within
+    /// --bounds-budget; 1 for classification with grid-search and confidence-boosting).
     #[arg(long)]
     pub y_bound: Option<f64>,
     /// Fraction of epsilon spent on privately estimating the bounds the learner needs and the
@@ -235,6 +272,21 @@ pub(crate) struct TrainArgs {
     /// AMP's output noise σ_out (default 0.15).
     #[arg(long)]
     pub sigma_out: Option<f64>,
+    /// AMP's solver, tried first (lbfgs, sag; default lbfgs): costs no privacy.
+    #[arg(long, value_parser = choices("solver"))]
+    pub solver: Option<String>,
+    /// DP-SGD's update rule (sgd, momentum, adam; default sgd): post-processing.
+    #[arg(long, value_parser = choices("update"))]
+    pub update: Option<String>,
+    /// DP-SGD's momentum coefficient β in [0, 1) (with --update momentum; default 0.9).
+    #[arg(long)]
+    pub momentum: Option<f64>,
+    /// Number of radii of grid-search (default 6: radii 2, 4, …, 64).
+    #[arg(long)]
+    pub candidates: Option<usize>,
+    /// Number of models of confidence-boosting (default 4).
+    #[arg(long)]
+    pub models: Option<usize>,
     /// Tune DP-SGD's learning rate over `--learning-rates`: `honest` (Papernot–Steinke,
     /// accounted) or `unaccounted` (every rate at the full budget; the report says the tuning
     /// is not accounted).
@@ -422,6 +474,11 @@ pub(crate) struct AccountArgs {
     /// Also compute the PLD accountant's optimistic (lower) estimate `epsilon_lower`.
     #[arg(long)]
     pub lower: bool,
+    /// Honest tuning (Papernot & Steinke 2022): the privacy of running the whole composition
+    /// K ~ Poisson(MEAN) times (one run per hyper-parameter trial) and releasing only the
+    /// best run; RDP accountant.
+    #[arg(long, value_name = "MEAN")]
+    pub tune_trials: Option<f64>,
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,

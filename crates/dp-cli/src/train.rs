@@ -4,20 +4,17 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use dp_accounting::{AccountantKind, Neighbouring};
 use dp_data::{Format, LoadedData, Schema, TableSpec};
-use dp_glm::bounds::{Bound, BoundSource, PrivateBounds, Statistic};
+use dp_glm::bounds::{Bound, BoundSource, PrivateBounds};
+use dp_glm::catalog::{self, CatalogError, Learner, Need, Params, Progress, Request};
 use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
-use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::{
-    Amp, BoundRecord, Budget, Dataset, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, LinearModel,
-    Loss, NoiseSource, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation, Preprocessing,
-    PrivacyReport, Ssp, text_up,
+    BoundRecord, Dataset, LinearModel, Loss, NoiseSource, Preprocessing, PrivacyReport, text_up,
 };
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{EvaluateArgs, LossArg, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
+use crate::cli::{AlgorithmArg, EvaluateArgs, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
     finite, input_spec, noise_source_json, read_model, resolved, write_atomically,
@@ -29,41 +26,40 @@ pub(crate) fn io(e: std::io::Error) -> CliError {
 }
 
 /// The command-line flag a learner's hyper-parameter name comes from, when it comes from one
-/// (learners also check quantities they derive, e.g. a sampling rate, which no flag names).
-fn flag_of(name: &str) -> Option<&'static str> {
-    Some(match name {
+/// (learners also check quantities they derive, e.g. a sampling rate, which no flag names):
+/// the names learners use in their errors, then every parameter of the catalog
+/// ([`dp_glm::catalog`]: `--` and the name with `-` for `_`). `algorithm` tells the names
+/// two learners use apart (`candidates`: grid-search's radii, or the rates of DP-SGD's tuning).
+fn flag_of(name: &str, algorithm: Option<AlgorithmArg>) -> Option<String> {
+    let flag = match name {
         "epsilon" | "target_epsilon" => "--epsilon",
         "delta" | "target_delta" => "--delta",
-        "clip" => "--clip",
-        "lambda" => "--lambda",
-        "learning_rate" => "--learning-rate",
-        "radius" | "domain" => "--radius",
-        "x_bound" | "bound_x" | "radius_x" => "--x-bound",
-        "y_bound" | "bound_y" => "--y-bound",
-        "sigma_out" => "--sigma-out",
-        "tau" => "--tau",
-        "steps" => "--steps",
-        "epochs" => "--epochs",
-        "batch_size" => "--batch-size",
-        "sampling_rate" => "--sample-rate",
-        "public_n" => "--n",
-        "k" => "--k",
+        "domain" => "--radius",
+        "bound_x" | "radius_x" => "--x-bound",
+        "bound_y" => "--y-bound",
         "h" => "--huber-h",
+        "mean_trials" => "--tune-trials",
+        "candidates" if algorithm != Some(AlgorithmArg::GridSearch) => "--learning-rates",
         "bias" => "--bias",
-        "tune" => "--tune",
-        "mean_trials" | "tune_trials" => "--tune-trials",
-        "candidates" => "--learning-rates",
         "bounds_budget" => "--bounds-budget",
+        _ if catalog::LEARNERS.iter().any(|l| l.uses(name)) => return Some(flag(name)),
         _ => return None,
-    })
+    };
+    Some(flag.to_string())
 }
 
 /// A parameter the learner rejected: naming the flag it came from — as the flag's default
 /// when the user did not give it (`given` says which flags were given) — or, for a derived
 /// quantity no flag names, saying so.
-fn parameter_error(name: &str, value: f64, reason: &str, given: &dyn Fn(&str) -> bool) -> CliError {
-    match flag_of(name) {
-        Some(flag) if given(flag) => CliError::Usage(format!(
+fn parameter_error(
+    name: &str,
+    value: f64,
+    reason: &str,
+    algorithm: Option<AlgorithmArg>,
+    given: &dyn Fn(&str) -> bool,
+) -> CliError {
+    match flag_of(name, algorithm) {
+        Some(flag) if given(&flag) => CliError::Usage(format!(
             "invalid value for {flag}: {} ({reason})",
             show(value)
         )),
@@ -80,20 +76,26 @@ fn parameter_error(name: &str, value: f64, reason: &str, given: &dyn Fn(&str) ->
 }
 
 /// Learner errors: invalid hyper-parameters are usage errors naming their flag (see
-/// [`parameter_error`]), data errors name `data`, the rest are failures.
-fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> CliError {
+/// [`parameter_error`]; `algorithm` the learner's, when known), data errors name `data`, the
+/// rest are failures.
+fn glm_error(
+    e: dp_glm::Error,
+    data: &Path,
+    algorithm: Option<AlgorithmArg>,
+    given: &dyn Fn(&str) -> bool,
+) -> CliError {
     match e {
         dp_glm::Error::InvalidHyperParameter {
             name,
             value,
             reason,
-        } => parameter_error(name, value, reason, given),
+        } => parameter_error(name, value, reason, algorithm, given),
         dp_glm::Error::Accounting(dp_accounting::Error::InvalidParameter {
             name,
             value,
             reason,
-        }) => parameter_error(name, value, reason, given),
-        e @ dp_glm::Error::ResourceLimit { name, .. } => match flag_of(name) {
+        }) => parameter_error(name, value, reason, algorithm, given),
+        e @ dp_glm::Error::ResourceLimit { name, .. } => match flag_of(name, algorithm) {
             Some(flag) => CliError::Usage(format!("invalid value for {flag}: {e}")),
             None => CliError::Usage(format!("the flags and data exceed a resource limit: {e}")),
         },
@@ -114,37 +116,31 @@ fn glm_error(e: dp_glm::Error, data: &Path, given: &dyn Fn(&str) -> bool) -> Cli
 
 /// [`glm_error`] for an error about the data file `path` (every flag counts as given).
 pub(crate) fn data_glm_error(path: &Path, e: dp_glm::Error) -> CliError {
-    glm_error(e, path, &|_| true)
+    glm_error(e, path, None, &|_| true)
 }
 
-/// Whether a flag with an algorithm-dependent default was given on the command line (flags
-/// with a fixed default, such as `--epsilon` or `--bias`, always count as given).
+/// Whether a flag with an algorithm-dependent default was given on the command line: a
+/// parameter of the catalog, or `--bounds-budget` (flags with a fixed default, such as
+/// `--epsilon` or `--bias`, always count as given).
 fn given(a: &TrainArgs, flag: &str) -> bool {
-    match flag {
-        "--clip" => a.clip.is_some(),
-        "--lambda" => a.lambda.is_some(),
-        "--learning-rate" => a.learning_rate.is_some(),
-        "--radius" => a.radius.is_some(),
-        "--x-bound" => a.x_bound.is_some(),
-        "--y-bound" => a.y_bound.is_some(),
-        "--sigma-out" => a.sigma_out.is_some(),
-        "--tau" => a.tau.is_some(),
-        "--steps" => a.steps.is_some(),
-        "--epochs" => a.epochs.is_some(),
-        "--batch-size" => a.batch_size.is_some(),
-        "--sample-rate" => a.sample_rate.is_some(),
-        "--n" => a.public_n.is_some(),
-        "--k" => a.k.is_some(),
-        "--tune-trials" => a.tune_trials.is_some(),
-        "--learning-rates" => a.learning_rates.is_some(),
-        "--bounds-budget" => a.bounds_budget.is_some(),
-        _ => true,
+    if flag == "--bounds-budget" {
+        return a.bounds_budget.is_some();
+    }
+    let params = params_of(a);
+    let mut names = catalog::LEARNERS
+        .iter()
+        .flat_map(|l| l.params)
+        .chain(catalog::COMMON)
+        .map(|p| p.name);
+    match names.find(|n| flag_of(n, Some(a.algorithm)).as_deref() == Some(flag)) {
+        Some(name) => params.contains(name),
+        None => true,
     }
 }
 
 /// A learner's error in `dpglm train`, naming the flag or the data file.
 fn fit_error(a: &TrainArgs, e: dp_glm::Error) -> CliError {
-    glm_error(e, &a.data, &|flag| given(a, flag))
+    glm_error(e, &a.data, Some(a.algorithm), &|flag| given(a, flag))
 }
 
 /// Checks every numeric flag before anything is read or fitted: floats finite (a NaN or ∞
@@ -160,7 +156,8 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
     let floats = [
         ("--epsilon", Some(a.epsilon)),
         ("--delta", Some(a.delta)),
-        ("--huber-h", Some(a.huber_h)),
+        ("--huber-h", a.huber_h),
+        ("--momentum", a.momentum),
         ("--bias", Some(a.bias)),
         ("--clip", a.clip),
         ("--learning-rate", a.learning_rate),
@@ -198,6 +195,8 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
         ("--batch-size", a.batch_size),
         ("--k", a.k),
         ("--n", a.public_n),
+        ("--candidates", a.candidates),
+        ("--models", a.models),
     ];
     for (flag, v) in counts {
         if v == Some(0) {
@@ -256,11 +255,7 @@ pub(crate) fn check_output(
 }
 
 fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
-    match a.loss {
-        LossArg::Logistic => Ok(Loss::Logistic),
-        LossArg::Squared => Ok(Loss::Squared),
-        LossArg::Huber => Loss::huber(a.huber_h).map_err(|e| fit_error(a, e)),
-    }
+    catalog::loss(a.loss.name(), a.huber_h).map_err(|e| catalog_error(a, e))
 }
 
 /// Reads the training data under the schema the flags give (`--schema` overridden by
@@ -556,146 +551,114 @@ fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
     v.map_or(Ok(Value::Null), |v| finite(what, v))
 }
 
-/// Applies the budget flags to a learner's default budget, with the learner's share `epsilon`
-/// of `--epsilon` (what the private bounds leave, [`PrivateBounds::learner_epsilon`]).
-fn budget(a: &TrainArgs, epsilon: f64, mut b: Budget) -> Budget {
-    b.epsilon = epsilon;
-    b.delta = a.delta;
-    if let Some(r) = a.neighbouring {
-        b.neighbouring = Neighbouring::from(r);
-    }
-    if let Some(k) = a.accountant {
-        b.accountant = match k {
-            crate::cli::CalibrationAccountantArg::Pld => AccountantKind::Pld,
-            crate::cli::CalibrationAccountantArg::Rdp => AccountantKind::Rdp,
-        };
-    }
-    b
+/// The catalog's learner for `--algorithm` (every [`AlgorithmArg`] is registered; a test
+/// checks it).
+fn learner_of(a: &TrainArgs) -> Result<&'static Learner, CliError> {
+    catalog::learner(a.algorithm.name()).map_err(|e| CliError::Failure(e.to_string()))
 }
 
-/// Sets `target` from an optional flag.
-fn set<T: Copy>(target: &mut T, flag: Option<T>) {
-    if let Some(v) = flag {
-        *target = v;
+/// The name of a value as on the command line.
+fn value_name<T: clap::ValueEnum>(v: &T) -> Option<String> {
+    v.to_possible_value().map(|p| p.get_name().to_string())
+}
+
+/// The learner's parameters ([`catalog::Params`]): every hyper-parameter, bound, relation and
+/// accountant flag that was given, under the catalog's name (`--learning-rate`:
+/// `learning_rate`, `--n`: `public_n`, `--sample-rate`: `sampling_rate`).
+fn params_of(a: &TrainArgs) -> Params {
+    use catalog::Value::{Choice, Count, Real, RealList};
+    let name = |v: Option<String>| v.map(Choice);
+    // In the order of the flags' help, so a refusal names the first.
+    let given = [
+        ("clip", a.clip.map(Real)),
+        ("steps", a.steps.map(Count)),
+        ("epochs", a.epochs.map(Count)),
+        ("batch_size", a.batch_size.map(Count)),
+        ("sampling_rate", a.sample_rate.map(Real)),
+        ("public_n", a.public_n.map(Count)),
+        ("learning_rate", a.learning_rate.map(Real)),
+        ("lambda", a.lambda.map(Real)),
+        ("radius", a.radius.map(Real)),
+        ("x_bound", a.x_bound.map(Real)),
+        ("y_bound", a.y_bound.map(Real)),
+        ("k", a.k.map(Count)),
+        ("tau", a.tau.map(Real)),
+        ("sigma_out", a.sigma_out.map(Real)),
+        ("solver", name(a.solver.clone())),
+        ("update", name(a.update.clone())),
+        ("momentum", a.momentum.map(Real)),
+        ("candidates", a.candidates.map(Count)),
+        ("models", a.models.map(Count)),
+        ("tune", name(a.tune.as_ref().and_then(value_name))),
+        ("learning_rates", a.learning_rates.clone().map(RealList)),
+        ("tune_trials", a.tune_trials.map(Real)),
+        (
+            "neighbouring",
+            name(a.neighbouring.as_ref().and_then(value_name)),
+        ),
+        (
+            "accountant",
+            name(a.accountant.as_ref().and_then(value_name)),
+        ),
+    ];
+    let mut p = Params::new();
+    for (n, v) in given {
+        if let Some(v) = v {
+            p.set(n, v);
+        }
     }
+    p
 }
 
-/// The hyper-parameter and bound flags of `train` whose use depends on the algorithm, each
-/// with whether it was given.
-fn algorithm_flags(a: &TrainArgs) -> [(&'static str, bool); 17] {
-    [
-        ("--clip", a.clip.is_some()),
-        ("--steps", a.steps.is_some()),
-        ("--epochs", a.epochs.is_some()),
-        ("--batch-size", a.batch_size.is_some()),
-        ("--sample-rate", a.sample_rate.is_some()),
-        ("--n", a.public_n.is_some()),
-        ("--learning-rate", a.learning_rate.is_some()),
-        ("--lambda", a.lambda.is_some()),
-        ("--radius", a.radius.is_some()),
-        ("--x-bound", a.x_bound.is_some()),
-        ("--y-bound", a.y_bound.is_some()),
-        ("--k", a.k.is_some()),
-        ("--tau", a.tau.is_some()),
-        ("--sigma-out", a.sigma_out.is_some()),
-        ("--tune", a.tune.is_some()),
-        ("--learning-rates", a.learning_rates.is_some()),
-        ("--tune-trials", a.tune_trials.is_some()),
-    ]
-}
-
-/// The flags of [`algorithm_flags`] that `algorithm` uses ([`fit_model`] passes each of them
-/// to the learner); every other one is refused.
-fn applicable(algorithm: crate::cli::AlgorithmArg) -> &'static [&'static str] {
-    use crate::cli::AlgorithmArg as A;
-    match algorithm {
-        A::DpGd => &[
-            "--clip",
-            "--steps",
-            "--learning-rate",
-            "--lambda",
-            "--radius",
-        ],
-        A::DpSgd => &[
-            "--clip",
-            "--epochs",
-            "--batch-size",
-            "--sample-rate",
-            "--n",
-            "--learning-rate",
-            "--lambda",
-            "--tune",
-            "--learning-rates",
-            "--tune-trials",
-        ],
-        A::NoisyGd => &[
-            "--steps",
-            "--learning-rate",
-            "--radius",
-            "--x-bound",
-            "--y-bound",
-        ],
-        A::JlNoisyGd => &[
-            "--steps",
-            "--learning-rate",
-            "--radius",
-            "--x-bound",
-            "--y-bound",
-            "--k",
-        ],
-        A::Ssp => &["--x-bound", "--y-bound"],
-        A::DpSsgd => &["--clip", "--learning-rate"],
-        A::DpAmbssgd => &["--batch-size", "--learning-rate", "--radius", "--x-bound"],
-        A::Objpert => &["--clip", "--lambda", "--x-bound"],
-        A::Amp => &["--clip", "--lambda", "--x-bound", "--tau", "--sigma-out"],
-        A::OutputPerturbation => &["--lambda", "--radius", "--x-bound", "--y-bound"],
+/// The flag of the catalog's parameter `name`: `--` and the name with `-` for `_`, but for
+/// `--n` (`public_n`), `--sample-rate` (`sampling_rate`) and `--huber-h` (the loss's `h`).
+fn flag(name: &str) -> String {
+    match name {
+        "public_n" => "--n".into(),
+        "sampling_rate" => "--sample-rate".into(),
+        "h" => "--huber-h".into(),
+        _ => format!("--{}", name.replace('_', "-")),
     }
 }
 
-/// Refuses flags the chosen algorithm does not use ([`applicable`]), so nothing is silently
-/// ignored (spec/CLI.md: exit 2).
-fn check_applicable(a: &TrainArgs) -> Result<(), CliError> {
-    let uses = applicable(a.algorithm);
-    match algorithm_flags(a)
-        .into_iter()
-        .find(|(flag, given)| *given && !uses.contains(flag))
-    {
-        Some((flag, _)) => Err(CliError::Usage(format!(
-            "{flag} does not apply to --algorithm {} (it uses {})",
+/// A catalog error in `dpglm train`, naming flags.
+fn catalog_error(a: &TrainArgs, e: CatalogError) -> CliError {
+    match e {
+        CatalogError::Fit(e) => fit_error(a, e),
+        CatalogError::NotApplicable { param, uses, .. } => CliError::Usage(format!(
+            "{} does not apply to --algorithm {} (it uses {})",
+            flag(&param),
             a.algorithm.name(),
-            uses.join(", ")
-        ))),
-        None => Ok(()),
+            uses.iter().map(|u| flag(u)).collect::<Vec<_>>().join(", ")
+        )),
+        e => CliError::Usage(e.message(&flag).unwrap_or_else(|| e.to_string())),
     }
 }
 
-/// The squared-loss-only algorithms refuse other losses.
-fn squared_only(a: &TrainArgs, loss: Loss) -> Result<(), CliError> {
-    if loss == Loss::Squared {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "--algorithm {} fits linear regression: use --loss squared",
-            a.algorithm.name()
-        )))
-    }
+/// Refuses flags the chosen algorithm does not use (the catalog's [`Learner::check`]), so
+/// nothing is silently ignored (spec/CLI.md: exit 2).
+fn check_applicable(a: &TrainArgs) -> Result<(), CliError> {
+    learner_of(a)?
+        .check(&params_of(a))
+        .map_err(|e| catalog_error(a, e))
 }
 
 /// The flag that gives the bound `name`.
-fn bound_flag(name: &str) -> &'static str {
-    flag_of(name).unwrap_or("--clip")
+fn bound_flag(name: &str) -> String {
+    flag_of(name, None).unwrap_or_else(|| "--clip".into())
 }
 
 /// Where a bound came from, in words: the flag, the learner's default, the preprocessing, or
 /// the private estimate and its cost.
 fn bound_origin(a: &TrainArgs, b: &Bound) -> String {
     match b.source {
-        BoundSource::Public if given(a, bound_flag(b.name)) => {
+        BoundSource::Public if given(a, &bound_flag(b.name)) => {
             format!("public (given by {})", bound_flag(b.name))
         }
-        BoundSource::Public => "public (the learner's default; rows are bounded by the \
-                                preprocessing)"
+        BoundSource::Public if b.name == "clip" => "public (the learner's default; rows are \
+                                                    bounded by the preprocessing)"
             .to_string(),
+        BoundSource::Public => "public (the learner's default)".to_string(),
         BoundSource::Preprocessing => {
             "public (implied by the unit-norm preprocessing and bias)".to_string()
         }
@@ -732,100 +695,10 @@ fn scaling_summary(s: &FittedScaling) -> String {
     text
 }
 
-/// DP-SSGD's step size when `--learning-rate` is not given: `η = 1/(20·ζ²α²d)`, at most the
-/// learner's default. A rule of thumb from public quantities only (the clip ζ, the calibrated
-/// noise multiplier α, the dimension d): the noisy iterates of constant-step SGD on a
-/// quadratic of curvature `h` spread with variance about `η(2ζα)²d/(2h)` around the minimiser;
-/// keeping that near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the
-/// clipped region, and the average of the last N/2 iterates removes the rest (paper 002's
-/// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
-fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> dp_glm::Result<f64> {
-    let alpha = l.noise_multiplier(data.n_samples(), data.n_features())?;
-    let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
-    Ok(rule.min(DpSsgd::new().learning_rate))
-}
-
-/// Output perturbation's ridge when `--lambda` is not given: the `λ` that balances the noise
-/// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
-/// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
-/// default. From public quantities only (n is treated as public, as the learner's sensitivity
-/// `2G/(λn)` does); not a privacy parameter.
-fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> dp_glm::Result<f64> {
-    let g = l.gradient_bound()?;
-    let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
-    let d = (data.n_features() as f64).sqrt();
-    let n = data.n_samples() as f64;
-    let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
-    Ok(if rule.is_finite() {
-        rule.max(OutputPerturbation::new(l.loss).lambda)
-    } else {
-        OutputPerturbation::new(l.loss).lambda
-    })
-}
-
-/// What a bound the learner needs is when the user gives no flag for it.
-#[derive(Clone, Copy)]
-enum Fallback {
-    /// Implied by the public preprocessing (unit-norm rows plus a bias).
-    Preprocessing(f64),
-    /// The learner's default, which the preprocessing makes adequate (a clip for a Lipschitz
-    /// loss on bounded rows).
-    Default(f64),
-    /// Estimated privately within `--bounds-budget`.
-    Estimate(Statistic),
-}
-
-/// A bound the chosen learner needs: its name, the flag's value, and the fallback.
-type Need = (&'static str, Option<f64>, Fallback);
-
-/// The bounds `--algorithm` needs (row norm `x_bound`, label bound `y_bound` for regression,
-/// gradient `clip`), each public (flag, preprocessing, adequate default) or to be estimated.
-fn needs(a: &TrainArgs, loss: Loss, row_bound: Option<f64>) -> Vec<Need> {
-    use crate::cli::AlgorithmArg as A;
-    let x = (
-        "x_bound",
-        a.x_bound,
-        row_bound.map_or(
-            Fallback::Estimate(Statistic::RowNorm),
-            Fallback::Preprocessing,
-        ),
-    );
-    let real = matches!(loss.label_domain(), dp_glm::LabelDomain::Real);
-    let y = (real || a.y_bound.is_some()).then_some((
-        "y_bound",
-        a.y_bound,
-        Fallback::Estimate(Statistic::LabelMagnitude),
-    ));
-    let estimated_clip = (
-        "clip",
-        a.clip,
-        Fallback::Estimate(Statistic::GradientNorm(loss)),
-    );
-    // Gradient norms are at most L·‖x‖ ≤ L·row_bound: the learner's default clip is public.
-    let clip = |default: f64| match (row_bound, loss.lipschitz()) {
-        (Some(_), Some(_)) => ("clip", a.clip, Fallback::Default(default)),
-        _ => estimated_clip,
-    };
-    match a.algorithm {
-        A::DpGd => vec![clip(DpGd::new(loss).clip)],
-        A::DpSgd => vec![clip(DpSgd::new(loss).clip)],
-        A::DpSsgd => vec![estimated_clip],
-        A::Ssp | A::NoisyGd | A::JlNoisyGd | A::OutputPerturbation => {
-            std::iter::once(x).chain(y).collect()
-        }
-        A::DpAmbssgd => vec![x],
-        // Losses with unbounded gradients (squared) need a clip; a given one is always used.
-        A::Objpert | A::Amp => std::iter::once(x)
-            .chain((loss.lipschitz().is_none() || a.clip.is_some()).then_some(estimated_clip))
-            .collect(),
-    }
-}
-
 /// The budget for this run's private estimates: the bounds among `needs` that are to be
 /// estimated, and `more` others (the feature scaling's), within `--bounds-budget` of ε.
 fn bounds_budget(a: &TrainArgs, needs: &[Need], more: usize) -> Result<PrivateBounds, CliError> {
-    let estimated = |n: &&Need| n.1.is_none() && matches!(n.2, Fallback::Estimate(_));
-    let planned = needs.iter().filter(estimated).count() + more;
+    let planned = needs.iter().filter(|n| n.is_estimated()).count() + more;
     PrivateBounds::new(a.epsilon, a.delta, share(a, more), planned).map_err(|e| fit_error(a, e))
 }
 
@@ -838,211 +711,6 @@ fn share(a: &TrainArgs, scaling_estimates: usize) -> f64 {
     } else {
         dp_glm::bounds::DEFAULT_SHARE
     })
-}
-
-/// The bounds of this run, recorded in `bounds` ([`bounds_budget`]): flags and public
-/// fallbacks recorded as such, the rest estimated privately, in order.
-fn private_bounds(
-    a: &TrainArgs,
-    mut bounds: PrivateBounds,
-    needs: &[Need],
-    data: &Dataset,
-    rng: &mut dyn rand::Rng,
-) -> Result<PrivateBounds, CliError> {
-    let fail = |e| fit_error(a, e);
-    for &(name, flag, fallback) in needs {
-        match (flag, fallback) {
-            (Some(v), _) | (None, Fallback::Default(v)) => {
-                bounds.public(name, v, false);
-            }
-            (None, Fallback::Preprocessing(v)) => {
-                bounds.public(name, v, true);
-            }
-            (None, Fallback::Estimate(statistic)) => {
-                bounds.estimate(name, statistic, data, rng).map_err(fail)?;
-            }
-        }
-    }
-    Ok(bounds)
-}
-
-/// The value of the bound `name` in `bounds` (`None` if the learner does not need it).
-fn bound(bounds: &PrivateBounds, name: &str) -> Option<f64> {
-    bounds
-        .bounds()
-        .iter()
-        .find(|b| b.name == name)
-        .map(|b| b.value)
-}
-
-/// Builds the chosen learner from the flags and fits it; the bounds it `needs` and the user did
-/// not give are implied by the preprocessing or estimated privately in `bounds`
-/// ([`private_bounds`]; it may already hold the feature scaling's estimates), and the
-/// returned model's report covers all of them.
-fn fit_model(
-    a: &TrainArgs,
-    loss: Loss,
-    data: &Dataset,
-    needs: &[Need],
-    bounds: PrivateBounds,
-    rng: &mut dyn rand::Rng,
-) -> Result<(LinearModel, PrivateBounds), CliError> {
-    use crate::cli::AlgorithmArg as A;
-    if matches!(a.algorithm, A::Ssp | A::DpSsgd | A::DpAmbssgd) {
-        squared_only(a, loss)?;
-    }
-    let bounds = private_bounds(a, bounds, needs, data, rng)?;
-    let eps = bounds.learner_epsilon();
-    let (x_bound, y_bound, clip) = (
-        bound(&bounds, "x_bound"),
-        bound(&bounds, "y_bound"),
-        bound(&bounds, "clip"),
-    );
-    let fitted = match a.algorithm {
-        A::DpGd => {
-            let mut l = DpGd::new(loss);
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.clip, clip);
-            set(&mut l.steps, a.steps);
-            set(&mut l.learning_rate, a.learning_rate);
-            set(&mut l.lambda, a.lambda);
-            l.radius = a.radius;
-            l.fit(data, rng)
-        }
-        A::DpSgd => {
-            let mut l = DpSgd::new(loss);
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.clip, clip);
-            set(&mut l.epochs, a.epochs);
-            set(&mut l.batch_size, a.batch_size);
-            l.sampling_rate = a.sample_rate;
-            l.public_n = a.public_n;
-            set(&mut l.learning_rate, a.learning_rate);
-            set(&mut l.lambda, a.lambda);
-            let model = tuned_sgd(a, l, data, rng)?;
-            return Ok((bounds.compose(model).map_err(|e| fit_error(a, e))?, bounds));
-        }
-        A::NoisyGd | A::JlNoisyGd => {
-            let mut l = NoisyProjectedGd::new(loss);
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.radius, a.radius);
-            set(&mut l.x_bound, x_bound);
-            set(&mut l.y_bound, y_bound);
-            l.steps = a.steps.or(l.steps);
-            l.learning_rate = a.learning_rate.or(l.learning_rate);
-            if a.algorithm == A::NoisyGd {
-                l.fit(data, rng)
-            } else {
-                JlNoisyGd { base: l, k: a.k }.fit(data, rng)
-            }
-        }
-        A::Ssp => {
-            let mut l = Ssp::new(1.0, 1.0);
-            set(&mut l.bound_x, x_bound);
-            set(&mut l.bound_y, y_bound);
-            l.budget = budget(a, eps, l.budget);
-            l.fit(data, rng)
-        }
-        A::DpSsgd => {
-            let mut l = DpSsgd::new();
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.clip, clip);
-            match a.learning_rate {
-                Some(rate) => l.learning_rate = rate,
-                None => {
-                    l.learning_rate = ssgd_learning_rate(&l, data).map_err(|e| fit_error(a, e))?
-                }
-            }
-            l.fit(data, rng)
-        }
-        A::DpAmbssgd => {
-            let mut l = DpAmbSsgd::new(1.0, a.radius.unwrap_or(10.0));
-            set(&mut l.radius_x, x_bound);
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.learning_rate, a.learning_rate);
-            l.batch_size = a
-                .batch_size
-                .unwrap_or_else(|| l.batch_size_for(data.n_samples()));
-            l.fit(data, rng)
-        }
-        A::Objpert | A::Amp => {
-            let mut o = ObjectivePerturbation::new(loss);
-            set(&mut o.x_bound, x_bound);
-            o.clip = clip;
-            o.lambda = a.lambda;
-            if a.algorithm == A::Objpert {
-                o.budget = budget(a, eps, o.budget);
-                o.fit(data, rng)
-            } else {
-                let mut l = Amp::new(loss);
-                o.budget = budget(a, eps, l.objpert.budget);
-                l.objpert = o;
-                set(&mut l.tau, a.tau);
-                set(&mut l.sigma_out, a.sigma_out);
-                l.fit(data, rng)
-            }
-        }
-        A::OutputPerturbation => {
-            let mut l = OutputPerturbation::new(loss);
-            l.budget = budget(a, eps, l.budget);
-            set(&mut l.x_bound, x_bound);
-            set(&mut l.radius, a.radius);
-            set(&mut l.y_bound, y_bound);
-            match a.lambda {
-                Some(lambda) => l.lambda = lambda,
-                None => l.lambda = output_lambda(&l, data).map_err(|e| fit_error(a, e))?,
-            }
-            l.fit(data, rng)
-        }
-    };
-    let model = fitted.and_then(|m| bounds.compose(m));
-    Ok((model.map_err(|e| fit_error(a, e))?, bounds))
-}
-
-/// DP-SGD, tuned over `--learning-rates` when `--tune` is given.
-fn tuned_sgd(
-    a: &TrainArgs,
-    l: DpSgd,
-    data: &Dataset,
-    rng: &mut dyn rand::Rng,
-) -> Result<LinearModel, CliError> {
-    use crate::cli::TuneArg;
-    let fail = |e| fit_error(a, e);
-    if a.tune.is_some() && a.public_n.is_some() {
-        return Err(CliError::Usage(
-            "--n does not apply with --tune: the tuned runs train on a part of the data".into(),
-        ));
-    }
-    let Some(tune) = a.tune else {
-        if a.learning_rates.is_some() || a.tune_trials.is_some() {
-            return Err(CliError::Usage(
-                "--learning-rates and --tune-trials need --tune honest|unaccounted".into(),
-            ));
-        }
-        return l.fit(data, rng).map_err(fail);
-    };
-    let rates = a
-        .learning_rates
-        .clone()
-        .unwrap_or_else(|| vec![l.learning_rate]);
-    match tune {
-        TuneArg::Honest => {
-            let mean = a.tune_trials.unwrap_or(rates.len() as f64);
-            HonestTuning::new(l, rates, mean)
-                .fit(data, rng)
-                .map_err(fail)
-        }
-        TuneArg::Unaccounted => {
-            if a.tune_trials.is_some() {
-                return Err(CliError::Usage(
-                    "--tune-trials applies to --tune honest only".into(),
-                ));
-            }
-            TuningWithoutPrivacyAccounting::new(l, rates)
-                .fit(data, rng)
-                .map_err(fail)
-        }
-    }
 }
 
 /// The run's plain-language privacy statement ([`dp_glm::PrivacyStatement`]) with what the
@@ -1132,6 +800,54 @@ fn statement(
     s
 }
 
+/// The progress of a `train` run on the terminal (indicatif, on stderr): a spinner naming the
+/// stage, with a bar for stages of known length; hidden with `--json` or when stderr is not a
+/// terminal.
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    fn new(json: bool) -> Self {
+        use std::io::IsTerminal;
+        Self((!json && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_message("starting");
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        }))
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn stage(&mut self, name: &str, units: Option<u64>) {
+        if let Some(bar) = &self.0 {
+            let style = match units {
+                Some(_) => indicatif::ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:20}] {pos}/{len} ({elapsed})",
+                ),
+                None => indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})"),
+            };
+            if let Ok(style) = style {
+                bar.set_style(style);
+            }
+            bar.set_length(units.unwrap_or(0));
+            bar.set_position(0);
+            bar.set_message(name.to_string());
+        }
+    }
+
+    fn advance(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.inc(1);
+        }
+    }
+}
+
 /// `dpglm train`.
 pub(crate) fn train(
     a: &TrainArgs,
@@ -1194,7 +910,11 @@ pub(crate) fn train(
         plan.as_ref().and_then(ScalingPlan::row_bound)
     };
     let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
-    let needs = needs(a, loss, row_bound);
+    let learner = learner_of(a)?;
+    let params = params_of(a);
+    let needs = learner
+        .needs(loss, row_bound, &params)
+        .map_err(|e| catalog_error(a, e))?;
     let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
     if let Some(plan) = &plan {
         let names = train.feature_names.as_deref();
@@ -1234,7 +954,16 @@ pub(crate) fn train(
         )),
         None => None,
     };
-    let (model, bounds) = fit_model(a, loss, &data, &needs, bounds, &mut *rng)?;
+    let request = Request {
+        loss,
+        delta: a.delta,
+        params: &params,
+        needs: &needs,
+    };
+    let mut progress = Bar::new(a.json);
+    let fitted = learner.fit(&request, &data, bounds, &mut *rng, &mut progress);
+    progress.finish();
+    let (model, bounds) = fitted.map_err(|e| catalog_error(a, e))?;
     // The learner's model takes the rows it was given (and applies its own steps).
     let tr = score(&model, &data, &a.data)?;
     let test = match &test {
@@ -1254,7 +983,7 @@ pub(crate) fn train(
     let records = bounds
         .bounds()
         .iter()
-        .map(|b| BoundRecord::of(b, given(a, bound_flag(b.name))))
+        .map(|b| BoundRecord::of(b, given(a, &bound_flag(b.name))))
         .collect();
     let saved = |e: dp_glm::Error| CliError::Failure(format!("cannot save the model: {e}"));
     let epsilon = finite("epsilon spent", report.epsilon)?;
@@ -1363,4 +1092,24 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
         .map_err(io)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use clap::ValueEnum;
+
+    use super::*;
+
+    #[test]
+    fn every_algorithm_is_a_registered_learner_and_back() {
+        for a in AlgorithmArg::value_variants() {
+            assert_eq!(catalog::learner(a.name()).unwrap().name, a.name());
+        }
+        assert_eq!(
+            AlgorithmArg::value_variants().len(),
+            catalog::LEARNERS.len()
+        );
+    }
 }

@@ -2,9 +2,12 @@
 //! not use is refused (exit 2, naming the flag), never silently ignored (spec/CLI.md); a flag
 //! it uses changes the released model (two values, same seed, different coefficients).
 //!
-//! The matrix is written out here independently of the CLI's own table, so a flag that the
-//! CLI accepts but does not pass to the learner fails the second check, and one it refuses
-//! but the learner uses fails the first.
+//! Which flags each algorithm uses is read from the learners' registry
+//! ([`dp_glm::catalog`]), the one table the CLI reads too: a parameter the registry lists but
+//! the learner's constructor does not pass on fails the second check; one the CLI refuses
+//! though the registry lists it fails the first. Every registered parameter (besides the
+//! relation and accountant every learner takes) must have a row in [`FLAGS`], and every
+//! registered learner is an `--algorithm`.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -12,76 +15,21 @@ mod inprocess;
 
 use std::path::Path;
 
+use dp_glm::catalog::{LEARNERS, Losses};
 use inprocess::{dpglm, tempdir};
 
-/// The algorithms and the flags each uses.
-const USES: [(&str, &[&str]); 10] = [
-    (
-        "dp-gd",
-        &[
-            "--clip",
-            "--steps",
-            "--learning-rate",
-            "--lambda",
-            "--radius",
-        ],
-    ),
-    (
-        "dp-sgd",
-        &[
-            "--clip",
-            "--epochs",
-            "--batch-size",
-            "--sample-rate",
-            "--n",
-            "--learning-rate",
-            "--lambda",
-            "--tune",
-            "--learning-rates",
-            "--tune-trials",
-        ],
-    ),
-    (
-        "noisy-gd",
-        &[
-            "--steps",
-            "--learning-rate",
-            "--radius",
-            "--x-bound",
-            "--y-bound",
-        ],
-    ),
-    (
-        "jl-noisy-gd",
-        &[
-            "--steps",
-            "--learning-rate",
-            "--radius",
-            "--x-bound",
-            "--y-bound",
-            "--k",
-        ],
-    ),
-    ("ssp", &["--x-bound", "--y-bound"]),
-    ("dp-ssgd", &["--clip", "--learning-rate"]),
-    (
-        "dp-ambssgd",
-        &["--batch-size", "--learning-rate", "--radius", "--x-bound"],
-    ),
-    ("objpert", &["--clip", "--lambda", "--x-bound"]),
-    (
-        "amp",
-        &["--clip", "--lambda", "--x-bound", "--tau", "--sigma-out"],
-    ),
-    (
-        "output-perturbation",
-        &["--lambda", "--radius", "--x-bound", "--y-bound"],
-    ),
-];
+/// The flag of a registry parameter.
+fn flag(name: &str) -> String {
+    match name {
+        "public_n" => "--n".into(),
+        "sampling_rate" => "--sample-rate".into(),
+        _ => format!("--{}", name.replace('_', "-")),
+    }
+}
 
 /// Every flag of the matrix, with two valid values that should give different models and
 /// the flags it needs alongside.
-const FLAGS: [(&str, [&str; 2], &str); 17] = [
+const FLAGS: [(&str, [&str; 2], &str); 22] = [
     ("--clip", ["0.5", "2"], ""),
     ("--steps", ["5", "10"], ""),
     ("--epochs", ["1", "2"], ""),
@@ -96,6 +44,11 @@ const FLAGS: [(&str, [&str; 2], &str); 17] = [
     ("--k", ["1", "2"], ""),
     ("--tau", ["5e-4", "1e-3"], ""),
     ("--sigma-out", ["0.1", "0.2"], ""),
+    ("--solver", ["lbfgs", "sag"], ""),
+    ("--update", ["sgd", "adam"], ""),
+    ("--momentum", ["0.5", "0.9"], "--update momentum"),
+    ("--candidates", ["2", "4"], ""),
+    ("--models", ["2", "3"], ""),
     (
         "--tune",
         ["honest", "unaccounted"],
@@ -164,9 +117,16 @@ fn every_flag_is_used_or_refused_for_every_algorithm() {
     write_data(&class, 1500, true);
     write_data(&reg, 1500, false);
     let out = dir.join("model.json");
-    for (algorithm, uses) in USES {
-        let regression = matches!(algorithm, "ssp" | "dp-ssgd" | "dp-ambssgd");
-        let (data, loss) = if regression {
+    for learner in LEARNERS {
+        let algorithm = learner.name;
+        let uses: Vec<String> = learner.params.iter().map(|p| flag(p.name)).collect();
+        for u in &uses {
+            assert!(
+                FLAGS.iter().any(|(f, ..)| f == u),
+                "{algorithm}: {u} has no row in FLAGS"
+            );
+        }
+        let (data, loss) = if learner.losses == Losses::Squared {
             (&reg, "squared")
         } else {
             (&class, "logistic")
@@ -177,7 +137,7 @@ fn every_flag_is_used_or_refused_for_every_algorithm() {
             data.display()
         );
         for (flag, [v1, v2], needs) in FLAGS {
-            if uses.contains(&flag) {
+            if uses.iter().any(|u| u == flag) {
                 let a = coefficients(&base, &format!("{needs} {flag} {v1}"), &out);
                 let b = coefficients(&base, &format!("{needs} {flag} {v2}"), &out);
                 assert_ne!(

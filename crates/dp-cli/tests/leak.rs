@@ -50,7 +50,7 @@ fn write_csv(path: &Path, rows: &[String]) {
     std::fs::write(path, format!("a,b,c,label\n{}\n", rows.join("\n"))).unwrap();
 }
 
-/// Neighbouring datasets: replace-one (row 0 replaced by the extreme row) or add/remove (the
+/// Neighbouring datasets: replace-one (row 0, or the last, replaced by the extreme row) or add/remove (the
 /// extreme row appended).
 #[derive(Clone, Copy)]
 enum Relation {
@@ -147,8 +147,16 @@ fn leaks(
     let (d0, d1) = (dir.join("d0.csv"), dir.join("d1.csv"));
     let base = rows(regression);
     let mut other = base.clone();
+    // The selection learners split the rows by a seeded shuffle: with seed 7 row 0 falls
+    // where it moves only the noisy scores (not, at this noise, the choice), the last row
+    // into the part whose model is released.
+    let replaced = if matches!(name, "grid-search" | "confidence-boosting") {
+        N - 1
+    } else {
+        0
+    };
     match relation {
-        Relation::ReplaceOne => other[0] = extreme(regression),
+        Relation::ReplaceOne => other[replaced] = extreme(regression),
         Relation::AddOne => other.push(extreme(regression)),
     }
     write_csv(&d0, &base);
@@ -186,7 +194,7 @@ fn leaks(
 
 /// The learners `dpglm train --algorithm` reaches (crates/dp-cli/src/cli.rs, `AlgorithmArg`),
 /// and DP-SGD's two tuning modes: (name, flags, regression, released mechanism outputs).
-const LEARNERS: [(&str, &[&str], bool, &[&str]); 12] = [
+const LEARNERS: [(&str, &[&str], bool, &[&str]); 15] = [
     (
         "dp-gd",
         &["--algorithm", "dp-gd", "--loss", "logistic"],
@@ -286,6 +294,24 @@ const LEARNERS: [(&str, &[&str], bool, &[&str]); 12] = [
         "ssp",
         &["--algorithm", "ssp", "--loss", "squared"],
         true,
+        &[],
+    ),
+    (
+        "nonconvex-dp-gd",
+        &["--algorithm", "nonconvex-dp-gd", "--loss", "savage"],
+        false,
+        &[],
+    ),
+    (
+        "grid-search",
+        &["--algorithm", "grid-search", "--loss", "logistic"],
+        false,
+        &[],
+    ),
+    (
+        "confidence-boosting",
+        &["--algorithm", "confidence-boosting", "--loss", "logistic"],
+        false,
         &[],
     ),
 ];

@@ -28,6 +28,10 @@
 //!   [`DpAmbSsgd`] (002 Alg. 1–3), and [`Ssp`] (AdaSSP, Wang 2018). Noise is calibrated to the
 //!   target (ε, δ) by the chosen accountant before the data is read, and the ledger the
 //!   optimiser returns is priced again after the run.
+//! - [`catalog`]: the one description of the learners that the CLI and the Python package
+//!   read — the [`catalog::Fit`] interface, each learner's parameters (names, types, defaults,
+//!   docs), the bounds it needs, its relation and accountant, and its constructor from a
+//!   parameter map.
 //!
 //! ```
 //! use dp_glm::{Dataset, GlmObjective, Loss, Scale};
@@ -51,6 +55,7 @@
 //! to BLAS and links the system OpenBLAS through `openblas-src`.
 
 pub mod bounds;
+pub mod catalog;
 mod clipping;
 mod data;
 mod error;
