@@ -361,7 +361,14 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         ),
         (
             "objpert-add",
-            vec!["--algorithm", "objpert", "--loss", "logistic"],
+            vec![
+                "--algorithm",
+                "objpert",
+                "--loss",
+                "logistic",
+                "--n",
+                "1200",
+            ],
             false,
         ),
         (

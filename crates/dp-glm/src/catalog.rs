@@ -807,6 +807,12 @@ const Y_BOUND: Param = Param::new(
     "estimated privately (regression)",
     "Public bound on the labels' magnitude; labels beyond it are clipped.",
 );
+const PUBLIC_N: Param = Param::new(
+    "public_n",
+    Kind::Count,
+    "the true number of rows, treated as public",
+    "The number of rows as a public value.",
+);
 const BATCH_SIZE: Param = Param::new(
     "batch_size",
     Kind::Count,
@@ -1001,7 +1007,9 @@ fn objective_perturbation(s: &Setup<'_>) -> Result<ObjectivePerturbation, Catalo
 }
 
 fn objpert(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
-    Ok(Box::new(objective_perturbation(s)?))
+    let mut o = objective_perturbation(s)?;
+    o.public_n = s.count("public_n")?;
+    Ok(Box::new(o))
 }
 
 fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
@@ -1084,12 +1092,7 @@ pub static LEARNERS: &[Learner] = &[
                 "batch_size/n",
                 "Poisson sampling rate q in (0, 1], a public value.",
             ),
-            Param::new(
-                "public_n",
-                Kind::Count,
-                "the true number of rows, treated as public",
-                "The number of rows as a public value.",
-            ),
+            PUBLIC_N,
             LEARNING_RATE,
             LAMBDA,
             Param::new(
@@ -1144,7 +1147,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "Objective perturbation (Kifer, Smith & Thakurta 2012; Redberg, Koskela & Wang, \
               Thm 3.1/3.2).",
         losses: Losses::Any,
-        params: &[OBJPERT_CLIP, LAMBDA, X_BOUND],
+        params: &[OBJPERT_CLIP, LAMBDA, X_BOUND, PUBLIC_N],
         default_budget: |loss| ObjectivePerturbation::new(loss).budget,
         bounds: objpert_needs,
         build: objpert,
