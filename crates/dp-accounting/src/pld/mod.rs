@@ -674,10 +674,12 @@ impl Accountant for PldAccountant {
                     *acc += *c as f64 * v;
                 }
             }
-            // The largest m with P[R < m] ≤ e^{tm}·E[e^{−tR}] ≤ η for some t.
+            // The largest m with P[R < m] ≤ e^{tm}·E[e^{−tR}] ≤ η for some t. A log-MGF that
+            // underflowed to −∞ (large t·R) bounds nothing: that t is skipped.
             let m = ts
                 .iter()
                 .zip(&log_mgf)
+                .filter(|(_, k)| k.is_finite())
                 .map(|(t, k)| (eta.ln() - k) / t)
                 .fold(0.0f64, f64::max);
             let lowered = LatticePmf {
