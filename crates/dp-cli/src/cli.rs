@@ -181,9 +181,10 @@ pub(crate) struct TrainArgs {
     /// Test data file, scored with the trained model (read like the training data).
     #[arg(long)]
     pub test: Option<std::path::PathBuf>,
-    /// The learning algorithm.
-    #[arg(long, value_enum)]
-    pub algorithm: AlgorithmArg,
+    /// The learning algorithm (default by the loss: amp for logistic, huber and huber-svm,
+    /// ssp for squared, nonconvex-dp-gd for savage).
+    #[arg(long = "algorithm", value_enum)]
+    pub algorithm_arg: Option<AlgorithmArg>,
     /// The loss (logistic, huber-svm, savage: classification; squared, huber: regression).
     #[arg(long, value_enum, default_value = "logistic")]
     pub loss: LossArg,
@@ -308,6 +309,18 @@ pub(crate) struct TrainArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+impl TrainArgs {
+    /// The learner: `--algorithm`, else the default for the loss (AMP for the convex losses
+    /// but squared, AdaSSP for squared, non-convex DP-GD for the Savage loss).
+    pub(crate) fn algorithm(&self) -> AlgorithmArg {
+        self.algorithm_arg.unwrap_or(match self.loss {
+            LossArg::Squared => AlgorithmArg::Ssp,
+            LossArg::Savage => AlgorithmArg::NonconvexDpGd,
+            LossArg::Logistic | LossArg::Huber | LossArg::HuberSvm => AlgorithmArg::Amp,
+        })
+    }
 }
 
 /// How a table's columns become features and labels (CSV; `--classes` for every format).

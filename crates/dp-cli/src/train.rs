@@ -132,7 +132,7 @@ fn given(a: &TrainArgs, flag: &str) -> bool {
         .flat_map(|l| l.params)
         .chain(catalog::COMMON)
         .map(|p| p.name);
-    match names.find(|n| flag_of(n, Some(a.algorithm)).as_deref() == Some(flag)) {
+    match names.find(|n| flag_of(n, Some(a.algorithm())).as_deref() == Some(flag)) {
         Some(name) => params.contains(name),
         None => true,
     }
@@ -140,7 +140,7 @@ fn given(a: &TrainArgs, flag: &str) -> bool {
 
 /// A learner's error in `dpglm train`, naming the flag or the data file.
 fn fit_error(a: &TrainArgs, e: dp_glm::Error) -> CliError {
-    glm_error(e, &a.data, Some(a.algorithm), &|flag| given(a, flag))
+    glm_error(e, &a.data, Some(a.algorithm()), &|flag| given(a, flag))
 }
 
 /// Checks every numeric flag before anything is read or fitted: floats finite (a NaN or ∞
@@ -554,7 +554,7 @@ fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
 /// The catalog's learner for `--algorithm` (every [`AlgorithmArg`] is registered; a test
 /// checks it).
 fn learner_of(a: &TrainArgs) -> Result<&'static Learner, CliError> {
-    catalog::learner(a.algorithm.name()).map_err(|e| CliError::Failure(e.to_string()))
+    catalog::learner(a.algorithm().name()).map_err(|e| CliError::Failure(e.to_string()))
 }
 
 /// The name of a value as on the command line.
@@ -628,7 +628,7 @@ fn catalog_error(a: &TrainArgs, e: CatalogError) -> CliError {
         CatalogError::NotApplicable { param, uses, .. } => CliError::Usage(format!(
             "{} does not apply to --algorithm {} (it uses {})",
             flag(&param),
-            a.algorithm.name(),
+            a.algorithm().name(),
             uses.iter().map(|u| flag(u)).collect::<Vec<_>>().join(", ")
         )),
         e => CliError::Usage(e.message(&flag).unwrap_or_else(|| e.to_string())),
@@ -999,7 +999,7 @@ pub(crate) fn train(
         .and_then(|m| m.with_bounds(records))
         .map_err(saved)?
         .with_noise_source(noise_source)
-        .with_algorithm(a.algorithm.name());
+        .with_algorithm(a.algorithm().name());
     let text = model.to_json().map_err(saved)?;
     if let Some(path) = &a.out {
         write_atomically(path, &text)?;
@@ -1018,7 +1018,7 @@ pub(crate) fn train(
         // the contract's diagnostics computed from the data without noise, which
         // `not_private` names.
         let mut v = json!({
-            "algorithm": a.algorithm.name(),
+            "algorithm": a.algorithm().name(),
             "loss": loss.name(),
             "d": train.x.ncols(),
             "epsilon": epsilon,
@@ -1038,7 +1038,7 @@ pub(crate) fn train(
         writeln!(
             out,
             "{} on {} features ({} loss)",
-            a.algorithm.name(),
+            a.algorithm().name(),
             train.x.ncols(),
             loss.name(),
         )
