@@ -49,3 +49,19 @@ fn coarse_grid_delta_is_finite_and_not_below_the_truth() {
     );
     assert!(d <= 1.01 * sampled, "{d} vs {sampled}");
 }
+
+/// An accountant with nothing composed has released nothing: every kind answers ε = 0 and
+/// δ = 0 exactly, never an error or a NaN (the PLD accountant reported "delta at epsilon = 0
+/// is not a number").
+#[test]
+fn an_empty_composition_is_zero_for_every_accountant() {
+    use dp_accounting::AccountantKind as K;
+    for kind in [K::Pld, K::Rdp, K::Zcdp, K::Exact] {
+        for rel in [AR, Neighbouring::ReplaceOne] {
+            let acc = kind.build(rel);
+            assert_eq!(acc.epsilon(1e-5).unwrap(), 0.0, "{kind:?} {rel:?}");
+            assert_eq!(acc.delta(0.0).unwrap(), 0.0, "{kind:?} {rel:?}");
+            assert_eq!(acc.delta(1.0).unwrap(), 0.0, "{kind:?} {rel:?}");
+        }
+    }
+}

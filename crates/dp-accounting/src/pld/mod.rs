@@ -554,6 +554,10 @@ impl Accountant for PldAccountant {
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
     fn epsilon(&self, delta: f64) -> Result<f64> {
         open_unit("delta", delta)?;
+        if self.parts.is_empty() {
+            // Nothing composed, nothing released: (0, 0)-DP exactly.
+            return Ok(0.0);
+        }
         let eps = |c: &Composed| c.epsilon(delta);
         let e = self.answer(eps, eps)?;
         self.facts.check_epsilon("pld", delta, e)
@@ -564,6 +568,9 @@ impl Accountant for PldAccountant {
     /// With [`PldConfig::epsilon_error`] set, the grid is refined as for ε at this δ.
     fn delta(&self, epsilon: f64) -> Result<f64> {
         non_negative("epsilon", epsilon)?;
+        if self.parts.is_empty() {
+            return Ok(0.0);
+        }
         let d = self.answer(
             |c: &Composed| Ok(c.delta(epsilon)),
             |c: &Composed| {
