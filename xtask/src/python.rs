@@ -6,8 +6,15 @@ use std::process::{Command, Stdio};
 
 use crate::{Failure, Result, Totals, root, run, run_tests, target_dir};
 
-/// What pip installs into the environment (from the registry; once, then reused).
-const PIP_PACKAGES: [&str; 3] = ["maturin>=1.9.4,<2", "numpy", "pytest"];
+/// What pip installs into the environment (from the registry; once, then reused):
+/// scikit-learn for its estimator checks, pandas for the DataFrame tests.
+const PIP_PACKAGES: [&str; 5] = [
+    "maturin>=1.9.4,<2",
+    "numpy",
+    "pytest",
+    "scikit-learn>=1.6,<2",
+    "pandas>=1.5,<4",
+];
 
 /// How to get a Python that can make virtual environments, for messages.
 const INSTALL_HINT: &str = "Install Python 3.9 or newer with venv and pip, e.g. \

@@ -56,6 +56,7 @@
 
 pub mod bounds;
 pub mod catalog;
+pub mod frontdoor;
 mod clipping;
 mod data;
 mod error;

@@ -1,8 +1,10 @@
 //! dp-accounting's errors as Python exceptions, carrying the Rust message.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 create_exception!(
     dpglm,
@@ -72,6 +74,19 @@ pub(crate) fn invalid(msg: &str) -> PyErr {
     InvalidParameterError::new_err(msg.to_owned())
 }
 
+/// `dpglm.InvalidInputError(DPGLMError, ValueError)`: created at module start (a class with
+/// two bases, which `create_exception!` cannot make).
+static INVALID_INPUT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// An `InvalidInputError` (a `DPGLMError` and a `ValueError`, as scikit-learn expects of bad
+/// data) with `msg`.
+pub(crate) fn invalid_input(py: Python<'_>, msg: String) -> PyErr {
+    match INVALID_INPUT.get(py) {
+        Some(t) => PyErr::from_type(t.bind(py).clone(), msg),
+        None => PyValueError::new_err(msg),
+    }
+}
+
 /// Adds the exception classes to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -85,5 +100,24 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumericalError", py.get_type::<NumericalError>())?;
     m.add("SelfCheckError", py.get_type::<SelfCheckError>())?;
     m.add("CalibrationError", py.get_type::<CalibrationError>())?;
+    let bases = PyTuple::new(
+        py,
+        [
+            py.get_type::<DPGLMError>(),
+            py.get_type::<PyValueError>(),
+        ],
+    )?;
+    let dict = PyDict::new(py);
+    dict.set_item("__module__", "dpglm")?;
+    dict.set_item(
+        "__doc__",
+        "Invalid data (shapes, non-finite values, labels outside the public class pair): \
+         the message names the value.",
+    )?;
+    let t = PyType::type_object(py)
+        .call1(("InvalidInputError", bases, dict))?
+        .cast_into::<PyType>()?;
+    m.add("InvalidInputError", &t)?;
+    let _ = INVALID_INPUT.set(py, t.unbind());
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 mod accountants;
 mod errors;
+mod estimators;
 mod events;
 mod functions;
 
@@ -54,6 +55,9 @@ fn _dpglm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::calibrate_noise, m)?)?;
     m.add_function(wrap_pyfunction!(functions::calibrate_sampling_rate, m)?)?;
     m.add_function(wrap_pyfunction!(functions::calibrate_steps, m)?)?;
+    m.add_class::<estimators::Model>()?;
+    m.add_function(wrap_pyfunction!(estimators::learners, m)?)?;
+    m.add_function(wrap_pyfunction!(estimators::fit, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

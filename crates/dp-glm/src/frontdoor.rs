@@ -1,0 +1,432 @@
+//! One private fit from in-memory arrays, for front doors that hold the data already (the
+//! Python package): the steps of the CLI's `train` pipeline around a [`catalog`] learner —
+//! feature scaling (public ranges, or private estimates within the bounds' share of ε),
+//! unit-norm rows, a bias feature, the learner's bounds (given, implied, defaulted or
+//! estimated) — and the model returned with its preprocessing, feature names, bounds, noise
+//! source and plain-language [`PrivacyStatement`].
+//!
+//! ```
+//! use dp_glm::catalog::{self, Params};
+//! use dp_glm::frontdoor::{ArrayFit, Scaling};
+//! use dp_glm::Loss;
+//! use ndarray::array;
+//!
+//! let x = array![[0.5, 0.1], [-0.4, 0.2], [0.3, -0.1], [-0.2, -0.3]];
+//! let y = array![1.0, -1.0, 1.0, -1.0];
+//! let params = Params::new();
+//! let run = ArrayFit {
+//!     learner: catalog::learner("amp")?,
+//!     loss: Loss::Logistic,
+//!     epsilon: 1.0,
+//!     delta: 1e-5,
+//!     params: &params,
+//!     scaling: Scaling::None,
+//!     unit_norm: None,
+//!     bias: Some(1.0),
+//!     bounds_budget: None,
+//!     seed: Some(7),
+//! };
+//! let fitted = run.fit(x.view(), y, None)?;
+//! assert!(fitted.model.privacy().epsilon <= 1.0);
+//! assert!(!fitted.statement.is_private_release()); // seeded: an experiment, not a release
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use ndarray::{Array1, ArrayView2};
+
+use crate::bounds::{Bound, BoundSource, PrivateBounds};
+use crate::catalog::{CatalogError, Learner, NoProgress, Params, Request};
+use crate::data::Dataset;
+use crate::loss::{LabelDomain, Loss};
+use crate::model::LinearModel;
+use crate::model_file::BoundRecord;
+use crate::pipeline::Preprocessing;
+use crate::report::{NoiseSource, text_down, text_up};
+use crate::scaling::{PublicScale, SCALING_SHARE, ScalingMethod, ScalingPlan, min_rows_for_ranges};
+use crate::statement::PrivacyStatement;
+
+/// The feature scaling of a fit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scaling {
+    /// None.
+    None,
+    /// The CLI's default for files with named columns ([`Scaling::auto`]): min–max with
+    /// every range estimated privately for classification when there are rows enough for
+    /// the estimates, none otherwise.
+    Auto,
+    /// This method, each feature's public values where given (`None`: estimated privately).
+    Plan(ScalingPlan),
+}
+
+impl Scaling {
+    /// The rule of [`Scaling::Auto`] for `d` numeric features, `n` rows (treated as public),
+    /// ε `epsilon` of which the fraction `share` goes to the estimates: min–max when
+    /// `classification` and `n` reaches [`min_rows_for_ranges`] at each estimate's ε; else
+    /// `Err` with a warning saying why the features are not scaled (none for regression).
+    ///
+    /// # Errors
+    /// The warning, when classification data has too few rows.
+    pub fn auto(
+        classification: bool,
+        d: usize,
+        n: usize,
+        epsilon: f64,
+        share: f64,
+    ) -> Result<Option<ScalingMethod>, String> {
+        if !classification || d == 0 {
+            return Ok(None);
+        }
+        let each = share * epsilon / (2 * d) as f64;
+        let need = min_rows_for_ranges(each);
+        if (n as f64) < need {
+            return Err(format!(
+                "features not scaled: with n = {n} rows (treated as public) the {} private \
+                 feature ranges at epsilon {} each are unreliable below about {} rows; give \
+                 public feature ranges, or choose a scaling to estimate them anyway, or none \
+                 to silence this",
+                2 * d,
+                text_down(each, 3),
+                need.ceil()
+            ));
+        }
+        Ok(Some(ScalingMethod::MinMax))
+    }
+}
+
+/// One fit: the learner, loss, target and parameters, and the pipeline's public choices.
+#[derive(Debug, Clone)]
+pub struct ArrayFit<'a> {
+    /// The learner ([`catalog::learner`](crate::catalog::learner)).
+    pub learner: &'static Learner,
+    /// The loss.
+    pub loss: Loss,
+    /// The target ε (bounds and scaling estimates included).
+    pub epsilon: f64,
+    /// The target δ.
+    pub delta: f64,
+    /// The learner's parameters ([`Learner::check`]ed at fit).
+    pub params: &'a Params,
+    /// The feature scaling.
+    pub scaling: Scaling,
+    /// Scale rows to unit norm; `None`: for classification without a scaling (the CLI's
+    /// default).
+    pub unit_norm: Option<bool>,
+    /// The value of an appended bias feature (`None`: no bias).
+    pub bias: Option<f64>,
+    /// The share of ε for private estimates; `None`: [`SCALING_SHARE`] with scaling
+    /// estimates, else [`crate::bounds::DEFAULT_SHARE`].
+    pub bounds_budget: Option<f64>,
+    /// The seed of a reproducible (not private) noise stream; `None`: the CSPRNG.
+    pub seed: Option<u64>,
+}
+
+/// A fitted model and what its front door reports.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    /// The model: its preprocessing, feature names, bounds, noise source and algorithm
+    /// attached; [`LinearModel::predict`] takes raw rows.
+    pub model: LinearModel,
+    /// The plain-language privacy statement.
+    pub statement: PrivacyStatement,
+    /// Warnings (e.g. features left unscaled).
+    pub warnings: Vec<String>,
+}
+
+impl ArrayFit<'_> {
+    /// The share of ε for private estimates with `scaling_estimates` of them for scaling.
+    fn share(&self, scaling_estimates: usize) -> f64 {
+        self.bounds_budget.unwrap_or(if scaling_estimates > 0 {
+            SCALING_SHARE
+        } else {
+            crate::bounds::DEFAULT_SHARE
+        })
+    }
+
+    /// Fits on the raw rows `x` and labels `y` (±1 for classification losses), features named
+    /// `feature_names` (public).
+    ///
+    /// # Privacy
+    /// The model's report composes the learner's ledger with the pure-DP estimates of the
+    /// bounds and feature ranges ([`PrivateBounds`]; AboveThreshold, Dwork & Roth, "The
+    /// Algorithmic Foundations of Differential Privacy", Thm 3.23), priced by the learner's
+    /// accountant; ε spent ≤ `epsilon`. With a `seed` the noise is reproducible and the
+    /// model is not a private release (the statement says so).
+    ///
+    /// # Errors
+    /// [`CatalogError`]: parameters the learner does not use or of the wrong type; invalid
+    /// data (shapes, non-finite values, labels outside the loss's domain), target or bounds
+    /// share; the learner's errors.
+    pub fn fit(
+        &self,
+        x: ArrayView2<'_, f64>,
+        y: Array1<f64>,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.learner.check(self.params)?;
+        let classification = matches!(self.loss.label_domain(), LabelDomain::Signs);
+        let (n, d) = x.dim();
+        let mut warnings = Vec::new();
+        let plan = match &self.scaling {
+            Scaling::None => None,
+            Scaling::Plan(plan) => Some(plan.clone()),
+            Scaling::Auto => {
+                let share = self.share(2 * d);
+                match Scaling::auto(classification, d, n, self.epsilon, share) {
+                    Ok(method) => method.map(|method| ScalingPlan {
+                        method,
+                        public: vec![None; d],
+                    }),
+                    Err(w) => {
+                        warnings.push(w);
+                        None
+                    }
+                }
+            }
+        };
+        let mut prep = Preprocessing {
+            scaling: None,
+            row_bound: None,
+            unit_norm: self.unit_norm.unwrap_or(classification && plan.is_none()),
+            bias: self.bias,
+        };
+        let mut rng: Box<dyn rand::Rng> = match self.seed {
+            Some(s) => Box::new(dp_optim::seeded_rng(s)),
+            None => Box::new(dp_optim::secure_rng().map_err(crate::Error::from)?),
+        };
+        let rows = if prep.unit_norm {
+            Some(1.0)
+        } else {
+            plan.as_ref().and_then(ScalingPlan::row_bound)
+        };
+        let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
+        let needs = self.learner.needs(self.loss, row_bound, self.params)?;
+        let scaling_estimates = plan.as_ref().map_or(0, ScalingPlan::estimates);
+        let planned = needs.iter().filter(|n| n.is_estimated()).count() + scaling_estimates;
+        let mut bounds = PrivateBounds::new(
+            self.epsilon,
+            self.delta,
+            self.share(scaling_estimates),
+            planned,
+        )?;
+        if let Some(plan) = &plan {
+            let names = feature_names.as_deref();
+            prep.scaling = Some(plan.fit(x, names, &mut bounds, &mut *rng)?);
+        }
+        let data = Dataset::new(prep.apply(x)?, y)?;
+        let request = Request {
+            loss: self.loss,
+            delta: self.delta,
+            params: self.params,
+            needs: &needs,
+        };
+        let (model, bounds) =
+            self.learner
+                .fit(&request, &data, bounds, &mut *rng, &mut NoProgress)?;
+        let source = match self.seed {
+            Some(seed) => NoiseSource::Seeded { seed },
+            None => NoiseSource::Secure,
+        };
+        let statement = self.statement(&model, source, &bounds, &prep, feature_names.as_deref());
+        let records = bounds
+            .bounds()
+            .iter()
+            .map(|b| BoundRecord::of(b, self.params.contains(b.name)))
+            .collect();
+        let learned = Preprocessing {
+            row_bound: model.preprocessing().row_bound,
+            ..prep
+        };
+        let model = model
+            .with_preprocessing(learned)?
+            .with_input(feature_names, None)?
+            .with_bounds(records)?
+            .with_noise_source(source)
+            .with_algorithm(self.learner.name);
+        Ok(Fitted {
+            model,
+            statement,
+            warnings,
+        })
+    }
+
+    /// The statement of a fit: the report's guarantee, and what was treated as public.
+    fn statement(
+        &self,
+        model: &LinearModel,
+        source: NoiseSource,
+        bounds: &PrivateBounds,
+        prep: &Preprocessing,
+        names: Option<&[String]>,
+    ) -> PrivacyStatement {
+        let mut s = model.privacy().statement(source);
+        let d = model.coef().len() - prep.extra_columns();
+        match names {
+            Some(names) => s.assume_public(format!(
+                "the feature names and their order ({})",
+                names.join(", ")
+            )),
+            None => s.assume_public(format!("the number of features d = {d}")),
+        };
+        if matches!(self.loss.label_domain(), LabelDomain::Signs) {
+            s.assume_public("the class pair (negative, positive)");
+        }
+        if let Some(sc) = &prep.scaling {
+            let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
+            let public = sc.features.len() - estimated;
+            if public > 0 {
+                s.assume_public(format!(
+                    "the feature scaling ({}) and its public ranges for {public} feature(s), \
+                     every value clipped to its range",
+                    sc.method.name()
+                ));
+            }
+            if estimated > 0 {
+                s.estimated(format!(
+                    "the ranges of the feature scaling ({}) for {estimated} feature(s): \
+                     private quartiles for epsilon {} in all (included in the total above); \
+                     every value is clipped to its range",
+                    sc.method.name(),
+                    text_up(sc.estimated_epsilon(), 6)
+                ));
+            }
+        }
+        let mut steps = Vec::new();
+        if prep.unit_norm {
+            steps.push("every row scaled to unit norm".to_string());
+        }
+        if let Some(b) = prep.bias {
+            steps.push(format!("a bias feature {b} appended"));
+        }
+        if !steps.is_empty() {
+            s.assume_public(format!(
+                "the preprocessing ({}), applied to each row on its own",
+                steps.join(", ")
+            ));
+        }
+        s.assume_public(format!(
+            "the algorithm ({}) and its hyper-parameters (as given, or the defaults the report \
+             above records)",
+            self.learner.name
+        ));
+        let (given, other): (Vec<Bound>, Vec<Bound>) = bounds
+            .bounds()
+            .iter()
+            .partition(|b| b.source == BoundSource::Public && self.params.contains(b.name));
+        for b in &given {
+            s.assume_public(format!(
+                "the bound {} = {}, given as a public value; values beyond it are clipped",
+                b.name, b.value
+            ));
+        }
+        s.bounds(&other);
+        s
+    }
+}
+
+/// [`PublicScale`]s from public per-feature ranges `(min, max)` (min–max scaling).
+pub fn public_ranges(ranges: &[(f64, f64)]) -> Vec<Option<PublicScale>> {
+    ranges
+        .iter()
+        .map(|&(min, max)| {
+            Some(PublicScale {
+                min: Some(min),
+                max: Some(max),
+                ..PublicScale::default()
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{self, Value};
+    use crate::learners::testdata::logistic;
+    use ndarray::Array2;
+
+    /// Logistic labels on rows of norm ≤ 5 (raw features that want scaling).
+    fn classification(n: usize, d: usize) -> (Array2<f64>, Array1<f64>) {
+        let data = logistic(n, d, 3.0, 3).0;
+        (data.x().mapv(|v| 5.0 * v), data.y().to_owned())
+    }
+
+    fn run<'a>(name: &str, params: &'a Params, scaling: Scaling, seed: u64) -> ArrayFit<'a> {
+        ArrayFit {
+            learner: catalog::learner(name).expect("registered"),
+            loss: Loss::Logistic,
+            epsilon: 1.0,
+            delta: 1e-5,
+            params,
+            scaling,
+            unit_norm: None,
+            bias: Some(1.0),
+            bounds_budget: None,
+            seed: Some(seed),
+        }
+    }
+
+    #[test]
+    fn auto_scaling_estimates_ranges_within_the_target() {
+        let (x, y) = classification(5000, 3);
+        let params = Params::new();
+        let f = run("amp", &params, Scaling::Auto, 1)
+            .fit(x.view(), y, None)
+            .expect("fits");
+        let report = f.model.privacy();
+        assert!(report.epsilon <= 1.0, "spent {}", report.epsilon);
+        let sc = f.model.preprocessing().scaling.as_ref().expect("scaled");
+        assert_eq!(sc.features.len(), 3);
+        assert!(sc.estimated_epsilon() > 0.0);
+        assert!(!f.model.preprocessing().unit_norm);
+        assert!(f.warnings.is_empty());
+        assert!(f.statement.text().contains("estimated privately") || f.statement.text().contains("private quartiles"));
+    }
+
+    #[test]
+    fn too_few_rows_leave_features_unscaled_with_a_warning() {
+        let (x, y) = classification(50, 3);
+        let params = Params::new();
+        let f = run("amp", &params, Scaling::Auto, 1)
+            .fit(x.view(), y, None)
+            .expect("fits");
+        assert!(f.model.preprocessing().scaling.is_none());
+        assert!(f.model.preprocessing().unit_norm);
+        assert_eq!(f.warnings.len(), 1);
+        assert!(f.warnings[0].contains("n = 50"), "{}", f.warnings[0]);
+    }
+
+    #[test]
+    fn public_ranges_spend_nothing_on_scaling_and_same_seed_is_reproducible() {
+        let (x, y) = classification(500, 2);
+        let mut params = Params::new();
+        params.set("clip", Value::Real(1.0));
+        let plan = || {
+            Scaling::Plan(ScalingPlan {
+                method: ScalingMethod::MinMax,
+                public: public_ranges(&[(-5.0, 5.0), (-5.0, 5.0)]),
+            })
+        };
+        let a = run("dp-sgd", &params, plan(), 9)
+            .fit(x.view(), y.clone(), Some(vec!["a".into(), "b".into()]))
+            .expect("fits");
+        let b = run("dp-sgd", &params, plan(), 9)
+            .fit(x.view(), y, Some(vec!["a".into(), "b".into()]))
+            .expect("fits");
+        assert_eq!(a.model, b.model);
+        let sc = a.model.preprocessing().scaling.as_ref().expect("scaled");
+        assert_eq!(sc.estimated_epsilon(), 0.0);
+        assert_eq!(a.model.feature_names(), Some(&["a".to_string(), "b".to_string()][..]));
+        assert!(a.statement.text().contains("clip = 1"), "{}", a.statement.text());
+    }
+
+    #[test]
+    fn parameters_the_learner_does_not_use_are_refused() {
+        let (x, y) = classification(100, 2);
+        let mut params = Params::new();
+        params.set("steps", Value::Count(10));
+        let e = run("ssp", &params, Scaling::None, 1)
+            .fit(x.view(), y, None)
+            .expect_err("ssp takes no steps");
+        assert!(matches!(e, CatalogError::NotApplicable { .. }), "{e}");
+    }
+}

@@ -1,0 +1,475 @@
+"""Private linear models with scikit-learn's conventions, fitted by the dpglm Rust learners.
+
+The learners, their parameters and defaults are those of the Rust registry
+(``dp_glm::catalog``, the one the ``dpglm train`` CLI reads): this module holds no learner
+logic. Each constructor takes the target ``(epsilon, delta)``, the ``algorithm`` (a registry
+name) and every parameter of the registry's learners for the loss as a keyword defaulting to
+``None`` ("the learner's default"); ``fit`` sends the ones given to the chosen learner, which
+refuses a parameter it does not use (nothing is ignored silently).
+
+scikit-learn's estimator protocol (``get_params``/``set_params``, ``__sklearn_tags__``,
+``clone``-ability, ``__repr__``) is implemented here without inheriting from scikit-learn, so
+``import dpglm`` imports neither scikit-learn nor numpy nor pandas; scikit-learn is imported
+only when scikit-learn itself asks for the tags.
+"""
+
+import inspect
+
+from dpglm import _dpglm
+from dpglm._dpglm import DPGLMError, InvalidInputError, InvalidParameterError
+
+__all__ = ["LinearRegression", "LogisticRegression", "NotFittedError"]
+
+
+class NotFittedError(DPGLMError, ValueError, AttributeError):
+    """The estimator is used before ``fit`` (a ``ValueError`` and ``AttributeError``, as
+    scikit-learn's)."""
+
+
+# The estimator's own parameters, before the learners' (keyword: default).
+_COMMON = {
+    "epsilon": 1.0,
+    "delta": 1e-5,
+    "algorithm": None,  # set per class
+    "classes": None,
+    "scale": "auto",
+    "feature_ranges": None,
+    "preprocess": "auto",
+    "bias": 1.0,
+    "bounds_budget": None,
+    "random_state": None,
+}
+
+
+def _learner_params(regression):
+    """The learners' parameter names for the loss family, in registry order (no duplicates)."""
+    names = []
+    for learner in _dpglm.learners():
+        if not regression and learner["losses"] == "squared":
+            continue
+        for p in learner["params"]:
+            if p["name"] not in names:
+                names.append(p["name"])
+    return names
+
+
+def _signature(own, learner_names):
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name, default in own.items():
+        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
+    for name in learner_names:
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def _is_dataframe(x):
+    """A pandas DataFrame (or alike) without importing pandas."""
+    return hasattr(x, "columns") and hasattr(x, "dtypes") and hasattr(x, "to_numpy")
+
+
+def _features(x, expected=None, names=None, who="estimator"):
+    """``x`` as a 2-d float32/float64 array (C or Fortran order kept), and its column names."""
+    import numpy as np
+
+    got_names = None
+    if _is_dataframe(x):
+        cols = list(x.columns)
+        if all(isinstance(c, str) for c in cols):
+            got_names = cols
+        x = x.to_numpy()
+    if hasattr(x, "toarray") or hasattr(x, "tocsr"):
+        raise InvalidInputError(
+            f"{who} does not take sparse matrices: pass a dense array (X.toarray())"
+        )
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"X cannot be read as a numeric array: {e}") from None
+    if arr.dtype.kind == "c":
+        raise InvalidInputError("Complex data not supported: X must be real")
+    if arr.dtype not in (np.float64, np.float32):
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError(f"X must be numeric: {e}") from None
+    if arr.ndim != 2:
+        raise InvalidInputError(
+            f"Expected 2D array, got {arr.ndim}D array instead: reshape your data with "
+            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample"
+        )
+    if arr.shape[0] == 0:
+        raise InvalidInputError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required")
+    if arr.shape[1] == 0:
+        raise InvalidInputError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required")
+    if expected is not None and arr.shape[1] != expected:
+        raise InvalidInputError(
+            f"X has {arr.shape[1]} features, but {who} is expecting {expected} features as input"
+        )
+    if names is not None and got_names is not None and got_names != names:
+        raise InvalidInputError(
+            f"The feature names should match those that were passed during fit: got {got_names}, "
+            f"fitted with {names}"
+        )
+    if not np.isfinite(arr).all():
+        i, j = np.argwhere(~np.isfinite(arr))[0]
+        raise InvalidInputError(
+            f"Input X contains NaN or infinity: {arr[i, j]} at row {i}, column {j}"
+        )
+    return arr, got_names
+
+
+def _target(y, n):
+    import numpy as np
+
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected: it is raveled",
+            UserWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InvalidInputError(f"y must be 1-dimensional, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise InvalidInputError(
+            f"Found input variables with inconsistent numbers of samples: X has {n} rows, y has {y.shape[0]}"
+        )
+    return y
+
+
+class _DPLinearModel:
+    """Shared protocol and fitting of the dpglm estimators."""
+
+    _loss = None
+    _regression = False
+
+    def __init__(self, **params):
+        names = self._param_names()
+        unknown = [k for k in params if k not in names]
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
+            )
+        for name in names:
+            default = type(self).__init__.__signature__.parameters[name].default
+            setattr(self, name, params.get(name, default))
+
+    # -- scikit-learn's estimator protocol -------------------------------------------------
+
+    @classmethod
+    def _param_names(cls):
+        return [p for p in cls.__init__.__signature__.parameters if p != "self"]
+
+    def get_params(self, deep=True):
+        """The constructor's parameters as given (``deep`` is accepted for scikit-learn)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Sets constructor parameters; an unknown name is a ``ValueError``."""
+        names = self._param_names()
+        for name, value in params.items():
+            if name not in names:
+                raise InvalidParameterError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}; "
+                    f"valid parameters are: {sorted(names)}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        sig = type(self).__init__.__signature__.parameters
+        shown = []
+        for name in self._param_names():
+            value = getattr(self, name)
+            default = sig[name].default
+            if value is default or (type(value) is type(default) and value == default):
+                continue
+            shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_model")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        tags = Tags(
+            estimator_type="regressor" if self._regression else "classifier",
+            target_tags=TargetTags(required=True),
+            input_tags=InputTags(allow_nan=False),
+        )
+        if self._regression:
+            from sklearn.utils import RegressorTags
+
+            tags.regressor_tags = RegressorTags()
+        else:
+            from sklearn.utils import ClassifierTags
+
+            tags.classifier_tags = ClassifierTags(multi_class=False)
+        # The noise makes fits differ unless random_state is an int.
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "_model" in state:
+            state["_model"] = state["_model"].to_json()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        if "_model" in state:
+            state["_model"] = _dpglm.Model.from_json(state["_model"])
+        self.__dict__.update(state)
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def _check_fitted(self):
+        if not hasattr(self, "_model"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet: call 'fit' first"
+            )
+
+    def _learner_kwargs(self):
+        own = _COMMON
+        return {
+            name: getattr(self, name)
+            for name in self._param_names()
+            if name not in own and getattr(self, name) is not None
+        }
+
+    def _labels(self, y):
+        """Labels for the Rust learner, and ``classes_`` (regression: floats, ``None``)."""
+        import numpy as np
+
+        if self._regression:
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError) as e:
+                raise InvalidInputError(f"y must be numeric for regression: {e}") from None
+            bad = np.flatnonzero(~np.isfinite(y))
+            if bad.size:
+                raise InvalidInputError(f"Input y contains NaN or infinity: {y[bad[0]]} at row {bad[0]}")
+            return y, None
+        if self.classes is not None:
+            classes = list(self.classes)
+            if len(classes) != 2 or classes[0] == classes[1]:
+                raise InvalidParameterError(
+                    f"classes must be a pair (negative, positive) of distinct labels, not {self.classes!r}"
+                )
+        else:
+            # {0, 1} or {-1, 1} as is: the negative class as written (never read the label
+            # set from the data beyond which of the two public encodings it uses).
+            values = y
+            neg = -1 if (values == -1).any() else 0
+            classes = [neg, 1]
+        is_pos = y == classes[1]
+        is_neg = y == classes[0]
+        bad = np.flatnonzero(~(is_pos | is_neg))
+        if bad.size:
+            value = y[bad[0]]
+            if self.classes is None:
+                raise InvalidInputError(
+                    f"label {value!r} at row {bad[0]} is not in {{0, 1}} or {{-1, 1}}: give the "
+                    "public class pair as classes=(negative, positive) (it is never read from the data)"
+                )
+            raise InvalidInputError(
+                f"label {value!r} at row {bad[0]} is not in the class pair classes={tuple(classes)!r}"
+            )
+        signs = np.where(is_pos, 1.0, -1.0)
+        return signs, np.asarray(classes)
+
+    def fit(self, X, y):
+        """Fits the private model on rows ``X`` (array or DataFrame) and labels ``y``.
+
+        Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
+        ``privacy_report_`` holds the ledger and the plain-language statement.
+        """
+        import json
+
+        import numpy as np
+
+        x, names = _features(X, who=type(self).__name__)
+        y = _target(y, x.shape[0])
+        signs, classes = self._labels(y)
+        seed = self.random_state
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InvalidParameterError(
+                f"random_state must be None (the secure generator) or a non-negative int "
+                f"(a reproducible stream, not a private release), not {seed!r}"
+            )
+        if self.preprocess not in ("auto", "unit-norm", "none"):
+            raise InvalidParameterError(
+                f"preprocess must be one of auto|unit-norm|none, not {self.preprocess!r}"
+            )
+        unit_norm = {"auto": None, "unit-norm": True, "none": False}[self.preprocess]
+        ranges = None
+        if self.feature_ranges is not None:
+            ranges = [(float(lo), float(hi)) for lo, hi in self.feature_ranges]
+        algorithm = self.algorithm if self.algorithm is not None else self._default_algorithm
+        model, statement, private, warnings = _dpglm.fit(
+            x,
+            np.ascontiguousarray(signs, dtype=np.float64),
+            algorithm=algorithm,
+            loss=self._loss,
+            epsilon=float(self.epsilon),
+            delta=float(self.delta),
+            params=self._learner_kwargs(),
+            scale=self.scale,
+            feature_ranges=ranges,
+            unit_norm=unit_norm,
+            bias=None if not self.bias else float(self.bias),
+            bounds_budget=self.bounds_budget,
+            random_state=None if seed is None else int(seed),
+            feature_names=names,
+        )
+        if warnings:
+            import warnings as w
+
+            for text in warnings:
+                w.warn(text, UserWarning, stacklevel=2)
+        for attr in ("feature_names_in_", "classes_"):
+            self.__dict__.pop(attr, None)
+        self._model = model
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.n_features_in_ = x.shape[1]
+        if classes is not None:
+            self.classes_ = classes
+        saved = json.loads(model.to_json())
+        report = dict(saved["privacy"])
+        report["statement"] = statement
+        report["private_release"] = private
+        report["warnings"] = list(warnings)
+        self.privacy_report_ = report
+        self._set_coefficients()
+        return self
+
+    def _set_coefficients(self):
+        """``coef_``/``intercept_``: the weights on the preprocessed features and the bias
+        folded into the intercept (predictions apply the model's preprocessing)."""
+        import numpy as np
+
+        coef = np.asarray(self._model.coef)
+        d = self.n_features_in_
+        intercept = self._model.intercept
+        if coef.shape[0] > d:
+            intercept += float(self.bias) * float(coef[d])
+        self.coef_ = coef[:d].reshape(1, d) if not self._regression else coef[:d]
+        self.intercept_ = np.array([intercept]) if not self._regression else float(intercept)
+
+    def _rows(self, X):
+        self._check_fitted()
+        names = getattr(self, "feature_names_in_", None)
+        x, _ = _features(
+            X,
+            expected=self.n_features_in_,
+            names=None if names is None else list(names),
+            who=type(self).__name__,
+        )
+        return x
+
+    def decision_function(self, X):
+        """The model's linear score ``⟨w, φ(x)⟩ + b`` of each row (φ: the fitted preprocessing)."""
+        return self._model.decision_function(self._rows(X))
+
+
+class LogisticRegression(_DPLinearModel):
+    """Differentially private logistic regression (binary).
+
+    ``algorithm`` is a name of the dpglm learner registry for the logistic loss (default
+    ``"amp"``, approximate minima perturbation); any of its parameters may be given by keyword
+    (``None``: the learner's default). ``classes=(negative, positive)`` gives the public class
+    pair; without it labels must be in {0, 1} or {-1, 1}. ``random_state=None`` draws the noise
+    from the operating system's CSPRNG (a private release); an int gives a reproducible stream
+    for experiments, which is *not* a private release.
+    """
+
+    _loss = "logistic"
+    _regression = False
+    _default_algorithm = "amp"
+    _estimator_type = "classifier"
+
+    def predict(self, X):
+        """The class of each row: ``classes_[1]`` where the score is positive."""
+        import numpy as np
+
+        scores = self.decision_function(X)
+        return np.where(scores > 0, self.classes_[1], self.classes_[0])
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``, shape (n, 2)."""
+        import numpy as np
+
+        p = self._model.predict_proba(self._rows(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        """Logarithms of ``predict_proba``."""
+        import numpy as np
+
+        return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on ``(X, y)``."""
+        import numpy as np
+
+        hits = np.asarray(self.predict(X) == np.asarray(y), dtype=np.float64)
+        return float(np.average(hits, weights=sample_weight))
+
+
+class LinearRegression(_DPLinearModel):
+    """Differentially private linear regression (squared loss).
+
+    ``algorithm`` is a name of the dpglm learner registry (default ``"ssp"``, AdaSSP); any of
+    its parameters may be given by keyword (``None``: the learner's default). The feature and
+    label bounds are public values when given (``x_bound``, ``y_bound``) and otherwise
+    estimated privately within ``bounds_budget`` of ``epsilon``. ``random_state`` as in
+    :class:`LogisticRegression`.
+    """
+
+    _loss = "squared"
+    _regression = True
+    _default_algorithm = "ssp"
+    _estimator_type = "regressor"
+
+    def predict(self, X):
+        """The predicted value of each row."""
+        return self.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R² on ``(X, y)``."""
+        import numpy as np
+
+        y = np.asarray(y, dtype=np.float64)
+        pred = self.predict(X)
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        ss_res = float(np.sum(w * (y - pred) ** 2))
+        mean = float(np.average(y, weights=w))
+        ss_tot = float(np.sum(w * (y - mean) ** 2))
+        return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+
+
+def _install_signature(cls):
+    own = dict(_COMMON)
+    own["algorithm"] = cls._default_algorithm
+    if cls._regression:
+        del own["classes"]
+    names = [n for n in _learner_params(cls._regression) if n not in own]
+
+    def __init__(self, epsilon=1.0, delta=1e-5, **params):
+        params["epsilon"] = epsilon
+        params["delta"] = delta
+        _DPLinearModel.__init__(self, **params)
+
+    __init__.__signature__ = _signature(own, names)
+    __init__.__doc__ = cls.__doc__
+    __init__.__qualname__ = f"{cls.__name__}.__init__"
+    cls.__init__ = __init__
+
+
+_install_signature(LogisticRegression)
+_install_signature(LinearRegression)

@@ -1,0 +1,294 @@
+//! The native side of `dpglm.LogisticRegression` and `dpglm.LinearRegression`: the learner
+//! registry ([`dp_glm::catalog`]) described to Python, one fit through
+//! [`dp_glm::frontdoor::ArrayFit`] (the CLI's pipeline: scaling, unit-norm rows, bias, bounds
+//! given or estimated) with the GIL released, and the fitted [`LinearModel`] (scoring, its
+//! `dpglm-model/2` JSON for pickling).
+
+use dp_glm::LinearModel;
+use dp_glm::catalog::{self, CatalogError, Kind, Params, Value};
+use dp_glm::frontdoor::{ArrayFit, Scaling, public_ranges};
+use dp_glm::scaling::{ScalingMethod, ScalingPlan};
+use ndarray::{Array1, ArrayView2, CowArray, Ix2};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{invalid, invalid_input};
+
+/// A 2-d float array from numpy: float64 (read in place, C or Fortran order) or float32.
+#[derive(FromPyObject)]
+pub(crate) enum Features<'py> {
+    /// float64.
+    F64(PyReadonlyArray2<'py, f64>),
+    /// float32 (widened).
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+impl Features<'_> {
+    /// The rows as float64, borrowed when they already are.
+    fn view(&self) -> CowArray<'_, f64, Ix2> {
+        match self {
+            Features::F64(a) => CowArray::from(a.as_array()),
+            Features::F32(a) => CowArray::from(a.as_array().mapv(f64::from)),
+        }
+    }
+}
+
+/// The Python exception for a catalog error: input errors (shapes, non-finite values,
+/// labels, empty data) as `InvalidInputError` (a `ValueError`), the rest as
+/// `InvalidParameterError`, with the message naming parameters as Python keywords.
+fn catalog_err(py: Python<'_>, e: CatalogError) -> PyErr {
+    use dp_glm::Error as E;
+    match e {
+        CatalogError::Fit(
+            e @ (E::ShapeMismatch { .. }
+            | E::NonFinite { .. }
+            | E::LabelOutOfDomain { .. }
+            | E::EmptyData { .. }),
+        ) => invalid_input(py, e.to_string()),
+        CatalogError::Fit(E::Accounting(e)) => crate::errors::to_py(e),
+        e => invalid(&e.message(&keyword).unwrap_or_else(|| e.to_string())),
+    }
+}
+
+/// A catalog parameter's Python keyword (`lambda` is a Python keyword: `lambda_`).
+fn keyword(name: &str) -> String {
+    if name == "lambda" {
+        "lambda_".into()
+    } else {
+        name.into()
+    }
+}
+
+/// The learners of [`catalog::LEARNERS`] described for Python: for each, its name, doc, the
+/// losses it fits (`"any"` or `"squared"`) and its parameters (`name`, `kind`, `default`,
+/// `doc`; [`catalog::COMMON`] included), as dicts.
+#[pyfunction]
+pub(crate) fn learners(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for l in catalog::LEARNERS {
+        let params = PyList::empty(py);
+        for p in l.params.iter().chain(catalog::COMMON) {
+            let d = PyDict::new(py);
+            d.set_item("name", keyword(p.name))?;
+            d.set_item("kind", p.kind.describe())?;
+            d.set_item("default", p.default)?;
+            d.set_item("doc", p.doc)?;
+            params.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("name", l.name)?;
+        d.set_item("doc", l.doc)?;
+        let squared = l.losses == catalog::Losses::Squared;
+        d.set_item("losses", if squared { "squared" } else { "any" })?;
+        d.set_item("params", params)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The catalog parameters from Python keyword arguments (`None` values left out), each
+/// converted to its declared kind; a name the learner does not use is kept so that
+/// [`catalog::Learner::check`] refuses it by name.
+fn params_of(learner: &catalog::Learner, given: &Bound<'_, PyDict>) -> PyResult<Params> {
+    let mut params = Params::new();
+    for (k, v) in given.iter() {
+        if v.is_none() {
+            continue;
+        }
+        let key: String = k.extract()?;
+        let name = if key == "lambda_" { "lambda" } else { &key };
+        let wrong = |_| {
+            invalid(&format!(
+                "`{key}` must be a {}, not {}",
+                learner.param(name).map_or(String::new(), |p| p.kind.describe()),
+                v.repr().map_or_else(|_| "this value".into(), |r| r.to_string())
+            ))
+        };
+        let value = match learner.param(name).map(|p| p.kind) {
+            Some(Kind::Real) => Value::Real(v.extract().map_err(wrong)?),
+            Some(Kind::Count) => Value::Count(v.extract().map_err(wrong)?),
+            Some(Kind::Choice(_)) => Value::Choice(v.extract().map_err(wrong)?),
+            Some(Kind::RealList) => Value::RealList(v.extract().map_err(wrong)?),
+            // Not the learner's: refused by `check`, naming it.
+            _ => Value::Choice(String::new()),
+        };
+        params.set(name, value);
+    }
+    Ok(params)
+}
+
+/// The scaling asked for: `"auto"`, `"none"`, `"minmax"` or `"standard"`, with public
+/// per-feature `(min, max)` ranges (then min–max, every feature public).
+fn scaling_of(
+    scale: &str,
+    ranges: Option<Vec<(f64, f64)>>,
+    d: usize,
+) -> PyResult<Scaling> {
+    let method = match scale {
+        "auto" | "minmax" => ScalingMethod::MinMax,
+        "standard" => ScalingMethod::Standard,
+        "none" if ranges.is_none() => return Ok(Scaling::None),
+        "none" => {
+            return Err(invalid(
+                "scale='none' with feature_ranges (they would be ignored): remove them or \
+                 choose scale='minmax'",
+            ));
+        }
+        other => {
+            return Err(invalid(&format!(
+                "`scale` must be one of auto|none|minmax|standard, not {other:?}"
+            )));
+        }
+    };
+    match ranges {
+        Some(r) if r.len() != d => Err(invalid(&format!(
+            "feature_ranges has {} (min, max) pairs for {d} features",
+            r.len()
+        ))),
+        Some(r) if method == ScalingMethod::Standard => Err(invalid(&format!(
+            "feature_ranges ({} pairs) are min-max ranges: use scale='minmax' or 'auto'",
+            r.len()
+        ))),
+        Some(r) => Ok(Scaling::Plan(ScalingPlan {
+            method,
+            public: public_ranges(&r),
+        })),
+        None if scale == "auto" => Ok(Scaling::Auto),
+        None => Ok(Scaling::Plan(ScalingPlan {
+            method,
+            public: vec![None; d],
+        })),
+    }
+}
+
+/// A fitted model: [`LinearModel`] with its preprocessing; scores raw rows.
+#[pyclass(frozen, module = "dpglm._dpglm")]
+pub(crate) struct Model {
+    inner: LinearModel,
+}
+
+/// The result of [`fit`]: the model, the privacy statement's text and warnings.
+type Fitted = (Model, String, bool, Vec<String>);
+
+/// Fits `algorithm` on rows `x` and labels `y` (±1 for classification) through
+/// [`ArrayFit::fit`], with the GIL released. Returns the model, the statement, whether it is
+/// a private release, and warnings.
+#[pyfunction]
+#[pyo3(signature = (x, y, *, algorithm, loss, epsilon, delta, params, scale, feature_ranges,
+    unit_norm, bias, bounds_budget, random_state, feature_names))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit(
+    py: Python<'_>,
+    x: Features<'_>,
+    y: PyReadonlyArray1<'_, f64>,
+    algorithm: &str,
+    loss: &str,
+    epsilon: f64,
+    delta: f64,
+    params: &Bound<'_, PyDict>,
+    scale: &str,
+    feature_ranges: Option<Vec<(f64, f64)>>,
+    unit_norm: Option<bool>,
+    bias: Option<f64>,
+    bounds_budget: Option<f64>,
+    random_state: Option<u64>,
+    feature_names: Option<Vec<String>>,
+) -> PyResult<Fitted> {
+    let learner = catalog::learner(algorithm).map_err(|e| catalog_err(py, e))?;
+    let loss = catalog::loss(loss, None).map_err(|e| catalog_err(py, e))?;
+    let params = params_of(learner, params)?;
+    let x = x.view();
+    let scaling = scaling_of(scale, feature_ranges, x.ncols())?;
+    let y: Array1<f64> = y.as_array().to_owned();
+    let run = ArrayFit {
+        learner,
+        loss,
+        epsilon,
+        delta,
+        params: &params,
+        scaling,
+        unit_norm,
+        bias,
+        bounds_budget,
+        seed: random_state,
+    };
+    let xv: ArrayView2<'_, f64> = x.view();
+    let fitted = py
+        .detach(|| run.fit(xv, y, feature_names))
+        .map_err(|e| catalog_err(py, e))?;
+    let private = fitted.statement.is_private_release();
+    Ok((
+        Model {
+            inner: fitted.model,
+        },
+        fitted.statement.text(),
+        private,
+        fitted.warnings,
+    ))
+}
+
+#[pymethods]
+impl Model {
+    /// `⟨w, φ(x)⟩ + b` for each raw row (the model's preprocessing `φ` applied).
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: Features<'_>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let x = x.view();
+        let out = self
+            .inner
+            .decision_function(x.view())
+            .map_err(|e| catalog_err(py, e.into()))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// The probability of the positive class for each raw row (logistic loss only; `None`
+    /// otherwise).
+    fn predict_proba<'py>(
+        &self,
+        py: Python<'py>,
+        x: Features<'_>,
+    ) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+        let x = x.view();
+        let out = self
+            .inner
+            .predict_proba(x.view())
+            .map_err(|e| catalog_err(py, e.into()))?;
+        Ok(out.map(|p| p.into_pyarray(py)))
+    }
+
+    /// The coefficients on the raw features' preprocessed values (a bias feature's last).
+    #[getter]
+    fn coef<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.coef().to_owned().into_pyarray(py)
+    }
+
+    /// The intercept.
+    #[getter]
+    fn intercept(&self) -> f64 {
+        self.inner.intercept()
+    }
+
+    /// The number of raw features.
+    #[getter]
+    fn n_features_in(&self) -> usize {
+        self.inner.n_features_in()
+    }
+
+    /// The model file's text (`dpglm-model/2`; its `privacy` holds the ledger).
+    fn to_json(&self) -> PyResult<String> {
+        self.inner
+            .to_json()
+            .map_err(|e| invalid(&format!("cannot write the model: {e}")))
+    }
+
+    /// Reads a model file's text (validated, digest checked).
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<Self> {
+        LinearModel::from_json(text)
+            .map(|inner| Self { inner })
+            .map_err(|e| invalid(&format!("cannot read the model: {e}")))
+    }
+}
