@@ -114,7 +114,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "Invalid data (shapes, non-finite values, labels outside the public class pair): \
          the message names the value.",
     )?;
-    let t = PyType::type_object(py)
+    let t = py
+        .get_type::<PyType>()
         .call1(("InvalidInputError", bases, dict))?
         .cast_into::<PyType>()?;
     m.add("InvalidInputError", &t)?;

@@ -14,6 +14,7 @@ only when scikit-learn itself asks for the tags.
 """
 
 import inspect
+import sys
 
 from dpglm import _dpglm
 from dpglm._dpglm import DPGLMError, InvalidInputError, InvalidParameterError
@@ -39,6 +40,21 @@ _COMMON = {
     "bounds_budget": None,
     "random_state": None,
 }
+
+
+def _sklearn_class(name, fallback):
+    """scikit-learn's exception or warning class ``name`` when scikit-learn is already
+    imported (its checks then recognise ours), else ``fallback``."""
+    exceptions = sys.modules.get("sklearn.exceptions")
+    return getattr(exceptions, name, fallback) if exceptions is not None else fallback
+
+
+def _not_fitted(message):
+    sk = _sklearn_class("NotFittedError", None)
+    if sk is None:
+        return NotFittedError(message)
+    both = type("NotFittedError", (NotFittedError, sk), {"__module__": "dpglm"})
+    return both(message)
 
 
 def _learner_params(regression):
@@ -90,17 +106,20 @@ def _features(x, expected=None, names=None, who="estimator"):
     if arr.dtype not in (np.float64, np.float32):
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as e:
+        except TypeError as e:
+            raise TypeError(f"X must be numeric: {e}") from None
+        except ValueError as e:
             raise InvalidInputError(f"X must be numeric: {e}") from None
     if arr.ndim != 2:
         raise InvalidInputError(
-            f"Expected 2D array, got {arr.ndim}D array instead: reshape your data with "
-            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample"
+            f"Expected 2D array, got {arr.ndim}D array instead. Reshape your data either using "
+            "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a single "
+            "sample"
         )
     if arr.shape[0] == 0:
-        raise InvalidInputError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required")
+        raise InvalidInputError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if arr.shape[1] == 0:
-        raise InvalidInputError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required")
+        raise InvalidInputError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if expected is not None and arr.shape[1] != expected:
         raise InvalidInputError(
             f"X has {arr.shape[1]} features, but {who} is expecting {expected} features as input"
@@ -121,13 +140,15 @@ def _features(x, expected=None, names=None, who="estimator"):
 def _target(y, n):
     import numpy as np
 
+    if y is None:
+        raise InvalidInputError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         import warnings
 
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected: it is raveled",
-            UserWarning,
+            _sklearn_class("DataConversionWarning", UserWarning),
             stacklevel=3,
         )
         y = y.ravel()
@@ -229,7 +250,7 @@ class _DPLinearModel:
 
     def _check_fitted(self):
         if not hasattr(self, "_model"):
-            raise NotFittedError(
+            raise _not_fitted(
                 f"This {type(self).__name__} instance is not fitted yet: call 'fit' first"
             )
 
@@ -266,15 +287,25 @@ class _DPLinearModel:
             values = y
             neg = -1 if (values == -1).any() else 0
             classes = [neg, 1]
+        if y.dtype.kind in "fc":
+            bad = np.flatnonzero(~np.isfinite(y))
+            if bad.size:
+                raise InvalidInputError(
+                    f"Input y contains NaN or infinity: {y[bad[0]]} at row {bad[0]}"
+                )
         is_pos = y == classes[1]
         is_neg = y == classes[0]
         bad = np.flatnonzero(~(is_pos | is_neg))
         if bad.size:
             value = y[bad[0]]
+            value = value.item() if hasattr(value, "item") else value
             if self.classes is None:
+                continuous = y.dtype.kind == "f" and value != round(value)
+                kind = "Unknown label type: continuous. " if continuous else ""
                 raise InvalidInputError(
-                    f"label {value!r} at row {bad[0]} is not in {{0, 1}} or {{-1, 1}}: give the "
-                    "public class pair as classes=(negative, positive) (it is never read from the data)"
+                    f"{kind}label {value!r} at row {bad[0]} is not in {{0, 1}} or {{-1, 1}}. "
+                    "Only binary classification is supported: give the public class pair as "
+                    "classes=(negative, positive) (it is never read from the data)"
                 )
             raise InvalidInputError(
                 f"label {value!r} at row {bad[0]} is not in the class pair classes={tuple(classes)!r}"
@@ -372,9 +403,9 @@ class _DPLinearModel:
         )
         return x
 
-    def decision_function(self, X):
-        """The model's linear score ``⟨w, φ(x)⟩ + b`` of each row (φ: the fitted preprocessing)."""
-        return self._model.decision_function(self._rows(X))
+    def _decision(self, X):
+        x = self._rows(X)
+        return self._model.decision_function(x)
 
 
 class LogisticRegression(_DPLinearModel):
@@ -393,6 +424,11 @@ class LogisticRegression(_DPLinearModel):
     _default_algorithm = "amp"
     _estimator_type = "classifier"
 
+    def decision_function(self, X):
+        """The model's linear score ``⟨w, φ(x)⟩ + b`` of each row (φ: the fitted
+        preprocessing); positive for ``classes_[1]``."""
+        return self._decision(X)
+
     def predict(self, X):
         """The class of each row: ``classes_[1]`` where the score is positive."""
         import numpy as np
@@ -404,7 +440,8 @@ class LogisticRegression(_DPLinearModel):
         """Probabilities of ``classes_[0]`` and ``classes_[1]``, shape (n, 2)."""
         import numpy as np
 
-        p = self._model.predict_proba(self._rows(X))
+        x = self._rows(X)
+        p = self._model.predict_proba(x)
         return np.column_stack([1.0 - p, p])
 
     def predict_log_proba(self, X):
@@ -437,8 +474,8 @@ class LinearRegression(_DPLinearModel):
     _estimator_type = "regressor"
 
     def predict(self, X):
-        """The predicted value of each row."""
-        return self.decision_function(X)
+        """The predicted value ``⟨w, φ(x)⟩ + b`` of each row (φ: the fitted preprocessing)."""
+        return self._decision(X)
 
     def score(self, X, y, sample_weight=None):
         """The coefficient of determination R² on ``(X, y)``."""
