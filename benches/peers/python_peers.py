@@ -179,7 +179,9 @@ def accounting():
     print("| accountant | epsilon | time s (best of runs) |")
     print("|---|---:|---:|")
     print(f"| dpglm.accounting PLDAccountant | {e1:.6f} | {t1:.4f} |")
-    print(f"| dp_accounting {dp_accounting.__version__ if hasattr(dp_accounting, '__version__') else ''} PLDAccountant | {e2:.6f} | {t2:.4f} |")
+    from importlib.metadata import version
+
+    print(f"| dp_accounting {version('dp-accounting')} PLDAccountant | {e2:.6f} | {t2:.4f} |")
     print(f"speed-up: {t2 / t1:.1f}x")
 
 

@@ -25,6 +25,7 @@
 //!     bias: Some(1.0),
 //!     bounds_budget: None,
 //!     seed: Some(7),
+//!     classes: None,
 //! };
 //! let fitted = run.fit(x.view(), y, None)?;
 //! assert!(fitted.model.privacy().epsilon <= 1.0);
@@ -118,6 +119,8 @@ pub struct ArrayFit<'a> {
     pub bounds_budget: Option<f64>,
     /// The seed of a reproducible (not private) noise stream; `None`: the CSPRNG.
     pub seed: Option<u64>,
+    /// The public class pair (negative, positive) as the caller names it, for the statement.
+    pub classes: Option<(String, String)>,
 }
 
 /// A fitted model and what its front door reports.
@@ -268,7 +271,10 @@ impl ArrayFit<'_> {
             None => s.assume_public(format!("the number of features d = {d}")),
         };
         if matches!(self.loss.label_domain(), LabelDomain::Signs) {
-            s.assume_public("the class pair (negative, positive)");
+            s.assume_public(match &self.classes {
+                Some((neg, pos)) => format!("the class pair (negative {neg}, positive {pos})"),
+                None => "the class pair (negative, positive)".to_string(),
+            });
         }
         if let Some(sc) = &prep.scaling {
             let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
@@ -362,6 +368,7 @@ mod tests {
             bias: Some(1.0),
             bounds_budget: None,
             seed: Some(seed),
+            classes: Some(("no".into(), "yes".into())),
         }
     }
 
@@ -379,7 +386,10 @@ mod tests {
         assert!(sc.estimated_epsilon() > 0.0);
         assert!(!f.model.preprocessing().unit_norm);
         assert!(f.warnings.is_empty());
-        assert!(f.statement.text().contains("estimated privately") || f.statement.text().contains("private quartiles"));
+        assert!(
+            f.statement.text().contains("estimated privately")
+                || f.statement.text().contains("private quartiles")
+        );
     }
 
     #[test]
@@ -415,8 +425,13 @@ mod tests {
         assert_eq!(a.model, b.model);
         let sc = a.model.preprocessing().scaling.as_ref().expect("scaled");
         assert_eq!(sc.estimated_epsilon(), 0.0);
-        assert_eq!(a.model.feature_names(), Some(&["a".to_string(), "b".to_string()][..]));
-        assert!(a.statement.text().contains("clip = 1"), "{}", a.statement.text());
+        assert_eq!(
+            a.model.feature_names(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
+        let text = a.statement.text();
+        assert!(text.contains("clip = 1"), "{text}");
+        assert!(text.contains("(negative no, positive yes)"), "{text}");
     }
 
     #[test]

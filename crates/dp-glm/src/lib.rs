@@ -56,10 +56,10 @@
 
 pub mod bounds;
 pub mod catalog;
-pub mod frontdoor;
 mod clipping;
 mod data;
 mod error;
+pub mod frontdoor;
 mod glm;
 mod jl;
 pub mod learners;

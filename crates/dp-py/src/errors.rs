@@ -102,10 +102,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CalibrationError", py.get_type::<CalibrationError>())?;
     let bases = PyTuple::new(
         py,
-        [
-            py.get_type::<DPGLMError>(),
-            py.get_type::<PyValueError>(),
-        ],
+        [py.get_type::<DPGLMError>(), py.get_type::<PyValueError>()],
     )?;
     let dict = PyDict::new(py);
     dict.set_item("__module__", "dpglm")?;

@@ -101,8 +101,11 @@ fn params_of(learner: &catalog::Learner, given: &Bound<'_, PyDict>) -> PyResult<
         let wrong = |_| {
             invalid(&format!(
                 "`{key}` must be a {}, not {}",
-                learner.param(name).map_or(String::new(), |p| p.kind.describe()),
-                v.repr().map_or_else(|_| "this value".into(), |r| r.to_string())
+                learner
+                    .param(name)
+                    .map_or(String::new(), |p| p.kind.describe()),
+                v.repr()
+                    .map_or_else(|_| "this value".into(), |r| r.to_string())
             ))
         };
         let value = match learner.param(name).map(|p| p.kind) {
@@ -120,11 +123,7 @@ fn params_of(learner: &catalog::Learner, given: &Bound<'_, PyDict>) -> PyResult<
 
 /// The scaling asked for: `"auto"`, `"none"`, `"minmax"` or `"standard"`, with public
 /// per-feature `(min, max)` ranges (then min–max, every feature public).
-fn scaling_of(
-    scale: &str,
-    ranges: Option<Vec<(f64, f64)>>,
-    d: usize,
-) -> PyResult<Scaling> {
+fn scaling_of(scale: &str, ranges: Option<Vec<(f64, f64)>>, d: usize) -> PyResult<Scaling> {
     let method = match scale {
         "auto" | "minmax" => ScalingMethod::MinMax,
         "standard" => ScalingMethod::Standard,
@@ -176,7 +175,7 @@ type Fitted = (Model, String, bool, Vec<String>);
 /// a private release, and warnings.
 #[pyfunction]
 #[pyo3(signature = (x, y, *, algorithm, loss, epsilon, delta, params, scale, feature_ranges,
-    unit_norm, bias, bounds_budget, random_state, feature_names))]
+    unit_norm, bias, bounds_budget, random_state, feature_names, classes))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit(
     py: Python<'_>,
@@ -194,6 +193,7 @@ pub(crate) fn fit(
     bounds_budget: Option<f64>,
     random_state: Option<u64>,
     feature_names: Option<Vec<String>>,
+    classes: Option<(String, String)>,
 ) -> PyResult<Fitted> {
     let learner = catalog::learner(algorithm).map_err(|e| catalog_err(py, e))?;
     let loss = catalog::loss(loss, None).map_err(|e| catalog_err(py, e))?;
@@ -212,6 +212,7 @@ pub(crate) fn fit(
         bias,
         bounds_budget,
         seed: random_state,
+        classes,
     };
     let xv: ArrayView2<'_, f64> = x.view();
     let fitted = py

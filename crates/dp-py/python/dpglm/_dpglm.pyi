@@ -28,6 +28,48 @@ class SelfCheckError(DPGLMError):
 class CalibrationError(DPGLMError):
     """No parameter in the searched range meets the target."""
 
+class InvalidInputError(DPGLMError, ValueError):
+    """Invalid data: shapes, non-finite values, labels outside the public class pair."""
+
+# -- the estimators' native side (used by dpglm.LogisticRegression / LinearRegression) --------
+
+def learners() -> List[Dict[str, Any]]:
+    """The learner registry: ``name``, ``doc``, ``losses`` ("any" or "squared") and
+    ``params`` (dicts with ``name``, ``kind``, ``default``, ``doc``)."""
+
+class Model:
+    """A fitted dpglm linear model with its preprocessing (scores raw rows)."""
+
+    coef: npt.NDArray[np.float64]
+    intercept: float
+    n_features_in: int
+    def decision_function(self, x: npt.NDArray[Any]) -> npt.NDArray[np.float64]: ...
+    def predict_proba(self, x: npt.NDArray[Any]) -> Optional[npt.NDArray[np.float64]]: ...
+    def to_json(self) -> str: ...
+    @staticmethod
+    def from_json(text: str) -> "Model": ...
+
+def fit(
+    x: npt.NDArray[Any],
+    y: npt.NDArray[np.float64],
+    *,
+    algorithm: str,
+    loss: str,
+    epsilon: float,
+    delta: float,
+    params: Dict[str, Any],
+    scale: str,
+    feature_ranges: Optional[Sequence[Tuple[float, float]]],
+    unit_norm: Optional[bool],
+    bias: Optional[float],
+    bounds_budget: Optional[float],
+    random_state: Optional[int],
+    feature_names: Optional[List[str]],
+    classes: Optional[Tuple[str, str]],
+) -> Tuple[Model, str, bool, List[str]]:
+    """One private fit (the GIL released): the model, the privacy statement, whether it is a
+    private release, and warnings."""
+
 class NeighboringRelation:
     """The neighbouring relation of a guarantee."""
 

@@ -356,6 +356,7 @@ class _DPLinearModel:
             bounds_budget=self.bounds_budget,
             random_state=None if seed is None else int(seed),
             feature_names=names,
+            classes=None if classes is None else (str(classes[0]), str(classes[1])),
         )
         if warnings:
             import warnings as w
