@@ -276,39 +276,7 @@ impl ArrayFit<'_> {
                 None => "the class pair (negative, positive)".to_string(),
             });
         }
-        if let Some(sc) = &prep.scaling {
-            let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
-            let public = sc.features.len() - estimated;
-            if public > 0 {
-                s.assume_public(format!(
-                    "the feature scaling ({}) and its public ranges for {public} feature(s), \
-                     every value clipped to its range",
-                    sc.method.name()
-                ));
-            }
-            if estimated > 0 {
-                s.estimated(format!(
-                    "the ranges of the feature scaling ({}) for {estimated} feature(s): \
-                     private quartiles for epsilon {} in all (included in the total above); \
-                     every value is clipped to its range",
-                    sc.method.name(),
-                    text_up(sc.estimated_epsilon(), 6)
-                ));
-            }
-        }
-        let mut steps = Vec::new();
-        if prep.unit_norm {
-            steps.push("every row scaled to unit norm".to_string());
-        }
-        if let Some(b) = prep.bias {
-            steps.push(format!("a bias feature {b} appended"));
-        }
-        if !steps.is_empty() {
-            s.assume_public(format!(
-                "the preprocessing ({}), applied to each row on its own",
-                steps.join(", ")
-            ));
-        }
+        assume_preprocessing(&mut s, prep);
         s.assume_public(format!(
             "the algorithm ({}) and its hyper-parameters (as given, or the defaults the report \
              above records)",
@@ -326,6 +294,45 @@ impl ArrayFit<'_> {
         }
         s.bounds(&other);
         s
+    }
+}
+
+/// Adds a fit's preprocessing to its statement: the feature scaling (public ranges as
+/// assumptions, estimated ranges as releases paid from ε) and the row steps (unit norm, bias)
+/// as public assumptions.
+pub fn assume_preprocessing(s: &mut PrivacyStatement, prep: &Preprocessing) {
+    if let Some(sc) = &prep.scaling {
+        let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
+        let public = sc.features.len() - estimated;
+        if public > 0 {
+            s.assume_public(format!(
+                "the feature scaling ({}) and its public ranges for {public} feature(s), \
+                 every value clipped to its range",
+                sc.method.name()
+            ));
+        }
+        if estimated > 0 {
+            s.estimated(format!(
+                "the ranges of the feature scaling ({}) for {estimated} feature(s): \
+                 private quartiles for epsilon {} in all (included in the total above); \
+                 every value is clipped to its range",
+                sc.method.name(),
+                text_up(sc.estimated_epsilon(), 6)
+            ));
+        }
+    }
+    let mut steps = Vec::new();
+    if prep.unit_norm {
+        steps.push("every row scaled to unit norm".to_string());
+    }
+    if let Some(b) = prep.bias {
+        steps.push(format!("a bias feature {b} appended"));
+    }
+    if !steps.is_empty() {
+        s.assume_public(format!(
+            "the preprocessing ({}), applied to each row on its own",
+            steps.join(", ")
+        ));
     }
 }
 
