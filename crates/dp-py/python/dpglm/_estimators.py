@@ -13,7 +13,6 @@ scikit-learn's estimator protocol (``get_params``/``set_params``, ``__sklearn_ta
 only when scikit-learn itself asks for the tags.
 """
 
-import inspect
 import sys
 
 from dpglm import _dpglm
@@ -69,13 +68,6 @@ def _learner_params(regression):
     return names
 
 
-def _signature(own, learner_names):
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    for name, default in own.items():
-        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
-    for name in learner_names:
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None))
-    return inspect.Signature(params)
 
 
 def _is_dataframe(x):
@@ -167,22 +159,14 @@ class _DPLinearModel:
     _loss = None
     _regression = False
 
-    def __init__(self, **params):
-        names = self._param_names()
-        unknown = [k for k in params if k not in names]
-        if unknown:
-            raise TypeError(
-                f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
-            )
-        for name in names:
-            default = type(self).__init__.__signature__.parameters[name].default
-            setattr(self, name, params.get(name, default))
+    # {name: default} of the constructor, in order (set by _install_init).
+    _defaults = {}
 
     # -- scikit-learn's estimator protocol -------------------------------------------------
 
     @classmethod
     def _param_names(cls):
-        return [p for p in cls.__init__.__signature__.parameters if p != "self"]
+        return list(cls._defaults)
 
     def get_params(self, deep=True):
         """The constructor's parameters as given (``deep`` is accepted for scikit-learn)."""
@@ -201,11 +185,9 @@ class _DPLinearModel:
         return self
 
     def __repr__(self):
-        sig = type(self).__init__.__signature__.parameters
         shown = []
-        for name in self._param_names():
+        for name, default in self._defaults.items():
             value = getattr(self, name)
-            default = sig[name].default
             if value is default or (type(value) is type(default) and value == default):
                 continue
             shown.append(f"{name}={value!r}")
@@ -491,23 +473,28 @@ class LinearRegression(_DPLinearModel):
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
 
-def _install_signature(cls):
+def _install_init(cls):
+    """The constructor: every parameter an explicit keyword with its default (scikit-learn
+    reads them with ``inspect.signature``), the learners' keyword-only, stored as given."""
     own = dict(_COMMON)
     own["algorithm"] = cls._default_algorithm
     if cls._regression:
         del own["classes"]
-    names = [n for n in _learner_params(cls._regression) if n not in own]
+    defaults = dict(own)
+    defaults.update((n, None) for n in _learner_params(cls._regression) if n not in own)
+    positional = ", ".join(f"{n}={v!r}" for n, v in own.items())
+    keyword = ", ".join(f"{n}=None" for n in defaults if n not in own)
+    body = "".join(f"    self.{n} = {n}\n" for n in defaults)
+    source = f"def __init__(self, {positional}, *, {keyword}):\n{body}"
+    namespace = {}
+    exec(compile(source, f"<dpglm {cls.__name__}.__init__>", "exec"), namespace)
+    init = namespace["__init__"]
+    init.__doc__ = cls.__doc__
+    init.__qualname__ = f"{cls.__name__}.__init__"
+    init.__module__ = cls.__module__
+    cls.__init__ = init
+    cls._defaults = defaults
 
-    def __init__(self, epsilon=1.0, delta=1e-5, **params):
-        params["epsilon"] = epsilon
-        params["delta"] = delta
-        _DPLinearModel.__init__(self, **params)
 
-    __init__.__signature__ = _signature(own, names)
-    __init__.__doc__ = cls.__doc__
-    __init__.__qualname__ = f"{cls.__name__}.__init__"
-    cls.__init__ = __init__
-
-
-_install_signature(LogisticRegression)
-_install_signature(LinearRegression)
+_install_init(LogisticRegression)
+_install_init(LinearRegression)
