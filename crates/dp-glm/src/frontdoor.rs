@@ -1,5 +1,5 @@
 //! One private fit from in-memory arrays, for front doors that hold the data already (the
-//! Python package): the steps of the CLI's `train` pipeline around a [`catalog`] learner —
+//! Python package): the steps of the CLI's `train` pipeline around a [`catalog`](crate::catalog) learner —
 //! feature scaling (public ranges, or private estimates within the bounds' share of ε),
 //! unit-norm rows, a bias feature, the learner's bounds (given, implied, defaulted or
 //! estimated) — and the model returned with its preprocessing, feature names, bounds, noise
