@@ -119,9 +119,29 @@ def test_memory_layouts_and_float32_give_the_same_model():
 
 def test_other_class_pairs():
     x, y = classification()
-    m = dpglm.LogisticRegression(random_state=2).fit(x, np.where(y == 1, 1, -1))
+    signs = np.where(y == 1, 1, -1)
+    m = dpglm.LogisticRegression(random_state=2).fit(x, signs)
+    # Without classes= the pair is (0, 1) whatever the labels: -1 is read as 0.
+    assert list(m.classes_) == [0, 1]
+    assert set(np.unique(m.predict(x))) <= {0, 1}
+    assert m.score(x, signs) == m.score(x, np.where(y == 1, 1, 0)) > 0.8
+    m = dpglm.LogisticRegression(classes=(-1, 1), random_state=2).fit(x, signs)
     assert list(m.classes_) == [-1, 1]
     assert set(np.unique(m.predict(x))) <= {-1, 1}
+    assert m.score(x, signs) > 0.8
+    with pytest.raises(dpglm.InvalidInputError, match=r"both 0 and -1"):
+        dpglm.LogisticRegression().fit(x, np.where(np.arange(len(y)) % 3 == 0, -1, np.where(y == 1, 1, 0)))
+
+
+def test_classes_are_not_read_from_the_labels():
+    """All labels positive, or one of them -1: the released class pair is the same."""
+    x, y = classification()
+    ones = np.ones(len(y), dtype=int)
+    one_negative = ones.copy()
+    one_negative[0] = -1
+    a = dpglm.LogisticRegression(random_state=4).fit(x, ones)
+    b = dpglm.LogisticRegression(random_state=4).fit(x, one_negative)
+    assert list(a.classes_) == list(b.classes_) == [0, 1]
     labels = np.where(y == 1, ">50K", "<=50K")
     m = dpglm.LogisticRegression(classes=("<=50K", ">50K"), random_state=2).fit(x, labels)
     assert list(m.classes_) == ["<=50K", ">50K"]

@@ -264,11 +264,20 @@ class _DPLinearModel:
                     f"classes must be a pair (negative, positive) of distinct labels, not {self.classes!r}"
                 )
         else:
-            # {0, 1} or {-1, 1} as is: the negative class as written (never read the label
-            # set from the data beyond which of the two public encodings it uses).
-            values = y
-            neg = -1 if (values == -1).any() else 0
-            classes = [neg, 1]
+            # {0, 1} or {-1, 1} as is. ``classes_`` is the fixed pair (0, 1) whatever the
+            # data holds: choosing it by whether a -1 occurs would release a fact about the
+            # rows (replace-one: all labels 1 vs one -1). -1 is read as the negative class.
+            classes = [0, 1]
+            minus = _is_minus_one(y)
+            if minus.any():
+                zero = np.flatnonzero(~minus & (y == 0))
+                if zero.size:
+                    raise InvalidInputError(
+                        f"labels hold both 0 (row {zero[0]}) and -1 (row "
+                        f"{np.flatnonzero(minus)[0]}) for the negative class (three classes?); "
+                        "give the public class pair as classes=(negative, positive)"
+                    )
+                y = np.where(minus, 0, y)
         if y.dtype.kind in "fc":
             bad = np.flatnonzero(~np.isfinite(y))
             if bad.size:
@@ -397,7 +406,8 @@ class LogisticRegression(_DPLinearModel):
     ``algorithm`` is a name of the dpglm learner registry for the logistic loss (default
     ``"amp"``, approximate minima perturbation); any of its parameters may be given by keyword
     (``None``: the learner's default). ``classes=(negative, positive)`` gives the public class
-    pair; without it labels must be in {0, 1} or {-1, 1}. ``random_state=None`` draws the noise
+    pair; without it labels must be in {0, 1} or {-1, 1} (-1 is read as 0) and ``classes_`` is
+    always ``[0, 1]``: it is never chosen from the labels that occur. ``random_state=None`` draws the noise
     from the operating system's CSPRNG (a private release); an int gives a reproducible stream
     for experiments, which is *not* a private release.
     """
@@ -437,8 +447,21 @@ class LogisticRegression(_DPLinearModel):
         """Accuracy on ``(X, y)``."""
         import numpy as np
 
-        hits = np.asarray(self.predict(X) == np.asarray(y), dtype=np.float64)
+        y = np.asarray(y)
+        if self.classes is None:
+            y = np.where(_is_minus_one(y), 0, y)
+        hits = np.asarray(self.predict(X) == y, dtype=np.float64)
         return float(np.average(hits, weights=sample_weight))
+
+
+def _is_minus_one(y):
+    """Where ``y`` is the label -1 (numbers only: text labels are never -1)."""
+    import numpy as np
+
+    y = np.asarray(y)
+    if y.dtype.kind not in "iuf":
+        return np.zeros(y.shape, dtype=bool)
+    return y == -1
 
 
 class LinearRegression(_DPLinearModel):
