@@ -195,7 +195,7 @@ impl fmt::Display for PrivacyStatement {
                 "  Private release: NO. This run used a reproducible seeded noise stream \
                  (seed {}): anyone who knows or guesses the seed can regenerate the noise and \
                  remove it, so the guarantee above does not hold for this output. Use seeded \
-                 runs for experiments only; train without --seed to release.",
+                 runs for experiments only; train without a seed (`--seed`, `random_state`) to release.",
                 self.source
                     .seed()
                     .map_or("?".to_string(), |s| s.to_string())
