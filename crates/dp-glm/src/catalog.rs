@@ -811,7 +811,9 @@ const PUBLIC_N: Param = Param::new(
     "public_n",
     Kind::Count,
     "the true number of rows, treated as public",
-    "The number of rows as a public value.",
+    "The number of rows as a public value (under add/remove the true count is private): \
+     everything the learner derives from n (the divisor of its noisy sums, their grid, \
+     default steps, step size, ridge, sampling rate) uses it.",
 );
 const BATCH_SIZE: Param = Param::new(
     "batch_size",
@@ -830,6 +832,7 @@ fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
     l.radius = s.real("radius")?;
+    l.public_n = s.count("public_n")?;
     Ok(Box::new(l))
 }
 
@@ -841,6 +844,7 @@ fn nonconvex_dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.steps, s.count("steps")?);
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
+    l.public_n = s.count("public_n")?;
     Ok(Box::new(l))
 }
 
@@ -918,6 +922,7 @@ fn projected(s: &Setup<'_>) -> Result<NoisyProjectedGd, CatalogError> {
     set(&mut l.y_bound, s.y_bound);
     l.steps = s.count("steps")?.or(l.steps);
     l.learning_rate = s.real("learning_rate")?.or(l.learning_rate);
+    l.public_n = s.count("public_n")?;
     Ok(l)
 }
 
@@ -1026,13 +1031,13 @@ fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// Output perturbation's ridge when none is given: the `λ` that balances the noise
 /// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
 /// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
-/// default. From public quantities only (n is treated as public, as the learner's sensitivity
-/// `2G/(λn)` does); not a privacy parameter.
+/// default. From public quantities only (`n` is the learner's `public_n`, or the data's count
+/// treated as public, as the learner's sensitivity `2G/(λn)` does); not a privacy parameter.
 fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> crate::Result<f64> {
     let g = l.gradient_bound()?;
     let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
     let d = (data.n_features() as f64).sqrt();
-    let n = data.n_samples() as f64;
+    let n = l.public_n.unwrap_or_else(|| data.n_samples()) as f64;
     let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
     let default = OutputPerturbation::new(l.loss).lambda;
     Ok(if rule.is_finite() {
@@ -1048,6 +1053,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.x_bound, s.x_bound);
     set(&mut l.radius, s.real("radius")?);
     set(&mut l.y_bound, s.y_bound);
+    l.public_n = s.count("public_n")?;
     l.lambda = match s.real("lambda")? {
         Some(lambda) => lambda,
         None => output_lambda(&l, s.data)?,
@@ -1066,7 +1072,7 @@ pub static LEARNERS: &[Learner] = &[
         name: "dp-gd",
         doc: "DP gradient descent with clipped full-batch gradients (Song et al. 2021, Alg. 1).",
         losses: Losses::Any,
-        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS],
+        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS, PUBLIC_N],
         default_budget: |loss| DpGd::new(loss).budget,
         bounds: |c| Ok(vec![c.clip(DpGd::new(c.loss).clip)?]),
         build: dp_gd,
@@ -1137,7 +1143,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "Noisy projected gradient descent on a ball (Arora et al. 2022, Alg. 1; Nikolov's \
               lecture notes).",
         losses: Losses::Any,
-        params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND],
+        params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND, PUBLIC_N],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
         bounds: |c| c.x_and_y(),
         build: noisy_gd,
@@ -1184,7 +1190,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "Output perturbation of the regularised minimiser (Chaudhuri, Monteleoni & \
               Sarwate 2011).",
         losses: Losses::Any,
-        params: &[LAMBDA, RADIUS, X_BOUND, Y_BOUND],
+        params: &[LAMBDA, RADIUS, X_BOUND, Y_BOUND, PUBLIC_N],
         default_budget: |loss| OutputPerturbation::new(loss).budget,
         bounds: |c| c.x_and_y(),
         build: output_perturbation,
@@ -1206,6 +1212,7 @@ pub static LEARNERS: &[Learner] = &[
                 "the learner's rule from n and d",
                 "JL target dimension.",
             ),
+            PUBLIC_N,
         ],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
         bounds: |c| c.x_and_y(),
@@ -1262,7 +1269,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "DP-GD for non-convex losses (e.g. savage) returning a noisy-min selected iterate \
               (Song et al. 2021, Thm 4.1).",
         losses: Losses::Any,
-        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA],
+        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, PUBLIC_N],
         default_budget: |loss| NonConvexDpGd::new(loss).budget,
         bounds: |c| Ok(vec![c.clip(NonConvexDpGd::new(c.loss).clip)?]),
         build: nonconvex_dp_gd,

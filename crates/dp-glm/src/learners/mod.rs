@@ -188,6 +188,68 @@ pub(crate) fn public_n_note(relation: Neighbouring, uses: &str) -> Option<String
     })
 }
 
+/// The report's note on the number of rows `n`, which a learner `uses` as the text says:
+/// given as the public value `public_n`, or (`None`) the true count, treated as public under
+/// add/remove ([`public_n_note`]).
+pub(crate) fn rows_note(
+    relation: Neighbouring,
+    public_n: Option<usize>,
+    uses: &str,
+) -> Option<String> {
+    match public_n {
+        Some(n) => Some(format!(
+            "the number of rows n = {n} given as public, not the data's count: {uses}"
+        )),
+        None => public_n_note(relation, uses),
+    }
+}
+
+/// The number of rows a learner sizes its release for: `public_n` when given (a public
+/// value: under add/remove the true count is private), else the data's count, treated as
+/// public.
+///
+/// # Errors
+/// `public_n = 0` ([`Error::InvalidHyperParameter`] naming `public_n`).
+pub(crate) fn row_count(public_n: Option<usize>, data: &crate::data::Dataset) -> Result<usize> {
+    let n = public_n.unwrap_or_else(|| data.n_samples());
+    crate::error::ensure(n >= 1, "public_n", n as f64, "must be >= 1")?;
+    Ok(n)
+}
+
+/// A [`ClippedSum`](dp_optim::ClippedSum) that reports the public row count `n` in place of
+/// the data's: the full-batch noisy solvers divide the noisy sum by it and size the grid of
+/// their grid-safe release for it, so that neither depends on the true count. The sums
+/// themselves are the wrapped oracle's (over every row of the data).
+///
+/// # Privacy
+/// The clip bounds each row's contribution to the sum whatever the count, so the sum's
+/// sensitivity is unchanged; dividing by a public `n` is post-processing. For full-batch
+/// solvers only (`batch = None`): a sampler that draws indices below `n` would miss rows.
+pub(crate) struct PublicCount<'a, S: ?Sized> {
+    pub(crate) inner: &'a S,
+    pub(crate) n: usize,
+}
+
+impl<S: dp_optim::ClippedSum + ?Sized> dp_optim::ClippedSum for PublicCount<'_, S> {
+    fn n_examples(&self) -> usize {
+        self.n
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn clipped_sum(
+        &self,
+        x: ndarray::ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        clip: f64,
+        out: ndarray::ArrayViewMut1<'_, f64>,
+    ) {
+        self.inner.clipped_sum(x, batch, clip, out);
+    }
+}
+
 /// The ledger a noisy optimiser returned; a privacy error if it returned none (a noisy
 /// optimiser always does: without a ledger nothing could be priced).
 pub(crate) fn ledger_of(ledger: Option<Ledger>) -> Result<Ledger> {
