@@ -1403,6 +1403,47 @@ mod tests {
         }
     }
 
+    /// With `public_n` under add/remove, the report (noise parameters, ledger, notes) is the
+    /// same on data with one row more: nothing but the coefficients depends on the true n.
+    #[test]
+    fn with_public_n_the_report_does_not_depend_on_the_true_n() {
+        let class = classification(401, 3, 31);
+        let fewer = class.select_rows(&(0..400).collect::<Vec<_>>()).unwrap();
+        let mut p = Params::new();
+        p.set("public_n", Value::Count(400));
+        p.set("neighbouring", Value::Choice("add-remove".into()));
+        p.set("x_bound", Value::Real(1.0));
+        p.set("y_bound", Value::Real(1.0));
+        p.set("clip", Value::Real(1.0));
+        for l in LEARNERS.iter().filter(|l| l.uses("public_n")) {
+            let mut q = Params::new();
+            for name in p.names().filter(|n| l.uses(n)) {
+                q.set(name, p.get(name).unwrap().clone());
+            }
+            let loss = if l.name == "nonconvex-dp-gd" {
+                Loss::Savage
+            } else {
+                Loss::Logistic
+            };
+            let (a, b) = (fit(l.name, loss, &q, &fewer), fit(l.name, loss, &q, &class));
+            let (ra, rb) = (a.privacy(), b.privacy());
+            assert_eq!(ra.neighbouring, Neighbouring::AddRemove, "{}", l.name);
+            assert_eq!(
+                (&ra.noise, &ra.ledger, &ra.notes),
+                (&rb.noise, &rb.ledger, &rb.notes),
+                "{}",
+                l.name
+            );
+            assert!(
+                ra.notes.iter().any(|n| n.contains("n = 400")),
+                "{}: {:?}",
+                l.name,
+                ra.notes
+            );
+            assert_ne!(a.coef(), b.coef(), "{}", l.name);
+        }
+    }
+
     #[test]
     fn parameters_are_checked_and_named() {
         let l = learner("dp-gd").unwrap();

@@ -330,6 +330,44 @@ mod tests {
     }
 
     #[test]
+    fn with_a_public_n_an_added_row_moves_the_minimiser_by_at_most_g_over_lambda_n() {
+        // As the replace-one test, with row 0 (e1, +100) added to or absent from rows (e2, 0):
+        // N = 10 public, the minimisers are G/(λN)·e1 and 0 — the stated add/remove bound.
+        let n = 10;
+        let rows = |added: bool| {
+            let m = if added { n } else { n - 1 };
+            let mut x = ndarray::Array2::zeros((m, 2));
+            let mut y = Array1::zeros(m);
+            for i in 0..m {
+                x[[i, 1]] = 1.0;
+            }
+            if added {
+                x[[0, 1]] = 0.0;
+                x[[0, 0]] = 1.0;
+                y[0] = 100.0;
+            }
+            Dataset::new(x, y).unwrap()
+        };
+        let mut l = OutputPerturbation::new(Loss::Squared);
+        l.lambda = 1.0;
+        l.public_n = Some(n);
+        l.budget.neighbouring = Neighbouring::AddRemove;
+        let g = l.gradient_bound().unwrap();
+        let (w, w2) = (
+            l.minimiser(&rows(true), n).unwrap(),
+            l.minimiser(&rows(false), n).unwrap(),
+        );
+        let shift = (&w - &w2).dot(&(&w - &w2)).sqrt();
+        let exact = g / (l.lambda * n as f64);
+        assert!(shift <= 1.004 * exact, "{shift} > {exact}");
+        assert!(shift >= 0.998 * exact, "{shift} vs {exact}");
+        let m = l.fit(&rows(true), &mut rng(1)).unwrap();
+        let stated = m.privacy().noise.iter().find(|(k, _)| k == "sensitivity");
+        assert!((stated.unwrap().1 - 1.004 * exact).abs() < 1e-12 * exact);
+        assert_eq!(m.privacy().neighbouring, Neighbouring::AddRemove);
+    }
+
+    #[test]
     fn rejects_bad_hyper_parameters() {
         let (data, _) = logistic(50, 2, 1.0, 4);
         let hp = |l: OutputPerturbation| match l.fit(&data, &mut rng(1)) {
