@@ -593,6 +593,22 @@ impl Learner {
         (self.default_budget)(loss).accountant
     }
 
+    /// Whether its noise is calibrated against the whole ledger when bounds were estimated
+    /// ([`PrivateBounds::learner_budget`]): the learners whose whole ledger is one
+    /// calibration of `learners::calibrate` (DP-GD, noisy projected GD and its JL form,
+    /// untuned DP-SGD, DP-AMBSSGD, output perturbation, SSP). The others (objective
+    /// perturbation and AMP, DP-SSGD's shuffling, non-convex DP-GD's two parts, tuning and
+    /// selection) are calibrated for the ε the estimates leave.
+    pub fn calibrates_jointly(&self, params: &Params) -> bool {
+        match self.name {
+            "dp-gd" | "noisy-gd" | "jl-noisy-gd" | "dp-ambssgd" | "output-perturbation" | "ssp" => {
+                true
+            }
+            "dp-sgd" => !params.contains("tune"),
+            _ => false,
+        }
+    }
+
     /// The description of parameter `name`, if the learner uses it (including [`COMMON`]).
     pub fn param(&self, name: &str) -> Option<&'static Param> {
         self.params.iter().chain(COMMON).find(|p| p.name == name)
@@ -687,15 +703,7 @@ impl Learner {
                 }
             }
         }
-        let bound = |name: &str| {
-            bounds
-                .bounds()
-                .iter()
-                .find(|b| b.name == name)
-                .map(|b| b.value)
-        };
         let mut budget = (self.default_budget)(loss);
-        budget.epsilon = bounds.learner_epsilon();
         budget.delta = request.delta;
         match request.params.choice("neighbouring", NEIGHBOURING)? {
             Some("add-remove") => budget.neighbouring = Neighbouring::AddRemove,
@@ -707,6 +715,14 @@ impl Learner {
             Some(_) => budget.accountant = AccountantKind::Rdp,
             None => {}
         }
+        let budget = bounds.learner_budget(budget, self.calibrates_jointly(request.params));
+        let bound = |name: &str| {
+            bounds
+                .bounds()
+                .iter()
+                .find(|b| b.name == name)
+                .map(|b| b.value)
+        };
         let setup = Setup {
             loss,
             params: request.params,
@@ -1442,6 +1458,53 @@ mod tests {
             );
             assert_ne!(a.coef(), b.coef(), "{}", l.name);
         }
+    }
+
+    /// With a bound estimated, DP-SGD's noise is calibrated against the whole ledger: the run
+    /// spends nearly all of ε (the split alone left about a fifth unspent under PLD) and never
+    /// more, with less noise than the split's.
+    #[test]
+    fn estimated_bounds_and_the_learner_are_calibrated_together() {
+        let data = classification(400, 3, 41);
+        let l = learner("dp-sgd").unwrap();
+        let mut p = Params::new();
+        p.set("accountant", Value::Choice("rdp".into()));
+        let needs = l.needs(Loss::Logistic, None, &p).unwrap();
+        assert!(needs.iter().any(Need::is_estimated));
+        let model = {
+            let bounds = PrivateBounds::new(1.0, 1e-5, 0.1, 1).unwrap();
+            let request = Request {
+                loss: Loss::Logistic,
+                delta: 1e-5,
+                params: &p,
+                needs: &needs,
+            };
+            let mut rng = dp_optim::seeded_rng(5);
+            l.fit(&request, &data, bounds, &mut rng, &mut NoProgress)
+                .unwrap()
+                .0
+        };
+        let r = model.privacy();
+        assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
+        assert_eq!(r.ledger.entries()[0].mechanism.name(), "pure-dp");
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("together meet the target")),
+            "{:?}",
+            r.notes
+        );
+        // The split: the learner alone at ε = 0.9 needs more noise.
+        let mut split = DpSgd::new(Loss::Logistic);
+        split.budget = Budget::new(0.9, 1e-5, AccountantKind::Rdp, Neighbouring::AddRemove);
+        let alone = split.fit(&data, &mut dp_optim::seeded_rng(5)).unwrap();
+        let sigma = |m: &LinearModel| m.privacy().noise[0].1;
+        assert!(
+            sigma(&model) < sigma(&alone),
+            "{} vs {}",
+            sigma(&model),
+            sigma(&alone)
+        );
     }
 
     #[test]
