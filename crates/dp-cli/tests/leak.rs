@@ -366,7 +366,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
             "1200",
         ]
     };
-    let add_remove: [(&str, Vec<&str>, bool); 11] = [
+    let add_remove: [(&str, Vec<&str>, bool); 10] = [
         ("dp-gd-add-n", add("dp-gd", "logistic"), false),
         ("noisy-gd-add-n", add("noisy-gd", "logistic"), false),
         (
@@ -466,7 +466,10 @@ fn replace_one_learners_refuse_add_remove() {
         ("confidence-boosting", "logistic"),
     ] {
         for (extra, want) in [
-            (&["--neighbouring", "add-remove"][..], "--neighbouring"),
+            (
+                &["--neighbouring", "add-remove"][..],
+                "invalid value for --neighbouring",
+            ),
             (&["--n", "1200"][..], "--n does not apply"),
         ] {
             let mut argv: Vec<String> = [
@@ -479,6 +482,10 @@ fn replace_one_learners_refuse_add_remove() {
                 algorithm,
                 "--loss",
                 loss,
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
             ]
             .iter()
             .map(|s| s.to_string())
