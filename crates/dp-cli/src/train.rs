@@ -576,6 +576,7 @@ fn params_of(a: &TrainArgs) -> Params {
         ("batch_size", a.batch_size.map(Count)),
         ("sampling_rate", a.sample_rate.map(Real)),
         ("public_n", a.public_n.map(Count)),
+        ("batch_schedule", name(a.batch_schedule.clone())),
         ("learning_rate", a.learning_rate.map(Real)),
         ("lambda", a.lambda.map(Real)),
         ("radius", a.radius.map(Real)),

@@ -45,7 +45,7 @@ use crate::data::Dataset;
 use crate::error::{Error, ensure};
 use crate::learners::{
     Amp, AmpSolver, Budget, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, NoisyProjectedGd,
-    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, Ssp,
+    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, SgdSchedule, Ssp,
 };
 use crate::loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 use crate::model::LinearModel;
@@ -838,6 +838,7 @@ const BATCH_SIZE: Param = Param::new(
     "(Expected) batch size.",
 );
 const UPDATES: &[&str] = &["sgd", "momentum", "adam"];
+const SCHEDULES: &[&str] = &["poisson", "shuffle", "fixed"];
 
 /// DP-GD, Song et al. 2021 Alg. 1.
 fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
@@ -876,6 +877,16 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.batch_size, s.count("batch_size")?);
     l.sampling_rate = s.real("sampling_rate")?;
     l.public_n = s.count("public_n")?;
+    l.schedule = match p.choice("batch_schedule", SCHEDULES)? {
+        Some("shuffle") => SgdSchedule::Shuffle,
+        Some("fixed") => SgdSchedule::Fixed,
+        _ => SgdSchedule::Poisson,
+    };
+    if l.schedule != SgdSchedule::Poisson && !p.contains("neighbouring") {
+        // Their analysis is replace-one's (the learner refuses an add/remove given
+        // explicitly).
+        l.budget.neighbouring = Neighbouring::ReplaceOne;
+    }
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
     let momentum = s.real("momentum")?;
@@ -1115,6 +1126,15 @@ pub static LEARNERS: &[Learner] = &[
                 "Poisson sampling rate q in (0, 1], a public value.",
             ),
             PUBLIC_N,
+            Param::new(
+                "batch_schedule",
+                Kind::Choice(SCHEDULES),
+                "poisson",
+                "Batch schedule: poisson (add/remove, subsampled Gaussian), shuffle (one pass \
+                 over a random permutation; replace-one, the steps composed sequentially) or \
+                 fixed (fixed-size batches without replacement; replace-one). Shuffle and \
+                 fixed default to replace-one and refuse add/remove.",
+            ),
             LEARNING_RATE,
             LAMBDA,
             Param::new(

@@ -36,7 +36,7 @@ pub use amp::{Amp, AmpSolver};
 pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
 pub(crate) use dpsgd::SgdPlan;
-pub use dpsgd::{DpSgd, SgdNoise};
+pub use dpsgd::{DpSgd, SgdNoise, SgdSchedule};
 pub use dpssgd::DpSsgd;
 pub use jl_gd::JlNoisyGd;
 pub use nonconvex::NonConvexDpGd;
