@@ -887,6 +887,10 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
         // explicitly).
         l.budget.neighbouring = Neighbouring::ReplaceOne;
     }
+    if l.schedule == SgdSchedule::Fixed && !p.contains("accountant") {
+        // Only RDP prices sampling without replacement (PLD refuses it, naming rdp).
+        l.budget.accountant = AccountantKind::Rdp;
+    }
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
     let momentum = s.real("momentum")?;
@@ -1132,8 +1136,9 @@ pub static LEARNERS: &[Learner] = &[
                 "poisson",
                 "Batch schedule: poisson (add/remove, subsampled Gaussian), shuffle (one pass \
                  over a random permutation; replace-one, the steps composed sequentially) or \
-                 fixed (fixed-size batches without replacement; replace-one). Shuffle and \
-                 fixed default to replace-one and refuse add/remove.",
+                 fixed (fixed-size batches without replacement; replace-one, RDP). Shuffle \
+                 and fixed default to replace-one and refuse add/remove; fixed defaults to the \
+                 rdp accountant, the only one that prices it.",
             ),
             LEARNING_RATE,
             LAMBDA,
