@@ -37,7 +37,7 @@
 //! ```
 
 use dp_accounting::{AccountantKind, Neighbouring};
-use dp_optim::UpdateRule;
+use dp_optim::{IterationInfo, Observer, UpdateRule};
 use rand::Rng;
 
 use crate::bounds::{PrivateBounds, Statistic};
@@ -61,7 +61,45 @@ pub trait Fit {
     /// The learner's: invalid hyper-parameters or budget, data outside the loss's domain, an
     /// accountant that cannot answer.
     fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel>;
+
+    /// [`Fit::fit`], showing the optimiser's steps to `observer` where the learner runs a
+    /// step-by-step optimiser that reports them (DP-GD, DP-SGD, noisy projected GD); the
+    /// default ignores it. Observing is post-processing of the released noisy gradients.
+    ///
+    /// # Errors
+    /// As [`Fit::fit`].
+    fn fit_observed(
+        &self,
+        data: &Dataset,
+        rng: &mut dyn Rng,
+        observer: &mut dyn Observer,
+    ) -> crate::Result<LinearModel> {
+        let _ = observer;
+        self.fit(data, rng)
+    }
 }
+
+/// [`Fit`] for learners with an inherent `fit_with_observer`.
+macro_rules! fit_observing {
+    ($($t:ty),* $(,)?) => {$(
+        impl Fit for $t {
+            fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel> {
+                <$t>::fit(self, data, rng)
+            }
+
+            fn fit_observed(
+                &self,
+                data: &Dataset,
+                rng: &mut dyn Rng,
+                observer: &mut dyn Observer,
+            ) -> crate::Result<LinearModel> {
+                <$t>::fit_with_observer(self, data, rng, Some(observer))
+            }
+        }
+    )*};
+}
+
+fit_observing!(DpGd, DpSgd, NoisyProjectedGd);
 
 /// [`Fit`] for learners whose inherent `fit` takes any [`Rng`].
 macro_rules! fit_by_inherent {
@@ -75,10 +113,7 @@ macro_rules! fit_by_inherent {
 }
 
 fit_by_inherent!(
-    DpGd,
     NonConvexDpGd,
-    DpSgd,
-    NoisyProjectedGd,
     JlNoisyGd,
     Ssp,
     DpSsgd,
@@ -551,6 +586,20 @@ pub trait Progress {
     fn stage(&mut self, name: &str, units: Option<u64>);
     /// One more unit of the current stage is done.
     fn advance(&mut self);
+    /// The optimiser finished step `iteration` (from 0) of the fit. The default ignores it.
+    fn step(&mut self, iteration: usize) {
+        let _ = iteration;
+    }
+}
+
+/// Passes the optimiser's steps to a [`Progress`].
+struct Steps<'a>(&'a mut dyn Progress);
+
+impl Observer for Steps<'_> {
+    fn observe(&mut self, info: &IterationInfo) -> bool {
+        self.0.step(info.iteration);
+        true
+    }
 }
 
 /// A [`Progress`] that ignores everything.
@@ -734,7 +783,7 @@ impl Learner {
         };
         let learner = (self.build)(&setup)?;
         progress.stage(&format!("fitting {}", self.name), None);
-        let model = learner.fit(data, rng)?;
+        let model = learner.fit_observed(data, rng, &mut Steps(progress))?;
         let model = bounds.compose(model)?;
         Ok((model, bounds))
     }

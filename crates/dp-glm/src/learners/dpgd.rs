@@ -3,7 +3,7 @@
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
 use dp_optim::{
-    Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained,
+    Averaging, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize, Unconstrained,
     grid_noise_multiplier,
 };
 use ndarray::Array1;
@@ -77,6 +77,20 @@ impl DpGd {
     /// that cannot analyse the Gaussian under the relation, or a non-finite result;
     /// [`Error::ResourceLimit`] for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`DpGd::fit`], showing every optimiser step to `observer` (post-processing of the
+    /// released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`DpGd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
         if self.steps == 0 {
@@ -125,7 +139,7 @@ impl DpGd {
             Some(radius) => Box::new(L2Ball { radius }),
             None => Box::new(Unconstrained),
         };
-        let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, None)?;
+        let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),

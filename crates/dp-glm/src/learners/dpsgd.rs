@@ -3,8 +3,8 @@
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
-    Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, StepSize, Unconstrained,
-    UpdateRule, grid_noise_multiplier,
+    Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, Observer, StepSize,
+    Unconstrained, UpdateRule, grid_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -207,6 +207,20 @@ impl DpSgd {
     /// [`dp_optim::Error::Unsupported`] for Gamma-ball noise without
     /// [`DpSgd::allow_float_noise`].
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`DpSgd::fit`], showing every optimiser step to `observer` (post-processing of the
+    /// released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`DpSgd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let mut notes = vec![self.size_note()];
         if self.noise == SgdNoise::GammaBall {
             if !self.allow_float_noise {
@@ -249,7 +263,7 @@ impl DpSgd {
                 (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
             }
         };
-        let (theta, ledger) = self.run(data, &plan, noise, rng)?;
+        let (theta, ledger) = self.run(data, &plan, noise, rng, observer)?;
         let report = report(&self.budget, ledger, plan.noise_report(name, value), notes)?;
         LinearModel::new(theta, 0.0, self.loss, report)
     }
@@ -400,6 +414,7 @@ impl DpSgd {
         plan: &SgdPlan,
         noise: NoiseDistribution,
         rng: &mut R,
+        observer: Option<&mut dyn Observer>,
     ) -> Result<(Array1<f64>, Ledger)> {
         let sgd = dp_optim::DpSgd::new(
             plan.schedule,
@@ -417,7 +432,7 @@ impl DpSgd {
             lambda: self.lambda,
         };
         let x0 = Array1::zeros(data.n_features());
-        let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, None)?;
+        let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, observer)?;
         Ok((sol.x, ledger_of(sol.ledger)?))
     }
 }

@@ -2,7 +2,9 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize, grid_noise_multiplier};
+use dp_optim::{
+    Averaging, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, grid_noise_multiplier,
+};
 use ndarray::Array1;
 use rand::Rng;
 
@@ -124,6 +126,20 @@ impl NoisyProjectedGd {
     /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) for more than
     /// [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`NoisyProjectedGd::fit`], showing every optimiser step to `observer`
+    /// (post-processing of the released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`NoisyProjectedGd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let clip = self.gradient_bound()?;
         self.loss.validate()?;
         let n = row_count(self.public_n, data)?;
@@ -172,7 +188,7 @@ impl NoisyProjectedGd {
             radius: self.radius,
         };
         let x0 = Array1::zeros(data.n_features());
-        let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, None)?;
+        let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
