@@ -276,6 +276,10 @@ pub(crate) struct TrainArgs {
     /// AMP's solver, tried first (lbfgs, sag; default lbfgs): costs no privacy.
     #[arg(long, value_parser = choices("solver"))]
     pub solver: Option<String>,
+    /// DP-SGD's batch schedule (poisson, shuffle, fixed; default poisson): Poisson sampling
+    /// under add/remove; shuffle (one pass) and fixed (fixed-size batches) under replace-one.
+    #[arg(long, value_parser = choices("batch_schedule"))]
+    pub batch_schedule: Option<String>,
     /// DP-SGD's update rule (sgd, momentum, adam; default sgd): post-processing.
     #[arg(long, value_parser = choices("update"))]
     pub update: Option<String>,

@@ -576,6 +576,7 @@ fn params_of(a: &TrainArgs) -> Params {
         ("batch_size", a.batch_size.map(Count)),
         ("sampling_rate", a.sample_rate.map(Real)),
         ("public_n", a.public_n.map(Count)),
+        ("batch_schedule", name(a.batch_schedule.clone())),
         ("learning_rate", a.learning_rate.map(Real)),
         ("lambda", a.lambda.map(Real)),
         ("radius", a.radius.map(Real)),
@@ -801,19 +802,23 @@ fn statement(
 }
 
 /// The progress of a `train` run on the terminal (indicatif, on stderr): a spinner naming the
-/// stage, with a bar for stages of known length; hidden with `--json` or when stderr is not a
-/// terminal.
-struct Bar(Option<indicatif::ProgressBar>);
+/// stage, with a bar for stages of known length and the optimiser's step for learners that
+/// report them (DP-GD, DP-SGD, noisy projected GD); hidden with `--json` or when stderr is not
+/// a terminal.
+struct Bar(Option<indicatif::ProgressBar>, String);
 
 impl Bar {
     fn new(json: bool) -> Self {
         use std::io::IsTerminal;
-        Self((!json && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_message("starting");
-            bar.enable_steady_tick(std::time::Duration::from_millis(120));
-            bar
-        }))
+        Self(
+            (!json && std::io::stderr().is_terminal()).then(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_message("starting");
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                bar
+            }),
+            String::new(),
+        )
     }
 
     fn finish(&self) {
@@ -838,6 +843,13 @@ impl Progress for Bar {
             bar.set_length(units.unwrap_or(0));
             bar.set_position(0);
             bar.set_message(name.to_string());
+        }
+        self.1 = name.to_string();
+    }
+
+    fn step(&mut self, iteration: usize) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(format!("{}: step {}", self.1, iteration + 1));
         }
     }
 

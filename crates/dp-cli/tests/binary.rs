@@ -106,3 +106,36 @@ fn a_non_utf8_argument_exits_2_without_a_panic() {
     );
     no_panic("non-UTF-8 --model", &o);
 }
+
+/// Progress (an indicatif spinner with the optimiser's step) is for a terminal only: with
+/// stderr not a terminal (here a pipe), a long `train` run writes nothing to stderr, with or
+/// without `--json`, and stdout is the summary alone.
+#[test]
+fn train_progress_is_quiet_without_a_terminal() {
+    let dir = std::env::temp_dir().join(format!("dpglm-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("d.csv");
+    let mut text = String::from("a,b,y\n");
+    for i in 0..500 {
+        let (a, b) = ((i % 7) as f64 / 7.0 - 0.5, (i % 11) as f64 / 11.0 - 0.5);
+        text.push_str(&format!("{a},{b},{}\n", if a + b >= 0.0 { 1 } else { -1 }));
+    }
+    std::fs::write(&data, text).unwrap();
+    for (algorithm, json) in [("dp-sgd", ""), ("dp-gd", "--json"), ("noisy-gd", "")] {
+        let args = format!(
+            "train --data {} --label y --algorithm {algorithm} --loss logistic --epsilon 1 \
+             --delta 1e-5 --seed 1 --preprocess unit-norm --scale none {json}",
+            data.display()
+        );
+        let o = dpglm(&args);
+        assert_eq!(o.status.code(), Some(0), "{args}: {o:?}");
+        assert!(
+            o.stderr.is_empty(),
+            "{args}: stderr {:?}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!out.contains("step "), "{args}: {out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

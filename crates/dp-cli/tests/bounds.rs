@@ -150,7 +150,11 @@ fn sources(v: &Value) -> Vec<(String, String)> {
 fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
     let (tr, te, oracle, zero) = regression_files("ssp");
     let v = train(&tr, &te, "--algorithm ssp --loss squared");
-    eprintln!("ssp: {} (oracle {oracle}, predicting 0 {zero})", mse(&v));
+    eprintln!(
+        "ssp: {} (oracle {oracle}, predicting 0 {zero}), epsilon spent {}",
+        mse(&v),
+        v["epsilon"]
+    );
     assert!(mse(&v) <= 1.1 * oracle, "{} vs oracle {oracle}", mse(&v));
     assert!(zero > 1.5, "{zero}");
     assert_eq!(
@@ -199,7 +203,11 @@ fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
         ("dp-ambssgd", 1.3),
     ] {
         let v = train(&tr, &te, &format!("--algorithm {alg} --loss squared"));
-        eprintln!("{alg}: {} (oracle {oracle}, predicting 0 {zero})", mse(&v));
+        eprintln!(
+            "{alg}: {} (oracle {oracle}, predicting 0 {zero}), epsilon spent {}",
+            mse(&v),
+            v["epsilon"]
+        );
         assert!(mse(&v) < zero, "{alg}: {} vs predicting 0: {zero}", mse(&v));
         assert!(mse(&v) <= at_most * oracle, "{alg}: {}", mse(&v));
         assert!(v["epsilon"].as_f64().unwrap() <= 1.0, "{alg}");
@@ -247,7 +255,10 @@ fn logistic_learners_with_default_bounds_beat_the_majority_class() {
             &format!("--algorithm {alg} --loss logistic {extra}"),
         );
         let acc = v["test_accuracy"].as_f64().unwrap();
-        eprintln!("{alg} {extra}: {acc} (majority {majority})");
+        eprintln!(
+            "{alg} {extra}: {acc} (majority {majority}), epsilon spent {}",
+            v["epsilon"]
+        );
         assert!(acc > at_least, "{alg} {extra}: {acc} vs {majority}");
         let want = if extra.is_empty() {
             ["preprocessing", "default"]

@@ -29,13 +29,14 @@ fn flag(name: &str) -> String {
 
 /// Every flag of the matrix, with two valid values that should give different models and
 /// the flags it needs alongside.
-const FLAGS: [(&str, [&str; 2], &str); 22] = [
+const FLAGS: [(&str, [&str; 2], &str); 23] = [
     ("--clip", ["0.5", "2"], ""),
     ("--steps", ["5", "10"], ""),
     ("--epochs", ["1", "2"], ""),
     ("--batch-size", ["50", "100"], ""),
     ("--sample-rate", ["0.05", "0.1"], ""),
     ("--n", ["2000", "4000"], ""),
+    ("--batch-schedule", ["poisson", "fixed"], ""),
     ("--learning-rate", ["0.05", "0.2"], ""),
     ("--lambda", ["1", "2"], ""),
     ("--radius", ["0.01", "5"], ""),

@@ -352,7 +352,34 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         sgd.iter().chain(extra).copied().collect()
     };
-    let add_remove: [(&str, Vec<&str>, bool); 5] = [
+    // Every learner whose analysis covers add/remove, with the public n (the others are
+    // replace-one only, where n is public: `replace_one_learners_refuse_add_remove`).
+    let add = |algorithm: &'static str, loss: &'static str| -> Vec<&'static str> {
+        vec![
+            "--algorithm",
+            algorithm,
+            "--loss",
+            loss,
+            "--neighbouring",
+            "add-remove",
+            "--n",
+            "1200",
+        ]
+    };
+    let add_remove: [(&str, Vec<&str>, bool); 10] = [
+        ("dp-gd-add-n", add("dp-gd", "logistic"), false),
+        ("noisy-gd-add-n", add("noisy-gd", "logistic"), false),
+        (
+            "jl-noisy-gd-add-n",
+            [add("jl-noisy-gd", "logistic"), vec!["--k", "3"]].concat(),
+            false,
+        ),
+        ("nonconvex-add-n", add("nonconvex-dp-gd", "savage"), false),
+        (
+            "output-perturbation-add-n",
+            add("output-perturbation", "logistic"),
+            false,
+        ),
         ("dp-sgd-n", with(&["--n", "1200"]), false),
         (
             "dp-sgd-n-q",
@@ -423,17 +450,66 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The learners whose analysis is replace-one only (their neighbours have the same n, so n
+/// is public) refuse add/remove and `--n`, naming the flag.
+#[test]
+fn replace_one_learners_refuse_add_remove() {
+    let dir = tempdir("leak-replace-one");
+    let data = dir.join("d.csv");
+    // ±1 labels: classes for the logistic loss, numbers for the squared.
+    write_csv(&data, &rows(false));
+    let data = data.display().to_string();
+    for (algorithm, loss) in [
+        ("dp-ssgd", "squared"),
+        ("dp-ambssgd", "squared"),
+        ("grid-search", "logistic"),
+        ("confidence-boosting", "logistic"),
+    ] {
+        for (extra, want) in [
+            (
+                &["--neighbouring", "add-remove"][..],
+                "invalid value for --neighbouring",
+            ),
+            (&["--n", "1200"][..], "--n does not apply"),
+        ] {
+            let mut argv: Vec<String> = [
+                "train",
+                "--data",
+                &data,
+                "--label",
+                "label",
+                "--algorithm",
+                algorithm,
+                "--loss",
+                loss,
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            argv.extend(extra.iter().map(|s| s.to_string()));
+            let (code, _, err) = dpglm(&argv);
+            assert_eq!(code, 2, "{algorithm} {extra:?}: {err}");
+            assert!(err.contains(want), "{algorithm} {extra:?}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--n` is refused where it has no meaning.
 #[test]
-fn public_n_is_refused_outside_dp_sgd() {
+fn public_n_is_refused_where_it_has_no_meaning() {
     let dir = tempdir("leak-n-refused");
     let data = dir.join("d.csv");
     write_csv(&data, &rows(false));
     let data = data.display().to_string();
     for (extra, flag) in [
         (
-            &["--algorithm", "dp-gd", "--n", "10"][..],
-            "--n does not apply",
+            &["--algorithm", "dp-gd", "--n", "0"][..],
+            "invalid value for --n",
         ),
         (
             &["--algorithm", "dp-sgd", "--n", "10", "--tune", "honest"][..],

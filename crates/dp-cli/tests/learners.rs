@@ -125,6 +125,50 @@ fn the_loss_picks_a_learner_when_none_is_given() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--batch-schedule`: shuffled and fixed-size batches train under replace-one (its default
+/// for them), their ledgers hold the schedule's mechanism, and the run stays within ε.
+#[test]
+fn batch_schedules_are_accounted_under_their_relation() {
+    let dir = tempdir("learners-schedules");
+    let data = dir.join("train.csv");
+    write_data(&data, 2000);
+    let out = dir.join("model.json");
+    for (schedule, mechanism, steps) in [
+        ("poisson", "subsampled-gaussian", 40),
+        ("shuffle", "gaussian", 8),
+        ("fixed", "subsampled-gaussian", 40),
+    ] {
+        let epochs = if schedule == "shuffle" { 1 } else { 5 };
+        let v = train(
+            &data,
+            &format!(
+                "--algorithm dp-sgd --batch-schedule {schedule} --batch-size 250 --epochs \
+                 {epochs} --accountant rdp"
+            ),
+            &out,
+        );
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let privacy = &file["privacy"];
+        let relation = if schedule == "poisson" {
+            "add-remove"
+        } else {
+            "replace-one"
+        };
+        assert_eq!(privacy["neighbouring"], relation, "{schedule}: {privacy}");
+        let ledger = privacy["ledger"].as_array().unwrap();
+        let last = ledger.last().unwrap();
+        assert_eq!(last["mechanism"], mechanism, "{schedule}");
+        assert_eq!(last["count"], steps, "{schedule}");
+        let eps = v["epsilon"].as_f64().unwrap();
+        assert!(eps <= 1.0 && eps > 0.9, "{schedule}: {eps}");
+        assert!(
+            v["train_accuracy"].as_f64().unwrap() > 0.6,
+            "{schedule}: {v}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn flags_that_do_not_go_together_are_refused_naming_them() {
     let dir = tempdir("learners-errors");
@@ -165,6 +209,23 @@ fn flags_that_do_not_go_together_are_refused_naming_them() {
         (
             "--algorithm dp-sgd --momentum nan --update momentum",
             "--momentum",
+        ),
+        (
+            "--algorithm dp-sgd --batch-schedule shuffle --neighbouring add-remove",
+            "invalid value for --neighbouring",
+        ),
+        (
+            "--algorithm dp-sgd --batch-schedule shuffle --epochs 2",
+            "invalid value for --epochs",
+        ),
+        ("--algorithm dp-sgd --batch-schedule fixed --n 300", "--n"),
+        (
+            "--algorithm dp-sgd --batch-schedule cyclic",
+            "--batch-schedule",
+        ),
+        (
+            "--algorithm dp-gd --batch-schedule fixed",
+            "--batch-schedule does not apply",
         ),
     ] {
         let mut args: Vec<String> = format!(

@@ -188,7 +188,11 @@ fn defaults_are_within_two_points_of_non_private_logistic_regression() {
     for alg in ["dp-sgd", "amp"] {
         for seed in 1..=5 {
             let v = train(&tr, &te, &format!("--algorithm {alg} --seed {seed}"));
-            eprintln!("{alg} defaults, seed {seed}: {}", accuracy(&v));
+            eprintln!(
+                "{alg} defaults, seed {seed}: {}, epsilon spent {}",
+                accuracy(&v),
+                v["epsilon"]
+            );
             assert!(
                 accuracy(&v) >= reference - 0.02,
                 "{alg}, seed {seed}: {} vs non-private {reference}",

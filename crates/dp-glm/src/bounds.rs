@@ -70,6 +70,7 @@ use rand::Rng;
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::learners::{Budget, Prior};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::report::PrivacyReport;
@@ -329,6 +330,9 @@ pub struct PrivateBounds {
     /// The estimates' ledger entries, their labels and the ε each cost.
     entries: Vec<(Mechanism, String, f64)>,
     bounds: Vec<Bound>,
+    /// Whether the learner was calibrated against the whole ledger
+    /// ([`PrivateBounds::learner_budget`]).
+    joint: bool,
 }
 
 impl PrivateBounds {
@@ -355,7 +359,39 @@ impl PrivateBounds {
             planned,
             entries: Vec::new(),
             bounds: Vec::new(),
+            joint: false,
         })
+    }
+
+    /// The learner's `budget` with its ε set for this run: with `joint` (a learner whose
+    /// calibration composes with a [`Prior`]) and estimates made, the whole target and the
+    /// estimates as its prior, so that its noise is calibrated against the whole ledger;
+    /// otherwise [`PrivateBounds::learner_epsilon`] and no prior.
+    ///
+    /// # Privacy
+    /// The prior is `k` pure-DP mechanisms of the largest ε an estimate achieved, which
+    /// dominates the `k` estimates (each ε-DP mechanism is a post-processing of randomised
+    /// response at its ε; Kairouz, Oh & Viswanath 2015, Thm 2.2). The total is priced again
+    /// by [`PrivateBounds::compose`].
+    pub fn learner_budget(&mut self, budget: Budget, joint: bool) -> Budget {
+        let most = self.entries.iter().map(|e| e.2).fold(0.0, f64::max);
+        self.joint = joint && !self.entries.is_empty();
+        if self.joint {
+            Budget {
+                epsilon: self.epsilon,
+                prior: Prior {
+                    count: self.entries.len() as u64,
+                    epsilon: most,
+                },
+                ..budget
+            }
+        } else {
+            Budget {
+                epsilon: self.learner_epsilon(),
+                prior: Prior::default(),
+                ..budget
+            }
+        }
     }
 
     /// The ε the learner is calibrated for: the target less the bounds' share (the whole
@@ -544,13 +580,23 @@ impl PrivateBounds {
                 self.epsilon
             )));
         }
-        notes.push(format!(
-            "{}% of epsilon spent on {} private estimate(s) of bounds and feature ranges; the \
-             learner was calibrated for the remaining {}",
-            100.0 * self.share,
-            self.entries.len(),
-            self.learner_epsilon()
-        ));
+        notes.push(if self.joint {
+            format!(
+                "{} private estimate(s) of bounds and feature ranges, epsilon {} in all by basic \
+                 composition; the learner's noise was calibrated so that they and its own \
+                 mechanisms together meet the target",
+                self.entries.len(),
+                bounds
+            )
+        } else {
+            format!(
+                "{}% of epsilon spent on {} private estimate(s) of bounds and feature ranges; \
+                 the learner was calibrated for the remaining {}",
+                100.0 * self.share,
+                self.entries.len(),
+                self.learner_epsilon()
+            )
+        });
         let report = PrivacyReport {
             target: (self.epsilon, self.delta),
             epsilon,

@@ -37,7 +37,7 @@
 //! ```
 
 use dp_accounting::{AccountantKind, Neighbouring};
-use dp_optim::UpdateRule;
+use dp_optim::{IterationInfo, Observer, UpdateRule};
 use rand::Rng;
 
 use crate::bounds::{PrivateBounds, Statistic};
@@ -45,7 +45,7 @@ use crate::data::Dataset;
 use crate::error::{Error, ensure};
 use crate::learners::{
     Amp, AmpSolver, Budget, DpAmbSsgd, DpGd, DpSgd, DpSsgd, JlNoisyGd, NoisyProjectedGd,
-    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, Ssp,
+    NonConvexDpGd, ObjectivePerturbation, OutputPerturbation, SgdSchedule, Ssp,
 };
 use crate::loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 use crate::model::LinearModel;
@@ -61,7 +61,45 @@ pub trait Fit {
     /// The learner's: invalid hyper-parameters or budget, data outside the loss's domain, an
     /// accountant that cannot answer.
     fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel>;
+
+    /// [`Fit::fit`], showing the optimiser's steps to `observer` where the learner runs a
+    /// step-by-step optimiser that reports them (DP-GD, DP-SGD, noisy projected GD); the
+    /// default ignores it. Observing is post-processing of the released noisy gradients.
+    ///
+    /// # Errors
+    /// As [`Fit::fit`].
+    fn fit_observed(
+        &self,
+        data: &Dataset,
+        rng: &mut dyn Rng,
+        observer: &mut dyn Observer,
+    ) -> crate::Result<LinearModel> {
+        let _ = observer;
+        self.fit(data, rng)
+    }
 }
+
+/// [`Fit`] for learners with an inherent `fit_with_observer`.
+macro_rules! fit_observing {
+    ($($t:ty),* $(,)?) => {$(
+        impl Fit for $t {
+            fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel> {
+                <$t>::fit(self, data, rng)
+            }
+
+            fn fit_observed(
+                &self,
+                data: &Dataset,
+                rng: &mut dyn Rng,
+                observer: &mut dyn Observer,
+            ) -> crate::Result<LinearModel> {
+                <$t>::fit_with_observer(self, data, rng, Some(observer))
+            }
+        }
+    )*};
+}
+
+fit_observing!(DpGd, DpSgd, NoisyProjectedGd);
 
 /// [`Fit`] for learners whose inherent `fit` takes any [`Rng`].
 macro_rules! fit_by_inherent {
@@ -75,10 +113,7 @@ macro_rules! fit_by_inherent {
 }
 
 fit_by_inherent!(
-    DpGd,
     NonConvexDpGd,
-    DpSgd,
-    NoisyProjectedGd,
     JlNoisyGd,
     Ssp,
     DpSsgd,
@@ -551,6 +586,20 @@ pub trait Progress {
     fn stage(&mut self, name: &str, units: Option<u64>);
     /// One more unit of the current stage is done.
     fn advance(&mut self);
+    /// The optimiser finished step `iteration` (from 0) of the fit. The default ignores it.
+    fn step(&mut self, iteration: usize) {
+        let _ = iteration;
+    }
+}
+
+/// Passes the optimiser's steps to a [`Progress`].
+struct Steps<'a>(&'a mut dyn Progress);
+
+impl Observer for Steps<'_> {
+    fn observe(&mut self, info: &IterationInfo) -> bool {
+        self.0.step(info.iteration);
+        true
+    }
 }
 
 /// A [`Progress`] that ignores everything.
@@ -591,6 +640,22 @@ impl Learner {
     /// Its default accountant for `loss`.
     pub fn accountant(&self, loss: Loss) -> AccountantKind {
         (self.default_budget)(loss).accountant
+    }
+
+    /// Whether its noise is calibrated against the whole ledger when bounds were estimated
+    /// ([`PrivateBounds::learner_budget`]): the learners whose whole ledger is one
+    /// calibration of `learners::calibrate` (DP-GD, noisy projected GD and its JL form,
+    /// untuned DP-SGD, DP-AMBSSGD, output perturbation, SSP). The others (objective
+    /// perturbation and AMP, DP-SSGD's shuffling, non-convex DP-GD's two parts, tuning and
+    /// selection) are calibrated for the ε the estimates leave.
+    pub fn calibrates_jointly(&self, params: &Params) -> bool {
+        match self.name {
+            "dp-gd" | "noisy-gd" | "jl-noisy-gd" | "dp-ambssgd" | "output-perturbation" | "ssp" => {
+                true
+            }
+            "dp-sgd" => !params.contains("tune"),
+            _ => false,
+        }
     }
 
     /// The description of parameter `name`, if the learner uses it (including [`COMMON`]).
@@ -687,15 +752,7 @@ impl Learner {
                 }
             }
         }
-        let bound = |name: &str| {
-            bounds
-                .bounds()
-                .iter()
-                .find(|b| b.name == name)
-                .map(|b| b.value)
-        };
         let mut budget = (self.default_budget)(loss);
-        budget.epsilon = bounds.learner_epsilon();
         budget.delta = request.delta;
         match request.params.choice("neighbouring", NEIGHBOURING)? {
             Some("add-remove") => budget.neighbouring = Neighbouring::AddRemove,
@@ -707,6 +764,14 @@ impl Learner {
             Some(_) => budget.accountant = AccountantKind::Rdp,
             None => {}
         }
+        let budget = bounds.learner_budget(budget, self.calibrates_jointly(request.params));
+        let bound = |name: &str| {
+            bounds
+                .bounds()
+                .iter()
+                .find(|b| b.name == name)
+                .map(|b| b.value)
+        };
         let setup = Setup {
             loss,
             params: request.params,
@@ -718,7 +783,7 @@ impl Learner {
         };
         let learner = (self.build)(&setup)?;
         progress.stage(&format!("fitting {}", self.name), None);
-        let model = learner.fit(data, rng)?;
+        let model = learner.fit_observed(data, rng, &mut Steps(progress))?;
         let model = bounds.compose(model)?;
         Ok((model, bounds))
     }
@@ -811,7 +876,9 @@ const PUBLIC_N: Param = Param::new(
     "public_n",
     Kind::Count,
     "the true number of rows, treated as public",
-    "The number of rows as a public value.",
+    "The number of rows as a public value (under add/remove the true count is private): \
+     everything the learner derives from n (the divisor of its noisy sums, their grid, \
+     default steps, step size, ridge, sampling rate) uses it.",
 );
 const BATCH_SIZE: Param = Param::new(
     "batch_size",
@@ -820,6 +887,7 @@ const BATCH_SIZE: Param = Param::new(
     "(Expected) batch size.",
 );
 const UPDATES: &[&str] = &["sgd", "momentum", "adam"];
+const SCHEDULES: &[&str] = &["poisson", "shuffle", "fixed"];
 
 /// DP-GD, Song et al. 2021 Alg. 1.
 fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
@@ -830,6 +898,7 @@ fn dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
     l.radius = s.real("radius")?;
+    l.public_n = s.count("public_n")?;
     Ok(Box::new(l))
 }
 
@@ -841,6 +910,7 @@ fn nonconvex_dp_gd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.steps, s.count("steps")?);
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
+    l.public_n = s.count("public_n")?;
     Ok(Box::new(l))
 }
 
@@ -856,6 +926,20 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.batch_size, s.count("batch_size")?);
     l.sampling_rate = s.real("sampling_rate")?;
     l.public_n = s.count("public_n")?;
+    l.schedule = match p.choice("batch_schedule", SCHEDULES)? {
+        Some("shuffle") => SgdSchedule::Shuffle,
+        Some("fixed") => SgdSchedule::Fixed,
+        _ => SgdSchedule::Poisson,
+    };
+    if l.schedule != SgdSchedule::Poisson && !p.contains("neighbouring") {
+        // Their analysis is replace-one's (the learner refuses an add/remove given
+        // explicitly).
+        l.budget.neighbouring = Neighbouring::ReplaceOne;
+    }
+    if l.schedule == SgdSchedule::Fixed && !p.contains("accountant") {
+        // Only RDP prices sampling without replacement (PLD refuses it, naming rdp).
+        l.budget.accountant = AccountantKind::Rdp;
+    }
     set(&mut l.learning_rate, s.real("learning_rate")?);
     set(&mut l.lambda, s.real("lambda")?);
     let momentum = s.real("momentum")?;
@@ -918,6 +1002,7 @@ fn projected(s: &Setup<'_>) -> Result<NoisyProjectedGd, CatalogError> {
     set(&mut l.y_bound, s.y_bound);
     l.steps = s.count("steps")?.or(l.steps);
     l.learning_rate = s.real("learning_rate")?.or(l.learning_rate);
+    l.public_n = s.count("public_n")?;
     Ok(l)
 }
 
@@ -1026,13 +1111,13 @@ fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// Output perturbation's ridge when none is given: the `λ` that balances the noise
 /// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
 /// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
-/// default. From public quantities only (n is treated as public, as the learner's sensitivity
-/// `2G/(λn)` does); not a privacy parameter.
+/// default. From public quantities only (`n` is the learner's `public_n`, or the data's count
+/// treated as public, as the learner's sensitivity `2G/(λn)` does); not a privacy parameter.
 fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> crate::Result<f64> {
     let g = l.gradient_bound()?;
     let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
     let d = (data.n_features() as f64).sqrt();
-    let n = data.n_samples() as f64;
+    let n = l.public_n.unwrap_or_else(|| data.n_samples()) as f64;
     let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
     let default = OutputPerturbation::new(l.loss).lambda;
     Ok(if rule.is_finite() {
@@ -1048,6 +1133,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.x_bound, s.x_bound);
     set(&mut l.radius, s.real("radius")?);
     set(&mut l.y_bound, s.y_bound);
+    l.public_n = s.count("public_n")?;
     l.lambda = match s.real("lambda")? {
         Some(lambda) => lambda,
         None => output_lambda(&l, s.data)?,
@@ -1066,7 +1152,7 @@ pub static LEARNERS: &[Learner] = &[
         name: "dp-gd",
         doc: "DP gradient descent with clipped full-batch gradients (Song et al. 2021, Alg. 1).",
         losses: Losses::Any,
-        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS],
+        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, RADIUS, PUBLIC_N],
         default_budget: |loss| DpGd::new(loss).budget,
         bounds: |c| Ok(vec![c.clip(DpGd::new(c.loss).clip)?]),
         build: dp_gd,
@@ -1093,6 +1179,16 @@ pub static LEARNERS: &[Learner] = &[
                 "Poisson sampling rate q in (0, 1], a public value.",
             ),
             PUBLIC_N,
+            Param::new(
+                "batch_schedule",
+                Kind::Choice(SCHEDULES),
+                "poisson",
+                "Batch schedule: poisson (add/remove, subsampled Gaussian), shuffle (one pass \
+                 over a random permutation; replace-one, the steps composed sequentially) or \
+                 fixed (fixed-size batches without replacement; replace-one, RDP). Shuffle \
+                 and fixed default to replace-one and refuse add/remove; fixed defaults to the \
+                 rdp accountant, the only one that prices it.",
+            ),
             LEARNING_RATE,
             LAMBDA,
             Param::new(
@@ -1137,7 +1233,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "Noisy projected gradient descent on a ball (Arora et al. 2022, Alg. 1; Nikolov's \
               lecture notes).",
         losses: Losses::Any,
-        params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND],
+        params: &[STEPS, LEARNING_RATE, RADIUS, X_BOUND, Y_BOUND, PUBLIC_N],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
         bounds: |c| c.x_and_y(),
         build: noisy_gd,
@@ -1184,7 +1280,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "Output perturbation of the regularised minimiser (Chaudhuri, Monteleoni & \
               Sarwate 2011).",
         losses: Losses::Any,
-        params: &[LAMBDA, RADIUS, X_BOUND, Y_BOUND],
+        params: &[LAMBDA, RADIUS, X_BOUND, Y_BOUND, PUBLIC_N],
         default_budget: |loss| OutputPerturbation::new(loss).budget,
         bounds: |c| c.x_and_y(),
         build: output_perturbation,
@@ -1206,6 +1302,7 @@ pub static LEARNERS: &[Learner] = &[
                 "the learner's rule from n and d",
                 "JL target dimension.",
             ),
+            PUBLIC_N,
         ],
         default_budget: |loss| NoisyProjectedGd::new(loss).budget,
         bounds: |c| c.x_and_y(),
@@ -1262,7 +1359,7 @@ pub static LEARNERS: &[Learner] = &[
         doc: "DP-GD for non-convex losses (e.g. savage) returning a noisy-min selected iterate \
               (Song et al. 2021, Thm 4.1).",
         losses: Losses::Any,
-        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA],
+        params: &[CLIP, STEPS, LEARNING_RATE, LAMBDA, PUBLIC_N],
         default_budget: |loss| NonConvexDpGd::new(loss).budget,
         bounds: |c| Ok(vec![c.clip(NonConvexDpGd::new(c.loss).clip)?]),
         build: nonconvex_dp_gd,
@@ -1394,6 +1491,94 @@ mod tests {
             assert!(r.epsilon <= 1.0 && r.delta <= 1e-5, "{}: {r}", l.name);
             assert!(model.coef().iter().all(|c| c.is_finite()), "{}", l.name);
         }
+    }
+
+    /// With `public_n` under add/remove, the report (noise parameters, ledger, notes) is the
+    /// same on data with one row more: nothing but the coefficients depends on the true n.
+    #[test]
+    fn with_public_n_the_report_does_not_depend_on_the_true_n() {
+        let class = classification(401, 3, 31);
+        let fewer = class.select_rows(&(0..400).collect::<Vec<_>>()).unwrap();
+        let mut p = Params::new();
+        p.set("public_n", Value::Count(400));
+        p.set("neighbouring", Value::Choice("add-remove".into()));
+        p.set("x_bound", Value::Real(1.0));
+        p.set("y_bound", Value::Real(1.0));
+        p.set("clip", Value::Real(1.0));
+        for l in LEARNERS.iter().filter(|l| l.uses("public_n")) {
+            let mut q = Params::new();
+            for name in p.names().filter(|n| l.uses(n)) {
+                q.set(name, p.get(name).unwrap().clone());
+            }
+            let loss = if l.name == "nonconvex-dp-gd" {
+                Loss::Savage
+            } else {
+                Loss::Logistic
+            };
+            let (a, b) = (fit(l.name, loss, &q, &fewer), fit(l.name, loss, &q, &class));
+            let (ra, rb) = (a.privacy(), b.privacy());
+            assert_eq!(ra.neighbouring, Neighbouring::AddRemove, "{}", l.name);
+            assert_eq!(
+                (&ra.noise, &ra.ledger, &ra.notes),
+                (&rb.noise, &rb.ledger, &rb.notes),
+                "{}",
+                l.name
+            );
+            assert!(
+                ra.notes.iter().any(|n| n.contains("n = 400")),
+                "{}: {:?}",
+                l.name,
+                ra.notes
+            );
+            assert_ne!(a.coef(), b.coef(), "{}", l.name);
+        }
+    }
+
+    /// With a bound estimated, DP-SGD's noise is calibrated against the whole ledger: the run
+    /// spends nearly all of ε (the split alone left about a fifth unspent under PLD) and never
+    /// more, with less noise than the split's.
+    #[test]
+    fn estimated_bounds_and_the_learner_are_calibrated_together() {
+        let data = classification(400, 3, 41);
+        let l = learner("dp-sgd").unwrap();
+        let mut p = Params::new();
+        p.set("accountant", Value::Choice("rdp".into()));
+        let needs = l.needs(Loss::Logistic, None, &p).unwrap();
+        assert!(needs.iter().any(Need::is_estimated));
+        let model = {
+            let bounds = PrivateBounds::new(1.0, 1e-5, 0.1, 1).unwrap();
+            let request = Request {
+                loss: Loss::Logistic,
+                delta: 1e-5,
+                params: &p,
+                needs: &needs,
+            };
+            let mut rng = dp_optim::seeded_rng(5);
+            l.fit(&request, &data, bounds, &mut rng, &mut NoProgress)
+                .unwrap()
+                .0
+        };
+        let r = model.privacy();
+        assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
+        assert_eq!(r.ledger.entries()[0].mechanism.name(), "pure-dp");
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("together meet the target")),
+            "{:?}",
+            r.notes
+        );
+        // The split: the learner alone at ε = 0.9 needs more noise.
+        let mut split = DpSgd::new(Loss::Logistic);
+        split.budget = Budget::new(0.9, 1e-5, AccountantKind::Rdp, Neighbouring::AddRemove);
+        let alone = split.fit(&data, &mut dp_optim::seeded_rng(5)).unwrap();
+        let sigma = |m: &LinearModel| m.privacy().noise[0].1;
+        assert!(
+            sigma(&model) < sigma(&alone),
+            "{} vs {}",
+            sigma(&model),
+            sigma(&alone)
+        );
     }
 
     #[test]

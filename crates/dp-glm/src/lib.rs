@@ -79,7 +79,7 @@ pub use error::{Error, Result};
 pub use glm::{GlmObjective, Scale};
 pub use jl::{JlKind, JlProjection};
 pub use learners::{Amp, AmpSolver, ObjPertBounds, ObjectivePerturbation, OutputPerturbation};
-pub use learners::{Budget, DpGd, MAX_STEPS, MEMORY_BUDGET_BYTES};
+pub use learners::{Budget, DpGd, MAX_STEPS, MEMORY_BUDGET_BYTES, Prior};
 pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};

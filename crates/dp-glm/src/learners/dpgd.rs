@@ -3,13 +3,15 @@
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
 use dp_optim::{
-    Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained,
+    Averaging, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize, Unconstrained,
     grid_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
 
-use super::{Budget, calibrate, check_steps, ledger_of, positive, public_n_note, report};
+use super::{
+    Budget, PublicCount, calibrate, check_steps, ledger_of, positive, report, row_count, rows_note,
+};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
@@ -23,7 +25,7 @@ use crate::model::LinearModel;
 /// # Privacy
 /// `T` Gaussian mechanisms on a sum of per-example gradients clipped to norm `B` (the clip is
 /// enforced for any input, so the guarantee holds whatever the data): sensitivity `B` under
-/// add/remove (n public), `2B` under replace-one (MATH §5). They compose exactly into one
+/// add/remove, `2B` under replace-one (MATH §5). They compose exactly into one
 /// Gaussian (MATH §2), so the default accountant is `exact`. σ is calibrated to the target
 /// before the data is read; the ledger is priced again after the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +46,10 @@ pub struct DpGd {
     pub radius: Option<f64>,
     /// Returned iterate (default the uniform average, as paper 000).
     pub averaging: Averaging,
+    /// The number of rows as a public value (default `None`: the data's count, treated as
+    /// public). Under add/remove the true `n` is private; with `public_n` the noisy sum is
+    /// divided by it and the grid of the grid-safe release sized for it.
+    pub public_n: Option<usize>,
 }
 
 impl DpGd {
@@ -58,6 +64,7 @@ impl DpGd {
             lambda: 0.0,
             radius: None,
             averaging: Averaging::Uniform,
+            public_n: None,
         }
     }
 
@@ -70,6 +77,20 @@ impl DpGd {
     /// that cannot analyse the Gaussian under the relation, or a non-finite result;
     /// [`Error::ResourceLimit`] for more than [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`DpGd::fit`], showing every optimiser step to `observer` (post-processing of the
+    /// released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`DpGd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
         if self.steps == 0 {
@@ -95,12 +116,13 @@ impl DpGd {
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
         // Calibrated on the multiplier the grid-safe release is private as (dp_optim's noise
         // docs): the rounding's slack is in the ledger NoisyGd records.
-        let (n, d) = (data.n_samples(), data.n_features());
+        let (n, d) = (row_count(self.public_n, data)?, data.n_features());
         let sigma = calibrate(&self.budget, steps, |s| {
             let (z, grid) = grid_noise_multiplier(s, clip, n, d)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
-        let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = PublicCount { inner: &glm, n };
         let gd = NoisyGd::new(
             StepSize::Constant(eta),
             self.steps,
@@ -117,15 +139,16 @@ impl DpGd {
             Some(radius) => Box::new(L2Ball { radius }),
             None => Box::new(Unconstrained),
         };
-        let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, None)?;
+        let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
             ("clip".to_string(), clip),
             ("steps".to_string(), self.steps as f64),
         ];
-        let notes = public_n_note(
+        let notes = rows_note(
             self.budget.neighbouring,
+            self.public_n,
             "the noisy gradient sum is divided by n and its grid sized for n",
         );
         let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;

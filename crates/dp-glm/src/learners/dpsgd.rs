@@ -3,8 +3,8 @@
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
-    Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, StepSize, Unconstrained,
-    UpdateRule, grid_noise_multiplier,
+    Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, Observer, StepSize,
+    Unconstrained, UpdateRule, grid_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -29,7 +29,26 @@ pub enum SgdNoise {
     GammaBall,
 }
 
-/// Differentially private stochastic gradient descent with Poisson sampling.
+/// How DP-SGD draws its batches ([`DpSgd::schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SgdSchedule {
+    /// Poisson sampling at rate `q` (add/remove; the subsampled Gaussian, MATH §5).
+    #[default]
+    Poisson,
+    /// One pass over a uniformly random permutation in consecutive batches of `batch_size`
+    /// (`⌊n/b⌋` steps, one epoch only). Replace-one: every record is in at most one batch,
+    /// and the ledger composes the `⌊n/b⌋` Gaussian steps sequentially — a valid but loose
+    /// upper bound (dp_optim's [`BatchSchedule::ShuffleOnce`]; no amplification is claimed).
+    Shuffle,
+    /// Batches of exactly `batch_size` rows drawn without replacement at every step
+    /// (`⌈epochs·n/b⌉` steps). Replace-one: the subsampled Gaussian without replacement
+    /// (Balle, Barthe & Gaboardi 2018; dp_optim's
+    /// [`BatchSchedule::FixedSizeWithoutReplacement`]).
+    Fixed,
+}
+
+/// Differentially private stochastic gradient descent with Poisson sampling (or, by
+/// [`DpSgd::schedule`], shuffled or fixed-size batches).
 ///
 /// Each step draws a Poisson batch (every record independently with probability
 /// `q = batch_size/n`), sums the per-example gradients clipped to norm `B`, adds noise and
@@ -91,6 +110,10 @@ pub struct DpSgd {
     /// `q·public_n` that divides the noisy sums and the grid of the grid-safe release are
     /// computed from it, so that nothing but the sampled batches depends on the true `n`.
     pub public_n: Option<usize>,
+    /// Batch schedule (default Poisson). Shuffled and fixed-size batches are analysed under
+    /// replace-one only (a budget under add/remove is refused), where `n` is public; they
+    /// take neither `sampling_rate` nor `public_n`.
+    pub schedule: SgdSchedule,
     /// Allows [`SgdNoise::GammaBall`], whose floating-point noise is not private as computed
     /// (default `false`: refused). For experiments reproducing paper 000 only; the report's
     /// notes say the model is not a private release.
@@ -113,6 +136,7 @@ impl DpSgd {
             lambda: 0.0,
             averaging: Averaging::Last,
             public_n: None,
+            schedule: SgdSchedule::Poisson,
             allow_float_noise: false,
         }
     }
@@ -183,6 +207,20 @@ impl DpSgd {
     /// [`dp_optim::Error::Unsupported`] for Gamma-ball noise without
     /// [`DpSgd::allow_float_noise`].
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`DpSgd::fit`], showing every optimiser step to `observer` (post-processing of the
+    /// released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`DpSgd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let mut notes = vec![self.size_note()];
         if self.noise == SgdNoise::GammaBall {
             if !self.allow_float_noise {
@@ -197,7 +235,18 @@ impl DpSgd {
                 let d = data.n_features();
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
                     let (z, grid) = grid_noise_multiplier(s, plan.clip, plan.size, d)?;
-                    Ok(Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid))
+                    let step = match plan.schedule {
+                        BatchSchedule::Poisson { q } => Mechanism::subsampled_gaussian(z, q)?,
+                        BatchSchedule::ShuffleOnce { .. } => Mechanism::gaussian(z, 1.0)?,
+                        BatchSchedule::FixedSizeWithoutReplacement { batch } => {
+                            Mechanism::subsampled_gaussian_without_replacement(
+                                z,
+                                batch as u64,
+                                plan.size as u64,
+                            )?
+                        }
+                    };
+                    Ok(step.with_grid(grid))
                 })?;
                 (
                     NoiseDistribution::Gaussian {
@@ -214,13 +263,25 @@ impl DpSgd {
                 (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
             }
         };
-        let (theta, ledger) = self.run(data, &plan, noise, rng)?;
+        let (theta, ledger) = self.run(data, &plan, noise, rng, observer)?;
         let report = report(&self.budget, ledger, plan.noise_report(name, value), notes)?;
         LinearModel::new(theta, 0.0, self.loss, report)
     }
 
     /// What the report says about the number of rows `n`, which is private under add/remove.
     pub(crate) fn size_note(&self) -> String {
+        if self.schedule != SgdSchedule::Poisson {
+            return format!(
+                "batches of {} rows ({} schedule) under replace-one: the number of rows n is \
+                 public (neighbours have the same n)",
+                self.batch_size,
+                if self.schedule == SgdSchedule::Shuffle {
+                    "shuffled, one pass"
+                } else {
+                    "fixed-size"
+                }
+            );
+        }
         let rest = "n still divides the noisy sum (by the expected batch q·n) and bounds the \
                     grid of the grid-safe release, where it is treated as public";
         match (self.public_n, self.sampling_rate) {
@@ -269,6 +330,7 @@ impl DpSgd {
         data.check_labels(&self.loss)?;
         let n = self.public_n.unwrap_or(data.n_samples());
         ensure(n >= 1, "public_n", n as f64, "must be >= 1")?;
+        let schedule = self.batch_schedule(n)?;
         let q = self.rate(n)?;
         // ⌈epochs/q⌉ steps, checked before the optimiser computes it as an integer.
         check_steps(
@@ -278,7 +340,7 @@ impl DpSgd {
         )?;
         // The step count does not depend on the noise: plan it with a placeholder.
         let steps = dp_optim::DpSgd::new(
-            BatchSchedule::Poisson { q },
+            schedule,
             Length::Epochs(self.epochs),
             StepSize::Constant(eta),
             clip,
@@ -291,7 +353,54 @@ impl DpSgd {
             clip,
             eta,
             size: n,
+            schedule,
         })
+    }
+
+    /// dp_optim's schedule for [`DpSgd::schedule`] on `n` rows, after checking that the
+    /// settings fit it.
+    ///
+    /// # Errors
+    /// Shuffled or fixed-size batches with an add/remove budget
+    /// ([`Error::UnsupportedNeighbouring`](crate::Error::UnsupportedNeighbouring)), with
+    /// `sampling_rate`, `public_n` or Gamma-ball noise, or (shuffled) more than one epoch.
+    fn batch_schedule(&self, n: usize) -> Result<BatchSchedule> {
+        let batch = self.batch_size;
+        let schedule = match self.schedule {
+            SgdSchedule::Poisson => return Ok(BatchSchedule::Poisson { q: self.rate(n)? }),
+            SgdSchedule::Shuffle => BatchSchedule::ShuffleOnce { batch },
+            SgdSchedule::Fixed => BatchSchedule::FixedSizeWithoutReplacement { batch },
+        };
+        self.budget.require_relation(
+            Neighbouring::ReplaceOne,
+            "DP-SGD with shuffled or fixed-size batches",
+        )?;
+        let poisson_only = "applies to Poisson sampling only";
+        if let Some(q) = self.sampling_rate {
+            ensure(false, "sampling_rate", q, poisson_only)?;
+        }
+        if let Some(size) = self.public_n {
+            ensure(false, "public_n", size as f64, poisson_only)?;
+        }
+        ensure(
+            self.noise == SgdNoise::Gaussian,
+            "noise",
+            0.0,
+            "Gamma-ball noise is analysed with Poisson sampling only",
+        )?;
+        ensure(
+            self.schedule != SgdSchedule::Shuffle || self.epochs == 1,
+            "epochs",
+            self.epochs as f64,
+            "the shuffled schedule makes one pass: must be 1",
+        )?;
+        ensure(
+            batch >= 1 && batch <= n,
+            "batch_size",
+            batch as f64,
+            "must be in 1..=n",
+        )?;
+        Ok(schedule)
     }
 
     /// Runs the planned DP-SGD on `data` with the given noise; returns the iterate and the
@@ -305,9 +414,10 @@ impl DpSgd {
         plan: &SgdPlan,
         noise: NoiseDistribution,
         rng: &mut R,
+        observer: Option<&mut dyn Observer>,
     ) -> Result<(Array1<f64>, Ledger)> {
         let sgd = dp_optim::DpSgd::new(
-            BatchSchedule::Poisson { q: plan.q },
+            plan.schedule,
             Length::Epochs(self.epochs),
             StepSize::Constant(plan.eta),
             plan.clip,
@@ -322,7 +432,7 @@ impl DpSgd {
             lambda: self.lambda,
         };
         let x0 = Array1::zeros(data.n_features());
-        let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, None)?;
+        let sol = sgd.minimize(&objective, &reg, &Unconstrained, x0.view(), rng, observer)?;
         Ok((sol.x, ledger_of(sol.ledger)?))
     }
 }
@@ -350,6 +460,8 @@ pub(crate) struct SgdPlan {
     pub(crate) eta: f64,
     /// The number of rows the run is sized for: [`DpSgd::public_n`], or the true `n`.
     pub(crate) size: usize,
+    /// The batch schedule.
+    pub(crate) schedule: BatchSchedule,
 }
 
 impl SgdPlan {
@@ -386,6 +498,46 @@ mod tests {
         accuracy, accuracy_of, assert_reproducible, logistic, logistic_with, non_private, risk,
         rng, separable,
     };
+
+    #[test]
+    fn shuffled_and_fixed_batches_are_accounted_under_replace_one() {
+        let data = separable(1000);
+        let mut m = DpSgd::new(Loss::Logistic).batch_size(100).epochs(1);
+        m.budget.neighbouring = Neighbouring::ReplaceOne;
+        m.budget.accountant = AccountantKind::Rdp;
+        for (schedule, steps, name) in [
+            (SgdSchedule::Shuffle, 10, "gaussian"),
+            (SgdSchedule::Fixed, 10, "subsampled-gaussian"),
+        ] {
+            m.schedule = schedule;
+            let fitted = m.fit(&data, &mut rng(4)).unwrap();
+            let r = fitted.privacy();
+            assert!(
+                r.epsilon <= 1.0 && r.epsilon > 0.99,
+                "{schedule:?}: {}",
+                r.epsilon
+            );
+            assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
+            let e = &r.ledger.entries()[0];
+            assert_eq!((e.mechanism.name(), e.count), (name, steps), "{schedule:?}");
+        }
+        // The shuffled schedule makes one pass; neither takes add/remove or a public n.
+        m.schedule = SgdSchedule::Shuffle;
+        let hp = |m: &DpSgd| match m.fit(&data, &mut rng(1)).unwrap_err() {
+            Error::InvalidHyperParameter { name, .. } => name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(hp(&m.clone().epochs(2)), "epochs");
+        let mut given = m.clone();
+        given.public_n = Some(1000);
+        assert_eq!(hp(&given), "public_n");
+        let mut add = m.clone();
+        add.budget.neighbouring = Neighbouring::AddRemove;
+        assert!(matches!(
+            add.fit(&data, &mut rng(1)).unwrap_err(),
+            Error::UnsupportedNeighbouring { .. }
+        ));
+    }
 
     #[test]
     fn spends_at_most_the_target_and_reports_everything() {

@@ -3,7 +3,7 @@
 
 use rand::Rng;
 
-use super::{NoisyProjectedGd, check_memory, positive};
+use super::{NoisyProjectedGd, check_memory, positive, row_count};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
 use crate::jl::JlProjection;
@@ -95,7 +95,8 @@ impl JlNoisyGd {
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let radius = positive("radius", self.base.radius)?;
         data.check_labels(&self.base.loss)?;
-        let k = self.dimension(data.n_samples(), data.n_features())?;
+        // The default k grows with n: the public count when given.
+        let k = self.dimension(row_count(self.base.public_n, data)?, data.n_features())?;
         let inner = NoisyProjectedGd {
             radius: 2.0 * radius,
             ..self.base.clone()

@@ -36,7 +36,7 @@ pub use amp::{Amp, AmpSolver};
 pub use dpambssgd::DpAmbSsgd;
 pub use dpgd::DpGd;
 pub(crate) use dpsgd::SgdPlan;
-pub use dpsgd::{DpSgd, SgdNoise};
+pub use dpsgd::{DpSgd, SgdNoise, SgdSchedule};
 pub use dpssgd::DpSsgd;
 pub use jl_gd::JlNoisyGd;
 pub use nonconvex::NonConvexDpGd;
@@ -61,6 +61,27 @@ pub struct Budget {
     pub accountant: AccountantKind,
     /// The neighbouring relation of the guarantee.
     pub neighbouring: Neighbouring,
+    /// Mechanisms released before the learner in the same run (default none), which its
+    /// calibration composes with: the learner's noise is then the least for which they and
+    /// its own ledger together meet `(epsilon, delta)`.
+    pub prior: Prior,
+}
+
+/// What a run released before the learner: `count` pure-DP mechanisms, each at most
+/// `epsilon`-DP (the private estimates of bounds and feature ranges, [`crate::bounds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Prior {
+    /// The number of mechanisms (0: none).
+    pub count: u64,
+    /// The ε of each (an upper bound).
+    pub epsilon: f64,
+}
+
+impl Prior {
+    /// Their ε by basic composition, `count·epsilon` (Dwork & Roth, Thm 3.16).
+    pub fn basic_epsilon(&self) -> f64 {
+        self.count as f64 * self.epsilon
+    }
 }
 
 impl Budget {
@@ -76,6 +97,17 @@ impl Budget {
             delta,
             accountant,
             neighbouring,
+            prior: Prior::default(),
+        }
+    }
+
+    /// The budget with its [`Prior`] paid by basic composition instead: ε less the prior's
+    /// `count·epsilon`, no prior. For calibrations that cannot compose with the prior.
+    pub fn split(&self) -> Self {
+        Self {
+            epsilon: self.epsilon - self.prior.basic_epsilon(),
+            prior: Prior::default(),
+            ..*self
         }
     }
 
@@ -109,24 +141,73 @@ impl Budget {
     }
 }
 
-/// The smallest noise parameter for which `steps` applications of `make(x)` meet `budget`.
+/// The smallest noise parameter for which `steps` applications of `make(x)`, after the
+/// budget's [`Prior`], meet `budget`.
+///
+/// Without a prior: [`dp_accounting::calibrate_noise`]. With one: first the noise for the
+/// target less the prior's basic-composition ε ([`Budget::split`]); then, if the budget's
+/// accountant can price the prior and `steps × make(x)` together, the least noise (geometric
+/// bisection to a relative [`JOINT_TOLERANCE`]) at which that joint price is `≤` the target,
+/// searched below the split noise (where the accountant's price is checked first). An accountant that cannot compose them gets the split noise.
 ///
 /// # Privacy
-/// [`dp_accounting::calibrate_noise`]: the returned noise is the feasible end of the final
-/// bracket, so its ε is `≤` the target.
+/// [`dp_accounting::calibrate_noise`]: its noise is the feasible end of the final bracket,
+/// so its ε is `≤` the target. The joint search also returns a feasible end, priced by the
+/// accountant on the whole composition (its upper bound, MATH §3–4). The learner's report
+/// prices its own ledger again, and the run's total is priced once more
+/// ([`crate::bounds::PrivateBounds::compose`]) and refused above the target.
 pub(crate) fn calibrate<F>(budget: &Budget, steps: u64, make: F) -> Result<f64>
 where
     F: Fn(f64) -> dp_accounting::Result<Mechanism>,
 {
+    let split = budget.split();
     let c = calibrate_noise(
-        budget.target()?,
+        split.target()?,
         budget.accountant,
         budget.neighbouring,
         steps,
-        make,
+        &make,
     )?;
-    Ok(c.value)
+    if budget.prior.count == 0 {
+        return Ok(c.value);
+    }
+    let target = budget.target()?;
+    let prior = Mechanism::pure_dp(budget.prior.epsilon)?;
+    let joint = |x: f64| -> dp_accounting::Result<f64> {
+        let mut acc = budget.accountant.build(budget.neighbouring);
+        acc.compose(&prior, budget.prior.count)?;
+        acc.compose(&make(x)?, steps)?;
+        acc.epsilon(target.delta())
+    };
+    let feasible = |x: f64| joint(x).is_ok_and(|e| e <= target.epsilon());
+    // The split noise is feasible for the joint price unless the accountant cannot compose
+    // the two (then the split stands, as basic composition prices it).
+    let mut hi = c.value;
+    if !feasible(hi) {
+        return Ok(hi);
+    }
+    let mut lo = 0.5 * hi;
+    while feasible(lo) {
+        hi = lo;
+        lo *= 0.5;
+        if lo < JOINT_TOLERANCE * c.value {
+            return Ok(hi);
+        }
+    }
+    while hi / lo > 1.0 + JOINT_TOLERANCE {
+        let mid = (lo * hi).sqrt();
+        if feasible(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
 }
+
+/// Relative precision of the joint calibration with a [`Prior`] (each step prices the
+/// whole composition, which costs a PLD accountant a convolution).
+pub const JOINT_TOLERANCE: f64 = 1e-3;
 
 /// Prices `ledger` and assembles the report; errors if the spent ε exceeds the target (which
 /// calibration rules out — this is the final check before a model is released).
@@ -186,6 +267,68 @@ pub(crate) fn public_n_note(relation: Neighbouring, uses: &str) -> Option<String
             "the number of rows n is private under add/remove but treated as public here: {uses}"
         )
     })
+}
+
+/// The report's note on the number of rows `n`, which a learner `uses` as the text says:
+/// given as the public value `public_n`, or (`None`) the true count, treated as public under
+/// add/remove ([`public_n_note`]).
+pub(crate) fn rows_note(
+    relation: Neighbouring,
+    public_n: Option<usize>,
+    uses: &str,
+) -> Option<String> {
+    match public_n {
+        Some(n) => Some(format!(
+            "the number of rows n = {n} given as public, not the data's count: {uses}"
+        )),
+        None => public_n_note(relation, uses),
+    }
+}
+
+/// The number of rows a learner sizes its release for: `public_n` when given (a public
+/// value: under add/remove the true count is private), else the data's count, treated as
+/// public.
+///
+/// # Errors
+/// `public_n = 0` ([`Error::InvalidHyperParameter`] naming `public_n`).
+pub(crate) fn row_count(public_n: Option<usize>, data: &crate::data::Dataset) -> Result<usize> {
+    let n = public_n.unwrap_or_else(|| data.n_samples());
+    crate::error::ensure(n >= 1, "public_n", n as f64, "must be >= 1")?;
+    Ok(n)
+}
+
+/// A [`ClippedSum`](dp_optim::ClippedSum) that reports the public row count `n` in place of
+/// the data's: the full-batch noisy solvers divide the noisy sum by it and size the grid of
+/// their grid-safe release for it, so that neither depends on the true count. The sums
+/// themselves are the wrapped oracle's (over every row of the data).
+///
+/// # Privacy
+/// The clip bounds each row's contribution to the sum whatever the count, so the sum's
+/// sensitivity is unchanged; dividing by a public `n` is post-processing. For full-batch
+/// solvers only (`batch = None`): a sampler that draws indices below `n` would miss rows.
+pub(crate) struct PublicCount<'a, S: ?Sized> {
+    pub(crate) inner: &'a S,
+    pub(crate) n: usize,
+}
+
+impl<S: dp_optim::ClippedSum + ?Sized> dp_optim::ClippedSum for PublicCount<'_, S> {
+    fn n_examples(&self) -> usize {
+        self.n
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn clipped_sum(
+        &self,
+        x: ndarray::ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        clip: f64,
+        out: ndarray::ArrayViewMut1<'_, f64>,
+    ) {
+        self.inner.clipped_sum(x, batch, clip, out);
+    }
 }
 
 /// The ledger a noisy optimiser returned; a privacy error if it returned none (a noisy

@@ -9,7 +9,8 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::{
-    Budget, calibrate, check_memory, check_steps, ledger_of, positive, public_n_note, report,
+    Budget, PublicCount, calibrate, check_memory, check_steps, ledger_of, positive, report,
+    row_count, rows_note,
 };
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
@@ -32,7 +33,8 @@ pub const SELECTION_LABEL: &str = "report-noisy-min over clipped gradient norms"
 /// Paper 000, Thm 4.1 (and MATH §5). The gradient descent part is `T` Gaussian mechanisms
 /// on a sum of gradients clipped to `L` (sensitivity `L` add/remove, `2L` replace-one),
 /// calibrated to `(ε/2, δ)`. Each query `‖ḡ_t‖` has sensitivity `Δ = 2L/n` under replace-one
-/// (`L/n` under add/remove, `n` public), so report-noisy-min with Laplace noise of scale
+/// (`L/n` under add/remove, `n` public: `public_n`, or the data's count treated as public), so
+/// report-noisy-min with Laplace noise of scale
 /// `2Δ/ε₂` is `ε₂`-DP (Dwork & Roth 2014, Claim 3.9) for `ε₂ = ε/2`; it is recorded as
 /// `Mechanism::pure_dp(ε/2)`. The report's spent ε prices the whole ledger (both parts) with
 /// the budget's accountant; adaptive composition gives at most `(ε, δ)`.
@@ -50,6 +52,10 @@ pub struct NonConvexDpGd {
     pub learning_rate: f64,
     /// Ridge penalty λ (default 0).
     pub lambda: f64,
+    /// The number of rows as a public value (default `None`: the data's count, treated as
+    /// public). Under add/remove the true `n` is private; with `public_n` the noisy sums and
+    /// the selection scores are divided by it and the gradient grid sized for it.
+    pub public_n: Option<usize>,
 }
 
 impl NonConvexDpGd {
@@ -62,6 +68,7 @@ impl NonConvexDpGd {
             steps: 100,
             learning_rate: 1.0,
             lambda: 0.0,
+            public_n: None,
         }
     }
 
@@ -100,7 +107,7 @@ impl NonConvexDpGd {
             ..self.budget
         };
         let eps_select = self.budget.epsilon / 2.0;
-        let (rows, dim) = (data.n_samples(), data.n_features());
+        let (rows, dim) = (row_count(self.public_n, data)?, data.n_features());
         let sigma = calibrate(&half, self.steps as u64, |s| {
             let (z, grid) = grid_noise_multiplier(s, clip, rows, dim)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
@@ -111,7 +118,11 @@ impl NonConvexDpGd {
         // ε it achieves (≤ eps_select; dp_optim::laplace_for).
         let (laplace, laplace_scale, eps_achieved) = laplace_for(2.0 * sensitivity, eps_select, 2)?;
 
-        let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = PublicCount {
+            inner: &glm,
+            n: rows,
+        };
         let reg = L2Regulariser {
             lambda: self.lambda,
         };
@@ -155,8 +166,9 @@ impl NonConvexDpGd {
             ("selection_epsilon".to_string(), eps_achieved),
         ];
         let mut notes = vec![format!("released iterate {} of 0..={}", best.1, self.steps)];
-        notes.extend(public_n_note(
+        notes.extend(rows_note(
             rel,
+            self.public_n,
             "the noisy gradient sums and the selection scores are divided by n",
         ));
         let report = report(&self.budget, ledger, noise, notes)?;

@@ -6,7 +6,7 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::{BOUND_SLACK, bounded_rows};
-use super::{Budget, calibrate, positive, report, self_bounding_gradient};
+use super::{Budget, calibrate, positive, report, row_count, rows_note, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -30,6 +30,16 @@ use crate::model::LinearModel;
 /// `G` has L2 sensitivity `2G/(λn)` under replace-one (`n` public); the computed point adds at
 /// most `2r`. The Gaussian is calibrated to that sensitivity with the exact (analytic) Gaussian
 /// profile (Balle & Wang 2018; MATH §2) by the budget's accountant (exact by default).
+///
+/// Under add/remove with a public row count `N` ([`OutputPerturbation::public_n`]) the
+/// minimised objective is `(1/N)Σ_i ℓ(w; z_i) + (λ/2)‖w‖²` over the rows present: adding one
+/// row adds `(1/N)ℓ(w; z)`, whose gradient has norm `≤ G/N`, to a `λ`-strongly convex
+/// objective, so the minimiser moves by at most `G/(λN)` (Chaudhuri, Monteleoni & Sarwate
+/// 2011, Lemma 7, whose argument needs only the strong convexity of the sum and the bound on
+/// the added term's gradient; on the ball by the variational inequality of the constrained
+/// minimisers), plus twice the solver's certified error. Without `public_n` the data's count
+/// divides the sum, neighbours under add/remove do not differ by one term, and add/remove is
+/// refused.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputPerturbation {
     /// The loss (convex, smooth, non-negative for the paper's utility bound).
@@ -44,6 +54,10 @@ pub struct OutputPerturbation {
     pub y_bound: f64,
     /// Ridge `λ > 0` (default 0.01).
     pub lambda: f64,
+    /// The number of rows as a public value `N` (default `None`: the data's count, treated as
+    /// public, replace-one only). With it the empirical risk is divided by `N`, the
+    /// sensitivity is computed for `N`, and add/remove is supported (see `# Privacy`).
+    pub public_n: Option<usize>,
 }
 
 impl OutputPerturbation {
@@ -56,6 +70,7 @@ impl OutputPerturbation {
             x_bound: 1.0,
             y_bound: 1.0,
             lambda: 0.01,
+            public_n: None,
         }
     }
 
@@ -93,11 +108,23 @@ impl OutputPerturbation {
     /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
     /// point (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        self.budget.require_relation(
-            Neighbouring::ReplaceOne,
-            "output perturbation (paper 003, Alg. 3)",
-        )?;
-        let delta_2 = self.sensitivity(data.n_samples())?;
+        if self.public_n.is_none() {
+            self.budget.require_relation(
+                Neighbouring::ReplaceOne,
+                "output perturbation without a public row count (public_n)",
+            )?;
+        }
+        let rel = self.budget.neighbouring;
+        let n = row_count(self.public_n, data)?;
+        // The distance between the releases on neighbours: replace-one's sensitivity, or
+        // under add/remove G/(λn) plus twice the certified solver error 1e-3·2G/(λn).
+        let delta_2 = match rel {
+            Neighbouring::ReplaceOne => self.sensitivity(n)?,
+            Neighbouring::AddRemove => {
+                let exact = self.sensitivity(n)? / (1.0 + 2.0 * TOLERANCE);
+                (0.5 + 2.0 * TOLERANCE) * exact
+            }
+        };
         let g = self.gradient_bound()?;
         data.check_labels(&self.loss)?;
         // Grid-safe release (dp_optim's noise docs): calibrated with the rounding's slack in
@@ -107,17 +134,16 @@ impl OutputPerturbation {
             let grid = Noise::Gaussian { std: s }.on_grid(Some(radius))?;
             Ok((grid.slack(dim), grid.discrete_gaussian(dim)?))
         };
-        // `delta_2` is the distance between the two releases under replace-one; the ledger's
-        // Gaussian takes a per-record bound and doubles it under replace-one (a sum's
-        // sensitivity), so the distance is stated as half of it per record.
-        let per_record =
-            |distance: f64| distance / Neighbouring::ReplaceOne.sum_sensitivity_factor();
+        // `delta_2` is the distance between the two releases; the ledger's Gaussian takes a
+        // per-record bound and doubles it under replace-one (a sum's sensitivity), so the
+        // distance is stated as half of it per record there.
+        let per_record = |distance: f64| distance / rel.sum_sensitivity_factor();
         let sigma = calibrate(&self.budget, 1, |s| {
             let (slack, grid) =
                 grid_of(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
             Ok(Mechanism::gaussian(s, per_record(delta_2 + slack))?.with_grid(grid))
         })?;
-        let mut w = self.minimiser(data)?;
+        let mut w = self.minimiser(data, n)?;
         let grid = Noise::Gaussian { std: sigma }.on_grid(Some(radius))?;
         grid.add_to(rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
@@ -134,24 +160,33 @@ impl OutputPerturbation {
             ("lambda".to_string(), self.lambda),
             ("radius".to_string(), self.radius),
         ];
-        let notes = vec![format!(
+        let mut notes = vec![format!(
             "rows longer than X = {} scaled to norm X; loss clipped at gradient norm G = {g}",
             self.x_bound
         )];
+        notes.extend(rows_note(
+            rel,
+            self.public_n,
+            "the empirical risk is divided by n and the sensitivity computed for it",
+        ));
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(w, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }
 
-    /// The constrained regularised ERM minimiser on `data` (rows projected, loss clipped at
-    /// `G`), certified within `1e-3·2G/(λn)` of the exact one.
+    /// The constrained minimiser of `(1/n)Σ_i ℓ_i(w) + (λ/2)‖w‖²` on `data` (rows projected,
+    /// loss clipped at `G`; `n` the public count or the data's), certified within
+    /// `1e-3·2G/(λn)` of the exact one.
     ///
     /// # Errors
     /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; the solver not certifying
     /// its point.
-    fn minimiser(&self, data: &Dataset) -> Result<Array1<f64>> {
-        let n = data.n_samples();
+    fn minimiser(&self, data: &Dataset, n: usize) -> Result<Array1<f64>> {
         let g = self.gradient_bound()?;
         let lambda = positive("lambda", self.lambda)?;
+        let allowed = TOLERANCE * 2.0 * g / (lambda * n as f64);
+        // The same minimiser as the mean over the data's rows with ridge λ·n/rows: the
+        // objective times n/rows.
+        let lambda = lambda * n as f64 / data.n_samples().max(1) as f64;
         let clipped = ClippedLoss::new(self.loss, g)?;
         let rows = bounded_rows(data, self.x_bound)?;
         let obj = GlmObjective::clipped(&rows, clipped, lambda, Scale::Mean)?;
@@ -161,7 +196,6 @@ impl OutputPerturbation {
         // The kept rows' norms may exceed X by a relative 1e-11 (see `bounded_rows`).
         let smooth = clipped.smoothness() * self.x_bound * self.x_bound * BOUND_SLACK + lambda;
         let eta = 1.0 / smooth;
-        let allowed = TOLERANCE * 2.0 * g / (lambda * n as f64);
         let mut w = Array1::zeros(data.n_features());
         let mut certified = f64::INFINITY;
         for _ in 0..20 {
@@ -279,8 +313,8 @@ mod tests {
         l.lambda = 1.0;
         let g = l.gradient_bound().unwrap();
         let (w, w2) = (
-            l.minimiser(&pair(100.0)).unwrap(),
-            l.minimiser(&pair(-100.0)).unwrap(),
+            l.minimiser(&pair(100.0), n).unwrap(),
+            l.minimiser(&pair(-100.0), n).unwrap(),
         );
         let shift = (&w - &w2).dot(&(&w - &w2)).sqrt();
         let exact = 2.0 * g / (l.lambda * n as f64);
@@ -293,6 +327,44 @@ mod tests {
             l.fit(&pair(1.0), &mut rng(1)),
             Err(Error::UnsupportedNeighbouring { .. })
         ));
+    }
+
+    #[test]
+    fn with_a_public_n_an_added_row_moves_the_minimiser_by_at_most_g_over_lambda_n() {
+        // As the replace-one test, with row 0 (e1, +100) added to or absent from rows (e2, 0):
+        // N = 10 public, the minimisers are G/(λN)·e1 and 0 — the stated add/remove bound.
+        let n = 10;
+        let rows = |added: bool| {
+            let m = if added { n } else { n - 1 };
+            let mut x = ndarray::Array2::zeros((m, 2));
+            let mut y = Array1::zeros(m);
+            for i in 0..m {
+                x[[i, 1]] = 1.0;
+            }
+            if added {
+                x[[0, 1]] = 0.0;
+                x[[0, 0]] = 1.0;
+                y[0] = 100.0;
+            }
+            Dataset::new(x, y).unwrap()
+        };
+        let mut l = OutputPerturbation::new(Loss::Squared);
+        l.lambda = 1.0;
+        l.public_n = Some(n);
+        l.budget.neighbouring = Neighbouring::AddRemove;
+        let g = l.gradient_bound().unwrap();
+        let (w, w2) = (
+            l.minimiser(&rows(true), n).unwrap(),
+            l.minimiser(&rows(false), n).unwrap(),
+        );
+        let shift = (&w - &w2).dot(&(&w - &w2)).sqrt();
+        let exact = g / (l.lambda * n as f64);
+        assert!(shift <= 1.004 * exact, "{shift} > {exact}");
+        assert!(shift >= 0.998 * exact, "{shift} vs {exact}");
+        let m = l.fit(&rows(true), &mut rng(1)).unwrap();
+        let stated = m.privacy().noise.iter().find(|(k, _)| k == "sensitivity");
+        assert!((stated.unwrap().1 - 1.004 * exact).abs() < 1e-12 * exact);
+        assert_eq!(m.privacy().neighbouring, Neighbouring::AddRemove);
     }
 
     #[test]

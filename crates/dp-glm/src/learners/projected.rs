@@ -2,12 +2,14 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{Averaging, L2Ball, NoRegulariser, NoisyGd, StepSize, grid_noise_multiplier};
+use dp_optim::{
+    Averaging, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, grid_noise_multiplier,
+};
 use ndarray::Array1;
 use rand::Rng;
 
 use super::{
-    Budget, calibrate, check_steps, ledger_of, positive, public_n_note, report,
+    Budget, PublicCount, calibrate, check_steps, ledger_of, positive, report, row_count, rows_note,
     self_bounding_gradient,
 };
 use crate::data::Dataset;
@@ -64,6 +66,11 @@ pub struct NoisyProjectedGd {
     pub paper_steps: bool,
     /// Step size η (default `B/(G'√T)`, see above).
     pub learning_rate: Option<f64>,
+    /// The number of rows as a public value (default `None`: the data's count, treated as
+    /// public). Under add/remove the true `n` is private; with `public_n` the noisy sum is
+    /// divided by it, the grid of the grid-safe release sized for it, and the default steps
+    /// and step size derive from it.
+    pub public_n: Option<usize>,
 }
 
 impl NoisyProjectedGd {
@@ -78,6 +85,7 @@ impl NoisyProjectedGd {
             steps: None,
             paper_steps: false,
             learning_rate: None,
+            public_n: None,
         }
     }
 
@@ -118,9 +126,23 @@ impl NoisyProjectedGd {
     /// [`Error::ResourceLimit`](crate::Error::ResourceLimit) for more than
     /// [`MAX_STEPS`](super::MAX_STEPS) steps.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.fit_with_observer(data, rng, None)
+    }
+
+    /// [`NoisyProjectedGd::fit`], showing every optimiser step to `observer`
+    /// (post-processing of the released noisy gradients; a progress display).
+    ///
+    /// # Errors
+    /// As [`NoisyProjectedGd::fit`].
+    pub fn fit_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &Dataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         let clip = self.gradient_bound()?;
         self.loss.validate()?;
-        let n = data.n_samples();
+        let n = row_count(self.public_n, data)?;
         let d = data.n_features() as f64;
         let steps = self.steps.unwrap_or_else(|| self.default_steps(n));
         ensure(steps >= 1, "steps", steps as f64, "must be >= 1")?;
@@ -152,7 +174,8 @@ impl NoisyProjectedGd {
             }
             None => paper_eta(t, sigma),
         };
-        let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = PublicCount { inner: &glm, n };
         let gd = NoisyGd::new(
             StepSize::Constant(eta),
             steps,
@@ -165,7 +188,7 @@ impl NoisyProjectedGd {
             radius: self.radius,
         };
         let x0 = Array1::zeros(data.n_features());
-        let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, None)?;
+        let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),
@@ -174,8 +197,9 @@ impl NoisyProjectedGd {
             ("radius".to_string(), self.radius),
             ("learning_rate".to_string(), eta),
         ];
-        let notes = public_n_note(
+        let notes = rows_note(
             self.budget.neighbouring,
+            self.public_n,
             "the noisy gradient sum is divided by n and its grid sized for n; the default \
              number of steps (min(n, 1000), or n) and step size derive from n",
         );

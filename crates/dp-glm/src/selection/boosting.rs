@@ -1,7 +1,7 @@
 //! Confidence boosting (paper 003, App. D): train on disjoint parts, keep the best model by
 //! report-noisy-max on a held-out part.
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism};
+use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::laplace_for;
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -20,7 +20,7 @@ use crate::model::LinearModel;
 /// scale `2Δ/(ε/2)`, `Δ = Λ(B)/|held-out part|`.
 ///
 /// # Privacy
-/// Under the learner's relation: the parts are disjoint and chosen independently of the data,
+/// Replace-one (the parts are sized by `n`; add/remove is refused): the parts are disjoint and chosen independently of the data,
 /// so a record changes the input of one run only (parallel composition: the `m` runs together
 /// are `(ε/2, δ)`, recorded once in the ledger) or only the held-out scores; report-noisy-max
 /// with `Lap(2Δ/ε')` noise is `ε'`-DP for scores of sensitivity `Δ` (Dwork & Roth 2014,
@@ -66,6 +66,12 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
         let rel = self.learner.neighbouring();
         let budget = Budget::new(self.epsilon, self.delta, AccountantKind::Pld, rel);
         budget.target()?;
+        // The parts are sized by n: under add/remove one added row moves the boundaries of
+        // every part, and the runs are no longer on parts that differ in one row.
+        budget.require_relation(
+            Neighbouring::ReplaceOne,
+            "confidence boosting (parts sized by n)",
+        )?;
         let m = self.models;
         ensure(m >= 1, "models", m as f64, "must be >= 1")?;
         for (name, v) in [

@@ -290,7 +290,7 @@ impl HonestTuning {
             let noise = NoiseDistribution::Gaussian {
                 noise_multiplier: sigma,
             };
-            let (theta, run) = learner.run(&train, &plan, noise, rng)?;
+            let (theta, run) = learner.run(&train, &plan, noise, rng, None)?;
             if ledger.entries().is_empty() {
                 for e in run.entries() {
                     ledger.record(e.mechanism.clone(), e.count, &e.label);
