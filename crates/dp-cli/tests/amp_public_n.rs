@@ -107,11 +107,12 @@ fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
     assert_eq!(c, 0, "{e}");
     let notes = m["privacy"]["notes"].to_string();
     assert!(notes.contains("treated as public"), "{notes}");
-    // A σ_out too small for its grid to hold the box sized by --n is refused before the data
-    // is read, with the same message whatever the data.
-    let tiny = ["--n", &public, "--sigma-out", "1e-9"];
-    let (c0, e0, m0) = train(&d0, &dir.join("m3.json"), &tiny);
-    let (c1, e1, _) = train(&d1, &dir.join("m4.json"), &tiny);
+    // A public n so large that the default σ_out's grid cannot hold the release box
+    // (radius ≈ nL/λ ≈ 10¹², against 2^28·0.15 ≈ 4·10⁷) is refused before the data is read,
+    // with the same message whatever the data.
+    let huge = ["--n", "1000000000000"];
+    let (c0, e0, m0) = train(&d0, &dir.join("m3.json"), &huge);
+    let (c1, e1, _) = train(&d1, &dir.join("m4.json"), &huge);
     assert_ne!(c0, 0);
     assert_eq!((c0, &e0), (c1, &e1));
     assert!(e0.contains("sigma_out"), "{e0}");
