@@ -40,29 +40,11 @@ fn write(path: &Path, n: usize) {
 fn train(data: &Path, model: &Path, extra: &[&str]) -> (i32, String, Value) {
     let data = data.display().to_string();
     let out = model.display().to_string();
-    let mut args = vec![
-        "train",
-        "--algorithm",
-        "amp",
-        "--loss",
-        "logistic",
-        "--label",
-        "label",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-5",
-        "--seed",
-        "11",
-        "--preprocess",
-        "none",
-        "--scale",
-        "none",
-        "--data",
-        &data,
-        "--out",
-        &out,
-    ];
+    let mut args: Vec<&str> = "train --algorithm amp --loss logistic --label label --epsilon 1 \
+                               --delta 1e-5 --seed 11 --preprocess none --scale none"
+        .split_whitespace()
+        .collect();
+    args.extend(["--data", &data, "--out", &out]);
     args.extend(extra);
     let (code, _, err) = dpglm(&args);
     let file = std::fs::read_to_string(model)
