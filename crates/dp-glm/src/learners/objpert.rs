@@ -943,9 +943,9 @@ impl Objective for Perturbed<'_> {
     }
 }
 
-/// The report's note on the number of rows `n` that `what` (a subject and its verb: ObjPert's
-/// tolerance and release box use, AMP's release box uses) is sized by: the given public value, or the data's count, which is
-/// private under add/remove and treated as public (`public_n_note`).
+/// The report's note on the number of rows `n` a release is sized by; `what` names what uses
+/// it, with its verb ("the release box uses"). `n` is the given public value, or the data's
+/// count, which is private under add/remove and treated as public (`public_n_note`).
 pub(crate) fn rows_note(
     public_n: Option<usize>,
     relation: Neighbouring,
