@@ -130,7 +130,10 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
     }
 
     /// The accountant's ε at `x`, or `None` where it cannot answer ([`Error::OutOfRange`],
-    /// [`Error::Numerical`]: a point it cannot certify counts as missing the target).
+    /// [`Error::Numerical`], or an answer that failed its own [`Error::SelfCheck`]: a point it
+    /// cannot certify counts as missing the target, so the search can only end on a point it
+    /// certified, or with a [`Error::Calibration`] that names the target and quotes the
+    /// accountant's last refusal).
     ///
     /// # Errors
     /// Other accountant errors; an ε that is NaN or negative; answers that contradict
@@ -138,7 +141,7 @@ impl<F: Fn(f64) -> Result<f64>> Probe<F> {
     fn epsilon(&mut self, x: f64) -> Result<Option<f64>> {
         let e = match (self.eps)(x) {
             Ok(e) => e,
-            Err(e @ (Error::OutOfRange(_) | Error::Numerical(_))) => {
+            Err(e @ (Error::OutOfRange(_) | Error::Numerical(_) | Error::SelfCheck { .. })) => {
                 self.last_error = Some(e);
                 return Ok(None);
             }

@@ -2,7 +2,7 @@
 
 use crate::error::{Result, non_negative, open_unit, positive};
 use crate::search::{bisect_up, epsilon_for_delta};
-use crate::special::{cap_one, tail_gap};
+use crate::special::{cap_one, tail_gap, tail_gap_lower};
 
 /// Largest ε any inversion in this crate searches.
 pub(crate) const EPS_MAX: f64 = 1e6;
@@ -24,11 +24,22 @@ pub(crate) const REL_TOL: f64 = 1e-13;
 /// ratio against a large `|ε|`, `m = |ε|/s` overflows or swallows `s/2`, and `tail_gap(∞, ∞)`
 /// or `tail_gap(m, m)` has no value (NaN). δ is then 0 for ε ≥ 0 and `1 − e^ε` for ε < 0.
 pub(crate) fn delta_for_ratio(s: f64, eps: f64) -> f64 {
+    delta_for_ratio_with(s, eps, tail_gap)
+}
+
+/// [`delta_for_ratio`] as a lower bound (the rounding allowance of the cancelling difference
+/// subtracted, [`tail_gap_lower`]), for the self-checks.
+pub(crate) fn delta_for_ratio_lower(s: f64, eps: f64) -> f64 {
+    delta_for_ratio_with(s, eps, tail_gap_lower)
+}
+
+/// [`delta_for_ratio`] with the difference `Φ̄(a) − w·Φ̄(b)` evaluated by `gap`.
+pub(crate) fn delta_for_ratio_with(s: f64, eps: f64, gap: fn(f64, f64) -> f64) -> f64 {
     let m = eps.abs() / s;
     let gap = if m - 0.5 * s > 40.0 {
         0.0
     } else {
-        tail_gap(m - 0.5 * s, m + 0.5 * s)
+        gap(m - 0.5 * s, m + 0.5 * s)
     };
     if eps < 0.0 {
         -eps.exp_m1() + eps.exp() * gap

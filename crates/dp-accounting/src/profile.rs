@@ -7,7 +7,7 @@
 use crate::error::Result;
 use crate::mechanism::{Kind, Mechanism, Sampling};
 use crate::neighbouring::Neighbouring;
-use crate::special::{log_add, log_sf, sf, tail_gap};
+use crate::special::{log_add, log_sf, sf, tail_gap, tail_gap_lower};
 use crate::{Error, gaussian};
 
 /// `1 + 8u`: the factor every ratio is rounded up by (see [`profiles`]).
@@ -36,8 +36,20 @@ pub(crate) enum Profile {
 impl Profile {
     /// `δ(ε)` for any real ε.
     pub(crate) fn delta(&self, eps: f64) -> f64 {
+        self.delta_with(eps, tail_gap)
+    }
+
+    /// A lower bound on `δ(ε)`: as [`Profile::delta`] with the rounding allowance of its
+    /// cancelling differences subtracted instead of added ([`tail_gap_lower`]); the
+    /// self-checks compare answers against it.
+    pub(crate) fn delta_lower(&self, eps: f64) -> f64 {
+        self.delta_with(eps, tail_gap_lower)
+    }
+
+    /// `δ(ε)` with the Gaussian differences `Φ̄(a) − w·Φ̄(b)` evaluated by `gap`.
+    fn delta_with(&self, eps: f64, gap: fn(f64, f64) -> f64) -> f64 {
         match *self {
-            Profile::Gaussian { s } => gaussian::delta_for_ratio(s, eps),
+            Profile::Gaussian { s } => gaussian::delta_for_ratio_with(s, eps, gap),
             Profile::Laplace { r } => {
                 if eps >= r {
                     0.0
@@ -57,7 +69,7 @@ impl Profile {
                     return -eps.exp_m1();
                 };
                 // δ = qΦ̄((t−1)/z) − (e^ε − 1 + q)Φ̄(t/z), and (e^ε−1+q)/q = φ((t−1)/z)/φ(t/z).
-                q * tail_gap((t - 1.0) / z, t / z)
+                q * gap((t - 1.0) / z, t / z)
             }
             Profile::PoissonAdd { z, q } => {
                 // ω > ε ⇔ o < t, t = z² log((e^{−ε} − 1 + q)/q) + 1/2; none when ε ≥ −log(1−q).
@@ -66,13 +78,13 @@ impl Profile {
                 };
                 let w = -(eps + (-q).ln_1p()).exp_m1(); // 1 − e^ε(1 − q)
                 let lo = -t / z;
-                w * tail_gap(lo, lo + 1.0 / z)
+                w * gap(lo, lo + 1.0 / z)
             }
             Profile::ObjPert { c, s } => {
                 let mu = 0.5 * s * s;
                 let e = eps - c;
                 if e >= mu {
-                    2.0 * gaussian::delta_for_ratio(s, e)
+                    2.0 * gaussian::delta_for_ratio_with(s, e, gap)
                 } else {
                     // 1 − 2e^{ε'}Φ̄(L/σ) (paper 001, Thm 3.1).
                     -(e + std::f64::consts::LN_2 + log_sf(s)).exp_m1()

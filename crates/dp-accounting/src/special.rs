@@ -187,16 +187,42 @@ pub(crate) fn log_sf(x: f64) -> f64 {
 /// `Φ̄(a) − w·Φ̄(b)` where `w = φ(a)/φ(b)` and `a ≤ b`: the shape every Gaussian privacy profile
 /// takes (the weight is `e^ε` for the Gaussian mechanism). The Gaussian factors cancel
 /// analytically, so the result keeps its relative precision deep in the tail (δ ≈ 1e-300).
+/// An upper bound: the rounding allowance of [`tail_gap_parts`] is added.
 pub(crate) fn tail_gap(a: f64, b: f64) -> f64 {
+    let (gap, allowance) = tail_gap_parts(a, b);
+    // Rounding can leave a hair below 0; a NaN is passed on (never turned into 0), so the
+    // callers' checks see it.
+    if gap.is_nan() {
+        gap
+    } else {
+        gap.max(0.0) + allowance
+    }
+}
+
+/// [`tail_gap`] as a lower bound: the rounding allowance subtracted (at least 0). The
+/// self-checks compare answers against it: the upper bound is not monotone in its arguments
+/// where the two terms nearly cancel (a Gaussian profile at a tiny ratio), so an answer
+/// computed from it can sit a rounding error above the same function evaluated a hair away.
+pub(crate) fn tail_gap_lower(a: f64, b: f64) -> f64 {
+    let (gap, allowance) = tail_gap_parts(a, b);
+    if gap.is_nan() {
+        gap
+    } else {
+        (gap - allowance).max(0.0)
+    }
+}
+
+/// The computed `Φ̄(a) − w·Φ̄(b)` and a bound on its rounding error, `8u` times the sum of the
+/// two terms' sizes.
+fn tail_gap_parts(a: f64, b: f64) -> (f64, f64) {
     // Arguments out of order (or NaN, from a ratio that under- or overflowed) have no value:
     // NaN, which every caller's check turns into an error.
     if a.is_nan() || b.is_nan() || a > b {
-        return f64::NAN;
+        return (f64::NAN, 0.0);
     }
     // Each branch is a difference of two terms; `scale` is the sum of their sizes, so the
     // rounding error of the difference is a few ulps of `scale` (large against the gap when the
-    // two nearly cancel). That allowance is added: the result is an upper bound, which is what
-    // every caller (a δ) needs.
+    // two nearly cancel).
     let (gap, scale) = if a >= CF_MIN {
         let (ma, mb) = (mills(a), mills(b));
         let p = pdf(a);
@@ -210,13 +236,7 @@ pub(crate) fn tail_gap(a: f64, b: f64) -> f64 {
         let (first, second) = (sf(a), w * sf(b));
         (first - second, first + second)
     };
-    // Rounding can leave a hair below 0; a NaN is passed on (never turned into 0), so the
-    // callers' checks see it.
-    if gap.is_nan() {
-        gap
-    } else {
-        gap.max(0.0) + 8.0 * f64::EPSILON * scale
-    }
+    (gap, 8.0 * f64::EPSILON * scale)
 }
 
 /// The larger of two privacy numbers, NaN if either is NaN (`f64::max` would return the

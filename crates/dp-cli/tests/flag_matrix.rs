@@ -91,8 +91,8 @@ fn write_data(path: &Path, rows: usize, classification: bool) {
     std::fs::write(path, text).unwrap();
 }
 
-/// The coefficients a run wrote to `out`, or the failure.
-fn coefficients(base: &str, extra: &str, out: &Path) -> Vec<f64> {
+/// The coefficients a run wrote to `out` and its report's notes, or the failure.
+fn coefficients(base: &str, extra: &str, out: &Path) -> (Vec<f64>, serde_json::Value) {
     let args: Vec<String> = base
         .split_whitespace()
         .chain(extra.split_whitespace())
@@ -103,12 +103,13 @@ fn coefficients(base: &str, extra: &str, out: &Path) -> Vec<f64> {
     assert_eq!(code, 0, "{base} {extra}: {err}");
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    model["coefficients"]
+    let coefficients = model["coefficients"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_f64().unwrap())
-        .collect()
+        .collect();
+    (coefficients, model["privacy"]["notes"].clone())
 }
 
 #[test]
@@ -141,10 +142,20 @@ fn every_flag_is_used_or_refused_for_every_algorithm() {
             if uses.iter().any(|u| u == flag) {
                 let a = coefficients(&base, &format!("{needs} {flag} {v1}"), &out);
                 let b = coefficients(&base, &format!("{needs} {flag} {v2}"), &out);
-                assert_ne!(
-                    a, b,
-                    "{algorithm}: {flag} {v1} and {v2} give the same model"
-                );
+                // AMP's public n sizes only the box its point is clamped to, which holds the
+                // minimiser of a data set of up to n rows: it shows in the report, not in
+                // the coefficients.
+                if (algorithm, flag) == ("amp", "--n") {
+                    assert_ne!(
+                        a.1, b.1,
+                        "{algorithm}: {flag} {v1} and {v2} give one report"
+                    );
+                } else {
+                    assert_ne!(
+                        a.0, b.0,
+                        "{algorithm}: {flag} {v1} and {v2} give the same model"
+                    );
+                }
             } else {
                 let mut args: Vec<&str> = base.split_whitespace().collect();
                 args.extend([flag, v1]);

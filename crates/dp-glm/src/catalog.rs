@@ -1100,6 +1100,7 @@ fn objpert(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = Amp::new(s.loss);
     l.objpert = objective_perturbation(s)?;
+    l.objpert.public_n = s.count("public_n")?;
     set(&mut l.tau, s.real("tau")?);
     set(&mut l.sigma_out, s.real("sigma_out")?);
     if s.params.choice("solver", &["lbfgs", "sag"])? == Some("sag") {
@@ -1257,6 +1258,7 @@ pub static LEARNERS: &[Learner] = &[
             OBJPERT_CLIP,
             LAMBDA,
             X_BOUND,
+            PUBLIC_N,
             Param::new(
                 "tau",
                 Kind::Real,

@@ -32,37 +32,69 @@ impl LatticePmf {
         (self.offset + i as i64) as f64 * self.h
     }
 
-    /// `δ(ε) = P[ω = ∞] + Σ_{ω_i > ε} p_i (1 − e^{ε − ω_i})`, summed from the top, plus the
-    /// rounding allowance `√K·error_l2` of the `K` atoms above ε.
+    /// `δ(ε) = P[ω = ∞] + Σ_{ω_i > ε} p_i (1 − e^{ε − ω_i})`, plus the rounding allowance
+    /// `√K·error_l2` of the `K` atoms above ε.
+    ///
+    /// Within ln 2 of ε, where `1 − e^{ε−ω}` would cancel, `exp_m1` is used on every atom.
+    /// Above, the atoms are taken in blocks of [`REFRESH`] from the top: with `r` the exact
+    /// `e^{ε − ω}` at a block's top atom, the block adds `Σ p − r·Σ p·e^{c·h}` (`c` the atom's
+    /// place below the top, `e^{c·h}` from a table built by repeated multiplication, within
+    /// [`REFRESH`] ulps as the running product it replaces), so the two sums have no
+    /// dependency chain; `r·e^{c·h} < 1/2` there, so the difference loses at most a bit. On a
+    /// coarse grid (h ≥ 1, as for ε in the millions) the table would over- and underflow
+    /// (∞·0 = NaN): every atom is evaluated directly there.
     pub(crate) fn delta(&self, eps: f64) -> f64 {
-        let mut d = 0.0;
-        let mut above = 0usize;
-        // e^{ε − ω_i} by a running product (recomputed every REFRESH atoms), except within ln 2
-        // of ε, where `1 − e^{ε−ω}` would cancel and `exp_m1` is used on every atom. On a
-        // coarse grid (h ≥ 1, as for ε in the millions) the product would over- and underflow
-        // (∞·0 = NaN): every atom is evaluated directly there.
-        let e_h = self.h.exp();
-        let direct = self.h >= 1.0 || self.h.is_nan();
-        let mut ratio = 0.0;
-        for i in (0..self.masses.len()).rev() {
-            let w = self.value(i);
-            if w <= eps {
-                break;
-            }
-            let x = eps - w;
-            let gain = if x > -std::f64::consts::LN_2 {
-                -x.exp_m1()
-            } else {
-                if direct || above.is_multiple_of(REFRESH) {
-                    ratio = x.exp();
-                }
-                1.0 - ratio
-            };
-            d += self.masses[i] * gain;
-            ratio *= e_h;
-            above += 1;
+        // No grid, no answer: NaN, which every caller's check turns into an error.
+        if !(self.h > 0.0 && self.h.is_finite()) || eps.is_nan() {
+            return f64::NAN;
         }
-        cap_one(d + self.inf_mass + self.allowance(above))
+        let n = self.masses.len();
+        // Atoms above ε are i ≥ j, those beyond ln 2 above it i ≥ k (values grow with i).
+        let j = self.first(|w| w > eps);
+        let k = self.first(|w| eps - w <= -std::f64::consts::LN_2).max(j);
+        let mut d = 0.0;
+        for i in j..k {
+            d += self.masses[i] * -(eps - self.value(i)).exp_m1();
+        }
+        if self.h >= 1.0 {
+            for i in k..n {
+                d += self.masses[i] * (1.0 - (eps - self.value(i)).exp());
+            }
+        } else {
+            let e_h = self.h.exp();
+            let mut table = [1.0f64; REFRESH];
+            for c in 1..REFRESH {
+                table[c] = table[c - 1] * e_h;
+            }
+            let mut top = n;
+            while top > k {
+                let bottom = top.saturating_sub(REFRESH).max(k);
+                let r = (eps - self.value(top - 1)).exp();
+                let (mut mass, mut weighted) = (0.0, 0.0);
+                for (c, i) in (bottom..top).rev().enumerate() {
+                    mass += self.masses[i];
+                    weighted += self.masses[i] * table[c];
+                }
+                d += mass - r * weighted;
+                top = bottom;
+            }
+        }
+        cap_one(d + self.inf_mass + self.allowance(n - j))
+    }
+
+    /// The smallest index whose value satisfies `pred` (monotone: false, then true), or the
+    /// number of atoms.
+    fn first(&self, pred: impl Fn(f64) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.masses.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.value(mid)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 
     /// Rounding allowance of `k` atoms.

@@ -5,7 +5,10 @@ use dp_optim::Noise;
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::{Perturbed, b_slack_bound, bounded_rows, calibrate_objpert, release_grid};
+use super::objpert::{
+    BOX_NOTE, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert, release_grid,
+    rows_note,
+};
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
 use crate::data::Dataset;
 use crate::error::Result;
@@ -37,10 +40,18 @@ use crate::model::LinearModel;
 /// them. The solver and its hyper-parameters cost no privacy: only `‖∇J(θ̂)‖ ≤ τ` matters,
 /// and it is enforced. The report states that public certificate (`tau`), never the achieved
 /// `‖∇J(θ̂)‖`, which is computed from the data without noise.
+///
+/// Before the output noise `θ̂` is clamped to the public box `|θ_j| ≤ (nL + σ(√d + 8) + τ)/λ`
+/// (`n` the public number of rows, [`ObjectivePerturbation::public_n`], else the data's count
+/// treated as public): a 1-Lipschitz map, so the output release keeps its sensitivity, and
+/// the box holds the exact minimiser (so the clamp binds only on more than `n` rows or an
+/// extreme `b`). Before the data is read the fit checks that `σ_out`'s output grid represents
+/// every point of the box (an error naming `sigma_out` otherwise), so the release cannot fail
+/// on the data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Amp {
-    /// Loss, budget (default accountant PLD), `X`, clip, λ and the λ rule's factor, as in
-    /// [`ObjectivePerturbation`].
+    /// Loss, budget (default accountant PLD), `X`, clip, λ, the λ rule's factor and the
+    /// public number of rows (which sizes the release box), as in [`ObjectivePerturbation`].
     pub objpert: ObjectivePerturbation,
     /// Gradient-norm tolerance `τ` (default 5e-4).
     pub tau: f64,
@@ -153,20 +164,27 @@ impl Amp {
     /// Fits the model.
     ///
     /// # Errors
-    /// As [`Amp::calibrate`]; labels outside the loss's domain; the solver stopping with
-    /// `‖∇J‖ > τ` (nothing is released).
+    /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
+    /// release box (checked before the data is read); labels outside the loss's domain; the
+    /// solver stopping with `‖∇J‖ > τ` (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let (tau, sigma_out) = self.checked()?;
         let o = &self.objpert;
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
-        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, Some(data.n_features()))?;
+        let d = data.n_features();
+        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, Some(d))?;
+        // The release box and its grid check use public values only, before the rows are
+        // read: the fit cannot fail on the data at the output grid.
+        let n = o.public_n.unwrap_or_else(|| data.n_samples());
+        let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
+        release_box.check_grid(sigma_out)?;
         let rows = bounded_rows(data, o.x_bound)?;
         let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
         // The certificate adds the gradient's floating-point error to the computed norm: aim
         // a little below τ.
         let aim = 0.5 * tau;
-        let zero = Array1::zeros(data.n_features());
+        let zero = Array1::zeros(d);
         let sag = |x0, rng: &mut R| objective.minimise_sag(x0, b.beta, aim, rng);
         let mut theta = match self.solver {
             AmpSolver::Lbfgs => objective.minimise_from(zero, aim)?,
@@ -181,10 +199,21 @@ impl Amp {
         objective.certify(theta.view(), tau, b.lipschitz)?;
         // Grid-safe output release: θ̂ rounded to the grid plus exact discrete Gaussian noise;
         // both grids' slack is in the sensitivity.
-        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
+        let (released, ledger, noise) =
+            objective.release(theta, tau, sigma_out, &release_box, &b, rng)?;
         // ‖∇J(θ̂)‖ itself is computed from the data without noise: only the public
         // certificate ‖∇J(θ̂)‖ ≤ τ (checked above) goes into the report.
-        let report = report(&o.budget, ledger, noise, b.notes(o.x_bound))?;
+        let mut notes = b.notes(o.x_bound);
+        notes.push(format!(
+            "the approximate minimiser was clamped to the public box {BOX_NOTE} before its \
+             output noise"
+        ));
+        notes.extend(rows_note(
+            o.public_n,
+            o.budget.neighbouring,
+            "the release box uses",
+        ));
+        let report = report(&o.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
     }
 }

@@ -34,7 +34,11 @@ use crate::preprocess::BallProjector;
 /// (`objpert_tau`: it must exceed the gradient's floating-point error; the number of rows `n`
 /// is treated as public)
 /// and `σ_out` the smallest std whose output release has sensitivity-to-std ratio at most
-/// `κ·L/σ` with `κ =` `OUTPUT_SHARE` `= 0.05`. Rows of norm above `X` are scaled to norm
+/// `κ·L/σ` with `κ =` `OUTPUT_SHARE` `= 0.05`, raised if needed (large ε: `σ` below about
+/// `2L`) to the least power of two whose output grid represents the public release box
+/// `|θ_j| ≤ (nL + σ(√d + 8) + τ)/λ` that `θ̃` is clamped to (`ReleaseBox`; it holds the
+/// minimiser, so the clamp binds only on more than `n` rows or an extreme `b`): the release
+/// cannot fail on the data. Rows of norm above `X` are scaled to norm
 /// `X` (a per-record map, so it costs no privacy), which bounds every per-example Hessian by
 /// `β = X²·sup φ''`; losses with an unbounded derivative (squared) are replaced by their
 /// clipped loss at gradient norm `C` (MATH §5, paper 001 §4), so `L = C`; otherwise
@@ -52,7 +56,9 @@ use crate::preprocess::BallProjector;
 ///
 /// # Privacy
 /// Under add/remove (the only relation paper 001's analysis covers). The released value is
-/// `γ_o·(round(θ̃/γ_o) + K_o)`, a point of the output grid; the argument
+/// `γ_o·(round(c(θ̃)/γ_o) + K_o)`, a point of the output grid, `c` the clamp to the public
+/// release box (1-Lipschitz, so it keeps the output release's sensitivity: `ReleaseBox`);
+/// the argument
 /// ([`dp_accounting::discrete_gaussian`], § Objective perturbation):
 /// 1. *Comparison mechanism.* Replace `K` by `round(Z/γ_b)`, `Z ~ N(0, σ'²I)` real-valued,
 ///    `σ' = γ_b·√⌈(σ/γ_b)²⌉ ≥ σ`. `J` is `λ`-strongly convex, so the minimiser map
@@ -195,13 +201,15 @@ impl ObjectivePerturbation {
         data.check_labels(&self.loss)?;
         let d = data.n_features();
         let (sigma, lambda) = self.calibrate_release(d)?;
-        let rows = bounded_rows(data, self.x_bound)?;
-        let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
-        let n = self.public_n.unwrap_or_else(|| rows.n_samples());
+        // Everything the release is sized by is fixed before the rows are read: τ, the
+        // release box and σ_out depend on the public n (or the data's count, treated as
+        // public), d, L, σ and λ only.
+        let n = self.public_n.unwrap_or_else(|| data.n_samples());
         let tau = objpert_tau(n, d, b.lipschitz, sigma);
-        let theta = objective.minimise(0.1 * tau)?;
-        objective.certify(theta.view(), tau, b.lipschitz)?;
-        // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS.
+        let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
+        // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS,
+        // raised if needed so that the output grid represents the whole release box (a larger
+        // σ_out only lowers the output release's ratio).
         let ratio = OUTPUT_SHARE * b.lipschitz / sigma;
         let grid_part = (d as f64).sqrt() * 2f64.powi(-GRID_BITS) * (1.0 + 1e-12);
         if ratio <= 2.0 * grid_part {
@@ -210,22 +218,30 @@ impl ObjectivePerturbation {
                  the output noise's ratio {ratio:e}: too many features ({d}) for sigma = {sigma}"
             )));
         }
-        let core = (2.0 * tau + objective.b_slack()) / lambda;
-        let sigma_out = core / (ratio - grid_part) * (1.0 + 1e-12);
-        let (released, ledger, noise) = objective.release(theta, tau, sigma_out, &b, rng)?;
+        // b's grid slack γ_b√d (Perturbed::b_slack): the grid depends on σ only.
+        let b_slack = Noise::Gaussian { std: sigma }.rounding_slack(d)?;
+        let core = (2.0 * tau + b_slack) / lambda;
+        let sigma_out =
+            (core / (ratio - grid_part) * (1.0 + 1e-12)).max(release_box.min_sigma_out());
+        release_box.check_grid(sigma_out)?;
+        let rows = bounded_rows(data, self.x_bound)?;
+        let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
+        let theta = objective.minimise(0.1 * tau)?;
+        objective.certify(theta.view(), tau, b.lipschitz)?;
+        let (released, ledger, noise) =
+            objective.release(theta, tau, sigma_out, &release_box, &b, rng)?;
         let mut notes = b.notes(self.x_bound);
         notes.push(format!(
-            "the approximate minimiser (certified gradient norm <= tau) was released through \
-             grid-safe Gaussian output noise sigma_out = {sigma_out:e}, whose \
-             sensitivity-to-noise ratio is {OUTPUT_SHARE}·L/sigma"
+            "the approximate minimiser (certified gradient norm <= tau) was clamped to the \
+             public box {BOX_NOTE} and released through grid-safe Gaussian output noise \
+             sigma_out = {sigma_out:e}, whose sensitivity-to-noise ratio is at most \
+             {OUTPUT_SHARE}·L/sigma"
         ));
-        match self.public_n {
-            Some(n) => notes.push(format!(
-                "the certified tolerance tau uses the given public row count n = {n}, not the \
-                 data's"
-            )),
-            None => notes.extend(solver_n_note(self.budget.neighbouring)),
-        }
+        notes.extend(rows_note(
+            self.public_n,
+            self.budget.neighbouring,
+            "the certified tolerance tau and the release box use",
+        ));
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
     }
@@ -271,6 +287,100 @@ pub(crate) fn release_grid(dim: usize) -> Result<GridGaussian> {
 /// An upper bound on the linear term's grid slack `γ_b√d` at noise `σ`: `γ_b ≤ σ·2^-GRID_BITS`.
 pub(crate) fn b_slack_bound(sigma: f64, dim: usize) -> f64 {
     sigma * (dim as f64).sqrt() * 2f64.powi(-GRID_BITS) * (1.0 + 8.0 * f64::EPSILON)
+}
+
+/// The release box as the report's notes state it (a formula: its radius would repeat `n`).
+pub(crate) const BOX_NOTE: &str = "|theta_j| <= (n·L + sigma(√d + 8) + tau)/lambda";
+
+/// The public box `|θ_j| ≤ R` the released point of [`ObjectivePerturbation`] and
+/// [`Amp`](super::Amp) is clamped to before its output grid, with
+/// `R = (n·L + σ(√d + 8) + τ)/λ` (rounded up) for the public number of rows `n`.
+///
+/// Why it holds the minimiser: at the exact minimiser `θ*` of `J`,
+/// `λθ* = −(Σ_i ∇ℓ_i(θ*) + b)`, so `‖θ*‖ ≤ (nL + ‖b‖)/λ`; a point certified at
+/// `‖∇J(θ̃)‖ ≤ τ` is within `τ/λ` of `θ*` (`J` is `λ`-strongly convex); and
+/// `‖b‖ ≤ σ(√d + 8)` except with probability about `e^{-32}` (the norm of a Gaussian vector
+/// concentrates: `P(‖Z‖ ≥ σ(√d + t)) ≤ e^{−t²/2}`). So on a data set of at most `n` rows the
+/// clamp changes nothing, except with that probability; on more rows it may bind (the release
+/// stays private, only less accurate).
+///
+/// # Privacy
+/// The clamp `c(v)_j = min(max(v_j, −R), R)` is the Euclidean projection onto a box: exact in
+/// floating point (no rounding) and 1-Lipschitz in ℓ2 (coordinate-wise), with `R` fixed
+/// before the data is read. The output release (paper 001, Thm 4.1; the argument of
+/// [`ObjectivePerturbation`], § Privacy) is a Gaussian mechanism on the query `θ̃` whose
+/// sensitivity, given the objective-perturbation output `θ*`, is `Δ = (2τ + γ_b√d)/λ`:
+/// both neighbours' `θ̃` lie within `(τ + γ_b√d/2)/λ` of `θ*`. The query `c(θ̃)` has
+/// sensitivity at most `Δ` too (`‖c(u) − c(v)‖ ≤ ‖u − v‖`), so the same ledger entry covers
+/// the clamped release whether or not the clamp binds; and since the box holds `θ*` (when
+/// `‖b‖` is within its bound) the clamp cannot move the point away from it
+/// (`‖c(θ̃) − θ*‖ ≤ ‖θ̃ − θ*‖`). [`ReleaseBox::check_grid`] makes every point of the box
+/// representable on the output grid, so the release cannot fail on the data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ReleaseBox {
+    radius: f64,
+}
+
+impl ReleaseBox {
+    /// The box for `n` rows, `d` features, Lipschitz bound `L`, linear-term noise `σ`, ridge
+    /// `λ` and certified tolerance `τ`.
+    ///
+    /// # Errors
+    /// A radius that is not finite (the grid could represent no such box).
+    pub(crate) fn new(
+        n: usize,
+        d: usize,
+        lipschitz: f64,
+        sigma: f64,
+        lambda: f64,
+        tau: f64,
+    ) -> Result<Self> {
+        let b_norm = sigma * ((d as f64).sqrt() + 8.0);
+        // A few relative ulps up cover the roundings of the sum and the quotient.
+        let radius = (n as f64 * lipschitz + b_norm + tau) / lambda * (1.0 + 1e-12);
+        ensure(
+            radius.is_finite() && radius > 0.0,
+            "lambda",
+            lambda,
+            "gives a release box (n·L + sigma(√d + 8) + tau)/lambda that is not finite",
+        )?;
+        Ok(Self { radius })
+    }
+
+    /// The least power of two `s` whose default output grid (`γ = 2^(⌊log₂ s⌋ − GRID_BITS)`,
+    /// dp_optim's [`Noise::on_grid`]) represents the box: `R/γ ≤ 2^51`.
+    pub(crate) fn min_sigma_out(&self) -> f64 {
+        // 2^(⌊log₂ R⌋ + 1) > R, so γ = 2^(⌊log₂ R⌋ + 1 − 51) makes R/γ < 2^51.
+        2f64.powi(self.radius.log2().floor() as i32 + 1 - 51 + GRID_BITS)
+    }
+
+    /// Checks, before the data is read, that the output grid of `sigma_out` represents every
+    /// point of the box: `R/γ_o ≤ 2^51`, so that rounding a clamped point to the grid is
+    /// exact and adding the discrete noise `K` stays below `2^53` grid units unless
+    /// `|K| ≥ 2^52`, a `2^26`-standard-deviation draw that never happens (it would fail
+    /// whatever the data).
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `sigma_out` when its grid is too fine for the
+    /// box (raise `sigma_out` or `lambda`, or give a smaller public `n`), or the output grid's
+    /// own errors.
+    pub(crate) fn check_grid(&self, sigma_out: f64) -> Result<()> {
+        const LIMIT: f64 = 2_251_799_813_685_248.0; // 2^51
+        let gamma = Noise::Gaussian { std: sigma_out }.grid()?;
+        ensure(
+            self.radius / gamma <= LIMIT,
+            "sigma_out",
+            sigma_out,
+            "is too small for its output grid (sigma_out·2^-24) to represent every point of \
+             the release box |theta_j| <= (n·L + sigma(√d + 8) + tau)/lambda within 2^51 \
+             steps: raise sigma_out or lambda, or give a smaller public n",
+        )
+    }
+
+    /// Clamps every coordinate of `theta` to `[−R, R]` (exact).
+    fn clamp(&self, theta: &mut Array1<f64>) {
+        theta.mapv_inplace(|v| v.clamp(-self.radius, self.radius));
+    }
 }
 
 /// The per-example bounds objective perturbation relies on, as enforced.
@@ -701,22 +811,26 @@ impl<'a> Perturbed<'a> {
         Ok(())
     }
 
-    /// Releases the approximate minimiser `theta` (certified `‖∇J(θ)‖ ≤ tau`) through grid
-    /// Gaussian noise of std `sigma_out`: returns the released value, the ledger (objective
-    /// perturbation with `b`'s grid; the output release, a Gaussian of sensitivity
-    /// `(2τ + γ_b√d)/λ + γ_o√d` with its grid) and the report's noise parameters.
+    /// Releases the approximate minimiser `theta` (certified `‖∇J(θ)‖ ≤ tau`), clamped to
+    /// `release_box`, through grid Gaussian noise of std `sigma_out`: returns the released
+    /// value, the ledger (objective perturbation with `b`'s grid; the output release, a
+    /// Gaussian of sensitivity `(2τ + γ_b√d)/λ + γ_o√d` with its grid) and the report's noise
+    /// parameters. The caller checks [`ReleaseBox::check_grid`] for `sigma_out` before the
+    /// data is read.
     ///
     /// # Privacy
-    /// Paper 001, Thm 4.1, with the linear term's rounding (see [`ObjectivePerturbation`]).
+    /// Paper 001, Thm 4.1, with the linear term's rounding (see [`ObjectivePerturbation`]);
+    /// the clamp is 1-Lipschitz and keeps the sensitivity ([`ReleaseBox`]).
     ///
     /// # Errors
-    /// An invalid `sigma_out` or objective-perturbation parameter; a value of `theta` too
-    /// large for the output grid.
+    /// An invalid `sigma_out` or objective-perturbation parameter; a noise draw too large for
+    /// the output grid (see [`ReleaseBox::check_grid`]).
     pub(crate) fn release<R: Rng + ?Sized>(
         &self,
         theta: Array1<f64>,
         tau: f64,
         sigma_out: f64,
+        release_box: &ReleaseBox,
         bounds: &ObjPertBounds,
         rng: &mut R,
     ) -> Result<Released> {
@@ -730,6 +844,7 @@ impl<'a> Perturbed<'a> {
         let output =
             Mechanism::gaussian(sigma_out, sensitivity)?.with_grid(grid.discrete_gaussian(d)?);
         let mut released = theta;
+        release_box.clamp(&mut released);
         grid.add_to(rng, released.view_mut())?;
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         ledger.record(
@@ -828,14 +943,20 @@ impl Objective for Perturbed<'_> {
     }
 }
 
-/// The note saying that the solver's stopping tolerance (relative to `n·L`) uses the number
-/// of rows, treated as public under add/remove.
-pub(crate) fn solver_n_note(relation: Neighbouring) -> Option<String> {
-    public_n_note(
-        relation,
-        "the solver's stopping tolerance is relative to n·L (the released minimiser is exact \
-         to within it)",
-    )
+/// The report's note on the number of rows `n` a release is sized by; `what` names what uses
+/// it, with its verb ("the release box uses"). `n` is the given public value, or the data's
+/// count, which is private under add/remove and treated as public (`public_n_note`).
+pub(crate) fn rows_note(
+    public_n: Option<usize>,
+    relation: Neighbouring,
+    what: &str,
+) -> Option<String> {
+    match public_n {
+        Some(n) => Some(format!(
+            "{what} the given public number of rows n = {n}, not the data's"
+        )),
+        None => public_n_note(relation, &format!("{what} n")),
+    }
 }
 
 #[cfg(test)]
