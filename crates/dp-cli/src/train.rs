@@ -747,39 +747,7 @@ fn statement(
         }
         dp_data::Labels::Numeric => {}
     }
-    if let Some(sc) = &prep.scaling {
-        let estimated = sc.features.iter().filter(|f| f.estimated.is_some()).count();
-        let public = sc.features.len() - estimated;
-        if public > 0 {
-            s.assume_public(format!(
-                "the feature scaling ({}) and its public ranges for {public} feature(s), every \
-                 value clipped to its range",
-                sc.method.name()
-            ));
-        }
-        if estimated > 0 {
-            s.estimated(format!(
-                "the ranges of the feature scaling ({}) for {estimated} feature(s): private \
-                 quartiles for epsilon {} in all (included in the total above); every value \
-                 is clipped to its range",
-                sc.method.name(),
-                text_up(sc.estimated_epsilon(), 6)
-            ));
-        }
-    }
-    let mut steps = Vec::new();
-    if prep.unit_norm {
-        steps.push("every row scaled to unit norm".to_string());
-    }
-    if let Some(b) = prep.bias {
-        steps.push(format!("a bias feature {b} appended"));
-    }
-    if !steps.is_empty() {
-        s.assume_public(format!(
-            "the preprocessing ({}), applied to each row on its own",
-            steps.join(", ")
-        ));
-    }
+    dp_glm::frontdoor::assume_preprocessing(&mut s, prep);
     s.assume_public(
         "the algorithm and its hyper-parameters (flags and defaults, as the report above \
          records them)",
