@@ -254,7 +254,7 @@ impl Params {
     }
 
     /// A count parameter.
-    fn count(&self, name: &str) -> Result<Option<usize>, CatalogError> {
+    pub(crate) fn count(&self, name: &str) -> Result<Option<usize>, CatalogError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Count(c)) => Ok(Some(*c)),

@@ -167,7 +167,10 @@ impl ArrayFit<'_> {
     ) -> Result<Fitted, CatalogError> {
         self.learner.check(self.params)?;
         let classification = matches!(self.loss.label_domain(), LabelDomain::Signs);
-        let (n, d) = x.dim();
+        let (rows, d) = x.dim();
+        // The scaling decision reads the row count: the public n where one is given, so
+        // that under add/remove nothing in the release depends on the true n.
+        let n = self.params.count("public_n")?.unwrap_or(rows);
         let mut warnings = Vec::new();
         let plan = match &self.scaling {
             Scaling::None => None,
@@ -410,6 +413,19 @@ mod tests {
         assert!(f.model.preprocessing().unit_norm);
         assert_eq!(f.warnings.len(), 1);
         assert!(f.warnings[0].contains("n = 50"), "{}", f.warnings[0]);
+    }
+
+    /// The scaling decision reads the public n where one is given, not the rows' count.
+    #[test]
+    fn the_scaling_decision_follows_the_public_n() {
+        let (x, y) = classification(50, 3);
+        let mut params = Params::new();
+        params.set("public_n", Value::Count(1_000_000));
+        let f = run("amp", &params, Scaling::Auto, 1)
+            .fit(x.view(), y, None)
+            .expect("fits");
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+        assert!(f.model.preprocessing().scaling.is_some());
     }
 
     #[test]
