@@ -168,7 +168,7 @@ impl GridRelease {
     }
 
     /// One coordinate's noise in grid units.
-    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
+    pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
         match self.law {
             GridLaw::Gaussian { p } => discrete::discrete_gaussian(rng, p, 1),
             GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
@@ -494,19 +494,24 @@ pub fn grid_noise_multiplier(
 ) -> dp_accounting::Result<(f64, GridGaussian)> {
     grid_multiplier(noise_multiplier, clip, n, dim)
         .and_then(|(grid, z)| Ok((z, grid.discrete_gaussian(dim)?)))
-        .map_err(|e| match e {
-            Error::InvalidParameter {
-                name,
-                value,
-                reason,
-            } => dp_accounting::Error::InvalidParameter {
-                name,
-                value,
-                reason,
-            },
-            Error::Accounting(e) => e,
-            other => dp_accounting::Error::Numerical(other.to_string()),
-        })
+        .map_err(to_accounting)
+}
+
+/// This crate's error as the accounting crate's (for calibration closures).
+pub(crate) fn to_accounting(e: Error) -> dp_accounting::Error {
+    match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => dp_accounting::Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        },
+        Error::Accounting(e) => e,
+        other => dp_accounting::Error::Numerical(other.to_string()),
+    }
 }
 
 /// One `N(0, 1)` draw.
