@@ -4,7 +4,7 @@
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, L2Ball, L2Regulariser, NoisyGd, Projection, StepSize, Unconstrained,
-    grid_noise_multiplier,
+    sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -93,11 +93,11 @@ impl DpGd {
         data.check_labels(&self.loss)?;
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
-        // Calibrated on the multiplier the grid-safe release is private as (dp_optim's noise
-        // docs): the rounding's slack is in the ledger NoisyGd records.
-        let (n, d) = (data.n_samples(), data.n_features());
+        // Calibrated on the multiplier the exact release is private as (dp_optim's `exact`
+        // docs): the quantisation's slack is in the ledger NoisyGd records.
+        let d = data.n_features();
         let sigma = calibrate(&self.budget, steps, |s| {
-            let (z, grid) = grid_noise_multiplier(s, clip, n, d)?;
+            let (z, grid) = sum_noise_multiplier(s, clip, d)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
