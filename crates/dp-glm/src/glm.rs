@@ -4,7 +4,12 @@
 //! coefficients `c_i = s·φ'(z_i)`, then `Σ c_i x_i` while the block is still in cache — half
 //! the memory traffic of `Xθ` followed by `Xᵀc`. A clipped gradient sum (MATH §5) needs only
 //! the scalars `φ'(z_i)` and the cached `‖x_i‖`: `c_i = φ'_i·min(1, C/(|φ'_i|·‖x_i‖))`, then
-//! `Σ c_i x_i` the same way. No per-example gradient vector is ever formed.
+//! `Σ c_i x_i` the same way. No per-example gradient vector is ever formed. The clipped sums
+//! the private solvers release go through [`ClippedSum::exact_clipped_sum`]: the same
+//! coefficients, each term `c_i x_i` quantised on the noise grid with its norm bound enforced
+//! on the integers and added exactly (`dp-optim`'s `exact` module), so the recorded
+//! sensitivity holds for the value computed; the `f64` [`ClippedSum::clipped_sum`] remains for
+//! diagnostics and the Gamma-ball option.
 //!
 //! # Threads
 //! The full-batch sums (value, value and gradient, the full clipped sum) run on the current
@@ -51,7 +56,8 @@ enum ExampleLosses {
 /// - [`FiniteSum`] and [`GlmSum`] with terms `f_i(θ) = s·φ_i(⟨x_i, θ⟩)` (so the scale is
 ///   inside each term, and `term_scalar` is `s·φ_i'`) and regulariser `(λ/2)‖θ‖²`;
 /// - [`ClippedSum`] over the **unscaled** per-example losses `ℓ_i(θ) = φ_i(⟨x_i, θ⟩)`, without
-///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`.
+///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`, in `f64`
+///   or exact in integers on a grid ([`ClippedSum::exact_clipped_sum`]).
 ///
 /// The full-batch sums run on the current rayon pool: leaves of 8192 rows at fixed
 /// boundaries, each summed in row order, combined by a fixed binary tree — the summation order

@@ -17,8 +17,10 @@
 //!
 //! # Internal noise of the iterative solvers
 //! The noisy solvers (DP-SGD, DP-GD, …) add their Gaussian noise to each clipped sum through
-//! the grid release: the value that leaves the noise step is a grid point whose law is the
-//! exact discrete Gaussian shifted by an integer vector. Every later operation — scaling by
+//! the exact release of the `exact` module ([`crate::SumRelease`]): the clipped terms are
+//! quantised on this module's grid with their norm bound enforced on the integers and summed
+//! exactly, and the value that leaves the noise step is a grid point whose law is the exact
+//! discrete Gaussian shifted by that integer sum. Every later operation — scaling by
 //! the expected batch, the update rule, projections, averaging, all in `f64` — reads only
 //! these grid values and public settings, so it is post-processing, which holds for any
 //! function, floating-point arithmetic included: the iterates and the released model are
@@ -400,8 +402,9 @@ impl Noise {
     }
 }
 
-/// The grid release the private solvers use for a clipped sum of at most `n` contributions
-/// of norm `≤ clip` with noise `N(0, (σ·clip)²I)`, and the noise multiplier it is private as:
+/// The grid release of a value computed in `f64` — a sum of at most `n` contributions of norm
+/// `≤ clip` — with noise `N(0, (σ·clip)²I)`, and the noise multiplier it is private as (the
+/// private solvers' clipped sums use the exact release, [`crate::sum_multiplier`], instead):
 /// `σ·clip / (clip + slack)` with `slack` its [`GridRelease::slack`] in dimension `dim`.
 /// The grid is coarsened if needed so that every coordinate of the sum (`|v| ≤ n·clip`, a
 /// data-independent bound) fits ([`Noise::on_grid`]). Calibrate with this multiplier (and
