@@ -68,6 +68,9 @@ const ROUNDER: f64 = 6_755_399_441_055_744.0;
 /// `2^53`: integers up to it in magnitude are exact in `f64`.
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
+/// `2^63`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// The quantisation of clipped terms on a grid: the clip `C`, the grid `γ`, the dimension `d`
 /// and the integer norm bound `R²` every quantised term satisfies exactly (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -176,7 +179,7 @@ fn within(k: &[f64], r2: u128) -> bool {
     for &v in k {
         let a = v.abs();
         // |k_j|² > r2 when |k_j| ≥ 2^63 > 2^52 > √r2 (and NaN fails here too).
-        if !(a < 9.223_372_036_854_775_808e18) || a.fract() != 0.0 {
+        if a.is_nan() || a >= TWO_63 || a.fract() != 0.0 {
             return false;
         }
         let a = u128::from(a as u64);
@@ -249,38 +252,47 @@ impl ExactSum {
         let d = self.quantiser.dim;
         assert_eq!(row.len(), d, "term of the wrong length");
         let s = c * self.quantiser.inv_gamma;
-        let k = &mut self.scratch[..d];
+        // One pass: the candidate partial sums `partial + k` go to `scratch`, swapped in if the
+        // term is accepted (then every addition was exact: |partial + k| ≤ 2^53, integers).
+        let (partial, cand) = (&self.partial[..d], &mut self.scratch[..d]);
         let mut sq = [0.0f64; 4];
         let mut rows = row.chunks_exact(4);
-        let mut ks = k.chunks_exact_mut(4);
-        for (kc, rc) in (&mut ks).zip(&mut rows) {
+        let mut parts = partial.chunks_exact(4);
+        let mut cands = cand.chunks_exact_mut(4);
+        for ((cc, pc), rc) in (&mut cands).zip(&mut parts).zip(&mut rows) {
             for l in 0..4 {
                 let v = (s * rc[l] + ROUNDER) - ROUNDER;
-                kc[l] = v;
+                cc[l] = pc[l] + v;
                 sq[l] += v * v;
             }
         }
-        for (kv, &r) in ks.into_remainder().iter_mut().zip(rows.remainder()) {
+        for ((cv, &p), &r) in cands
+            .into_remainder()
+            .iter_mut()
+            .zip(parts.remainder())
+            .zip(rows.remainder())
+        {
             let v = (s * r + ROUNDER) - ROUNDER;
-            *kv = v;
+            *cv = p + v;
             sq[0] += v * v;
         }
         let total = (sq[0] + sq[1]) + (sq[2] + sq[3]);
         // Exact: the computed sum of squares is below 2^53, so equal to the true one, and
         // every k_j is an integer (module docs, § Cost). NaN fails the comparison.
         if total <= self.quantiser.fast_bound {
-            self.accept();
+            std::mem::swap(&mut self.partial, &mut self.scratch);
+            self.counted();
         } else if self.slow_term(c, row) {
-            self.accept();
+            for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
+                *p += k;
+            }
+            self.counted();
         }
     }
 
-    /// Adds the accepted term in `scratch` to the block's partial sums.
+    /// Counts an accepted term; flushes the block when it is full.
     #[inline]
-    fn accept(&mut self) {
-        for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
-            *p += k;
-        }
+    fn counted(&mut self) {
         self.pending += 1;
         if self.pending >= self.quantiser.block {
             self.flush();

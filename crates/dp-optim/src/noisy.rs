@@ -488,7 +488,8 @@ impl DpSgd {
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
                         let (release, z) = sum_multiplier(noise_multiplier, clip, d)?;
-                        Mechanism::subsampled_gaussian(z, q)?.with_grid(release.discrete_gaussian()?)
+                        Mechanism::subsampled_gaussian(z, q)?
+                            .with_grid(release.discrete_gaussian()?)
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?

@@ -3,7 +3,7 @@
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
-    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, sum_noise_multiplier, laplace_for,
+    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, laplace_for, sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;

@@ -137,10 +137,7 @@ fn sums_are_exact_and_order_free() {
             assert_eq!(total.totals(), &reference[..], "split {split}");
         }
         let mut again = ExactSum::new(q);
-        terms
-            .iter()
-            .rev()
-            .for_each(|t| again.add_scaled(1.0, t));
+        terms.iter().rev().for_each(|t| again.add_scaled(1.0, t));
         assert_eq!(again.totals(), &reference[..]);
         again.clear();
         assert_eq!(again.totals(), &vec![0; d][..]);
