@@ -126,7 +126,7 @@ impl DpGd {
         ];
         let notes = public_n_note(
             self.budget.neighbouring,
-            "the noisy gradient sum is divided by n and its grid sized for n",
+            "the noisy gradient sum is divided by n",
         );
         let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
         LinearModel::new(sol.x, 0.0, self.loss, report)

@@ -176,7 +176,7 @@ impl NoisyProjectedGd {
         ];
         let notes = public_n_note(
             self.budget.neighbouring,
-            "the noisy gradient sum is divided by n and its grid sized for n; the default \
+            "the noisy gradient sum is divided by n; the default \
              number of steps (min(n, 1000), or n) and step size derive from n",
         );
         let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
