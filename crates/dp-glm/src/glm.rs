@@ -319,35 +319,44 @@ impl<'a> GlmObjective<'a> {
         clip: f64,
         mut out: ArrayViewMut1<'_, f64>,
     ) {
-        let mut coef = [0.0; BLOCK];
-        for block in rows.chunks(BLOCK) {
-            let coef = &mut coef[..block.len()];
-            self.row_dots(block, theta, coef);
-            self.rescue_margins(theta, coef, |k| block[k]);
-            self.clip_in_place(coef, clip, |k| block[k]);
-            self.add_scaled_rows(block, coef, out.view_mut());
-        }
+        self.clipped_blocks(theta, rows, clip, |block, coef| {
+            self.add_scaled_rows(block, coef, out.view_mut())
+        });
     }
 
     /// `out += Σ_{i ∈ rows}` of the quantised terms of `clip_C(φ_i'(⟨x_i, θ⟩)·x_i)` (the
-    /// `exact` module of `dp-optim`), with the margins and coefficients of
-    /// [`GlmObjective::add_clipped`].
+    /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`].
     fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
         let clip = out.quantiser().clip();
         let x = self.data.x();
         let (xs, d) = (x.as_slice(), self.n_features());
-        let mut coef = [0.0; BLOCK];
-        for block in rows.chunks(BLOCK) {
-            let coef = &mut coef[..block.len()];
-            self.row_dots(block, theta, coef);
-            self.rescue_margins(theta, coef, |k| block[k]);
-            self.clip_in_place(coef, clip, |k| block[k]);
-            for (&i, &c) in block.iter().zip(coef.iter()) {
+        self.clipped_blocks(theta, rows, clip, |block, coef| {
+            for (&i, &c) in block.iter().zip(coef) {
                 match xs {
                     Some(xs) => out.add_scaled(c, &xs[i * d..(i + 1) * d]),
                     None => out.add_scaled(c, &x.row(i).to_vec()),
                 }
             }
+        });
+    }
+
+    /// Calls `f(block, coef)` on the rows in blocks of at most [`BLOCK`], `coef` the block's
+    /// clipped coefficients `φ_i'(⟨x_i, θ⟩)·min(1, C/(|φ_i'|‖x_i‖))` (margins first, then
+    /// coefficients, so that the rows' loads overlap).
+    fn clipped_blocks(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        clip: f64,
+        mut f: impl FnMut(&[usize], &[f64]),
+    ) {
+        let mut coef = [0.0; BLOCK];
+        for block in rows.chunks(BLOCK) {
+            let coef = &mut coef[..block.len()];
+            self.row_dots(block, theta, coef);
+            self.rescue_margins(theta, coef, |k| block[k]);
+            self.clip_in_place(coef, clip, |k| block[k]);
+            f(block, coef);
         }
     }
 
