@@ -4,7 +4,12 @@
 //! coefficients `c_i = s·φ'(z_i)`, then `Σ c_i x_i` while the block is still in cache — half
 //! the memory traffic of `Xθ` followed by `Xᵀc`. A clipped gradient sum (MATH §5) needs only
 //! the scalars `φ'(z_i)` and the cached `‖x_i‖`: `c_i = φ'_i·min(1, C/(|φ'_i|·‖x_i‖))`, then
-//! `Σ c_i x_i` the same way. No per-example gradient vector is ever formed.
+//! `Σ c_i x_i` the same way. No per-example gradient vector is ever formed. The clipped sums
+//! the private solvers release go through [`ClippedSum::exact_clipped_sum`]: the same
+//! coefficients, each term `c_i x_i` quantised on the noise grid with its norm bound enforced
+//! on the integers and added exactly (`dp-optim`'s `exact` module), so the recorded
+//! sensitivity holds for the value computed; the `f64` [`ClippedSum::clipped_sum`] remains for
+//! diagnostics and the Gamma-ball option.
 //!
 //! # Threads
 //! The full-batch sums (value, value and gradient, the full clipped sum) run on the current
@@ -17,7 +22,7 @@
 
 use std::ops::Range;
 
-use dp_optim::{ClippedSum, FiniteSum, GlmSum, Objective, numeric};
+use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective, numeric};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 
 use crate::clipping::{ClippedExampleLoss, ClippedLoss};
@@ -51,7 +56,8 @@ enum ExampleLosses {
 /// - [`FiniteSum`] and [`GlmSum`] with terms `f_i(θ) = s·φ_i(⟨x_i, θ⟩)` (so the scale is
 ///   inside each term, and `term_scalar` is `s·φ_i'`) and regulariser `(λ/2)‖θ‖²`;
 /// - [`ClippedSum`] over the **unscaled** per-example losses `ℓ_i(θ) = φ_i(⟨x_i, θ⟩)`, without
-///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`.
+///   the regulariser: `Σ_{i ∈ batch} clip_C(φ_i'(z_i)·x_i)`, each term of norm `≤ C`, in `f64`
+///   or exact in integers on a grid ([`ClippedSum::exact_clipped_sum`]).
 ///
 /// The full-batch sums run on the current rayon pool: leaves of 8192 rows at fixed
 /// boundaries, each summed in row order, combined by a fixed binary tree — the summation order
@@ -267,8 +273,28 @@ impl<'a> GlmObjective<'a> {
     where
         F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
     {
+        let d = self.n_features();
+        let leaf = |range| {
+            let mut g = Array1::zeros(d);
+            let v = leaf(range, g.view_mut());
+            (v, g)
+        };
+        self.tree_fold(&leaf, &|(v, mut g), (w, h)| {
+            g += &h;
+            (v + w, g)
+        })
+    }
+
+    /// `leaf` over leaves of [`LEAF`] rows on the current rayon pool, combined by `join` over
+    /// the fixed binary tree of [`tree_node`] (module docs, § Threads).
+    fn tree_fold<T, F, J>(&self, leaf: &F, join: &J) -> T
+    where
+        T: Send,
+        F: Fn(Range<usize>) -> T + Sync,
+        J: Fn(T, T) -> T + Sync,
+    {
         let n = self.n_samples();
-        tree_node(n, self.n_features(), 0, n.div_ceil(LEAF).max(1), &leaf)
+        tree_node(n, 0, n.div_ceil(LEAF).max(1), leaf, join)
     }
 
     /// Calls `f(rows)` on the rows of `range` in consecutive blocks of at most [`BLOCK`].
@@ -293,13 +319,44 @@ impl<'a> GlmObjective<'a> {
         clip: f64,
         mut out: ArrayViewMut1<'_, f64>,
     ) {
+        self.clipped_blocks(theta, rows, clip, |block, coef| {
+            self.add_scaled_rows(block, coef, out.view_mut())
+        });
+    }
+
+    /// `out += Σ_{i ∈ rows}` of the quantised terms of `clip_C(φ_i'(⟨x_i, θ⟩)·x_i)` (the
+    /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`].
+    fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
+        let clip = out.quantiser().clip();
+        let x = self.data.x();
+        let (xs, d) = (x.as_slice(), self.n_features());
+        self.clipped_blocks(theta, rows, clip, |block, coef| {
+            for (&i, &c) in block.iter().zip(coef) {
+                match xs {
+                    Some(xs) => out.add_scaled(c, &xs[i * d..(i + 1) * d]),
+                    None => out.add_scaled(c, &x.row(i).to_vec()),
+                }
+            }
+        });
+    }
+
+    /// Calls `f(block, coef)` on the rows in blocks of at most [`BLOCK`], `coef` the block's
+    /// clipped coefficients `φ_i'(⟨x_i, θ⟩)·min(1, C/(|φ_i'|‖x_i‖))` (margins first, then
+    /// coefficients, so that the rows' loads overlap).
+    fn clipped_blocks(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        clip: f64,
+        mut f: impl FnMut(&[usize], &[f64]),
+    ) {
         let mut coef = [0.0; BLOCK];
         for block in rows.chunks(BLOCK) {
             let coef = &mut coef[..block.len()];
             self.row_dots(block, theta, coef);
             self.rescue_margins(theta, coef, |k| block[k]);
             self.clip_in_place(coef, clip, |k| block[k]);
-            self.add_scaled_rows(block, coef, out.view_mut());
+            f(block, coef);
         }
     }
 
@@ -354,25 +411,24 @@ impl<'a> GlmObjective<'a> {
     }
 }
 
-/// The sum over leaves `a..b` (of [`LEAF`] rows, the last one cut at `n`) of `leaf` (see
-/// [`GlmObjective::tree_sum`]): one leaf is summed directly; otherwise the two halves
-/// `a..mid` and `mid..b`, `mid = a + (b − a)/2`, possibly on two threads, then left + right.
-fn tree_node<F>(n: usize, d: usize, a: usize, b: usize, leaf: &F) -> (f64, Array1<f64>)
+/// The combination over leaves `a..b` (of [`LEAF`] rows, the last one cut at `n`) of `leaf`
+/// (see [`GlmObjective::tree_fold`]): one leaf directly; otherwise the two halves `a..mid` and
+/// `mid..b`, `mid = a + (b − a)/2`, possibly on two threads, then `join(left, right)`.
+fn tree_node<T, F, J>(n: usize, a: usize, b: usize, leaf: &F, join: &J) -> T
 where
-    F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
+    T: Send,
+    F: Fn(Range<usize>) -> T + Sync,
+    J: Fn(T, T) -> T + Sync,
 {
     if b - a == 1 {
-        let mut g = Array1::zeros(d);
-        let v = leaf(a * LEAF..((a + 1) * LEAF).min(n), g.view_mut());
-        return (v, g);
+        return leaf(a * LEAF..((a + 1) * LEAF).min(n));
     }
     let mid = a + (b - a) / 2;
-    let ((v, mut g), (w, h)) = rayon::join(
-        || tree_node(n, d, a, mid, leaf),
-        || tree_node(n, d, mid, b, leaf),
+    let (left, right) = rayon::join(
+        || tree_node(n, a, mid, leaf, join),
+        || tree_node(n, mid, b, leaf, join),
     );
-    g += &h;
-    (v + w, g)
+    join(left, right)
 }
 
 /// `⟨a, b⟩` with four independent accumulators (vectorises; no BLAS call overhead).
@@ -607,6 +663,34 @@ impl ClippedSum for GlmObjective<'_> {
                 out.fill(0.0);
                 self.add_clipped(theta, batch, clip, out);
             }
+        }
+    }
+
+    /// The exact sum of the quantised terms of [`ClippedSum::clipped_sum`]'s terms (same
+    /// margins, coefficients and clip; `dp-optim`'s `exact` module). The full batch runs on
+    /// the current rayon pool over the leaves and tree of § Threads; being exact in integers,
+    /// the sum does not depend on them.
+    fn exact_clipped_sum(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        out: &mut ExactSum,
+    ) {
+        out.clear();
+        match batch {
+            None => {
+                let quantiser = *out.quantiser();
+                let leaf = |range: Range<usize>| {
+                    let mut sum = ExactSum::new(quantiser);
+                    Self::for_blocks(range, |idx| self.add_clipped_exact(theta, idx, &mut sum));
+                    sum
+                };
+                out.merge(self.tree_fold(&leaf, &|mut a: ExactSum, b| {
+                    a.merge(b);
+                    a
+                }));
+            }
+            Some(batch) => self.add_clipped_exact(theta, batch, out),
         }
     }
 }

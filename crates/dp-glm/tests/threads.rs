@@ -1,10 +1,11 @@
 //! Seeded fits are bit-identical on 1 and 4 rayon threads: the full-batch sums cut the rows
-//! into leaves at fixed boundaries and combine them by a fixed tree, whatever the pool.
+//! into leaves at fixed boundaries and combine them by a fixed tree, whatever the pool (and
+//! the exact clipped sums the private solvers release are integers, equal on any pool).
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use dp_glm::{Amp, Dataset, DpGd, GlmObjective, LinearModel, Loss, ObjectivePerturbation, Scale};
-use dp_optim::{ClippedSum, Objective};
+use dp_optim::{ClippedSum, ExactSum, Objective, sum_multiplier};
 use ndarray::{Array1, Array2};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -69,12 +70,17 @@ fn full_batch_sums_do_not_depend_on_the_pool() {
         let v = obj.value_grad(theta.view(), g.view_mut());
         let mut c = Array1::zeros(7);
         obj.clipped_sum(theta.view(), None, 0.5, c.view_mut());
+        // The exact sum the private solvers release (integers: equal whatever the pool).
+        let (release, _) = sum_multiplier(1.0, 0.5, 7).unwrap();
+        let mut exact = ExactSum::new(*release.quantiser());
+        obj.exact_clipped_sum(theta.view(), None, &mut exact);
         let bits = |a: &Array1<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         (
             obj.value(theta.view()).to_bits(),
             v.to_bits(),
             bits(&g),
             bits(&c),
+            exact.totals().to_vec(),
         )
     };
     let one = on_threads(1, run);

@@ -13,7 +13,11 @@
 //!   one shuffled pass, fixed-size without replacement; [`UpdateRule`]: SGD, momentum, Adam;
 //!   [`NoiseDistribution`]: Gaussian or paper 000's Gamma ball). They add the noise
 //!   themselves and return, in [`Solution::ledger`], the `dp_accounting` mechanisms they
-//!   released under the neighbouring relation the analysis needs. The optimisers know nothing
+//!   released under the neighbouring relation the analysis needs. The sums they release are
+//!   exact ([`ExactSum`]: clipped terms quantised to integers on the noise grid, their norm
+//!   bound enforced on the integers, summed in integer arithmetic; [`SumRelease`] adds exact
+//!   discrete Gaussian noise), so the recorded sensitivity holds for the values computed,
+//!   whatever `n`, order or thread count. The optimisers know nothing
 //!   about privacy budgets: the caller (a learner in `dp-glm`) prices the ledger with an
 //!   accountant.
 //! * **Noise and randomness.** [`Noise`] samples Gaussian, Laplace and Gamma-ball vectors
@@ -61,11 +65,11 @@
 //! assert!((sol.x[0] - 0.45).abs() < 0.1);
 //! let ledger = sol.ledger.expect("private solvers return a ledger");
 //! assert_eq!(ledger.neighbouring(), Neighbouring::AddRemove);
-//! // The noise is a grid release: the ledger's multiplier includes the rounding slack, and
-//! // the mechanism carries the discrete Gaussian (which PLD and exact price with it).
-//! let (grid, z) = dp_optim::grid_multiplier(1.1, 1.0, 10_000, 1)?;
+//! // The noisy sums are exact releases: the ledger's multiplier includes the quantisation's
+//! // slack, and the mechanism carries the discrete Gaussian (which PLD and exact price).
+//! let (release, z) = dp_optim::sum_multiplier(1.1, 1.0, 1)?;
 //! assert!(z < 1.1 && z > 1.1 * (1.0 - 1e-6));
-//! let step = Mechanism::subsampled_gaussian(z, 0.01)?.with_grid(grid.discrete_gaussian(1)?);
+//! let step = Mechanism::subsampled_gaussian(z, 0.01)?.with_grid(release.discrete_gaussian()?);
 //! assert_eq!(ledger.entries()[0].mechanism, step);
 //! assert_eq!(ledger.entries()[0].count, 300);
 //! let eps = ledger.epsilon(AccountantKind::Rdp, 1e-5)?;
@@ -74,6 +78,7 @@
 //! ```
 
 mod error;
+mod exact;
 mod gd;
 mod lbfgs;
 mod linesearch;
@@ -89,6 +94,7 @@ mod step;
 mod testutil;
 
 pub use error::{Error, Result};
+pub use exact::{ExactSum, Quantiser, SumRelease, sum_multiplier, sum_noise_multiplier};
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};

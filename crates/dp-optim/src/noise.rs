@@ -17,8 +17,10 @@
 //!
 //! # Internal noise of the iterative solvers
 //! The noisy solvers (DP-SGD, DP-GD, …) add their Gaussian noise to each clipped sum through
-//! the grid release: the value that leaves the noise step is a grid point whose law is the
-//! exact discrete Gaussian shifted by an integer vector. Every later operation — scaling by
+//! the exact release of the `exact` module ([`crate::SumRelease`]): the clipped terms are
+//! quantised on this module's grid with their norm bound enforced on the integers and summed
+//! exactly, and the value that leaves the noise step is a grid point whose law is the exact
+//! discrete Gaussian shifted by that integer sum. Every later operation — scaling by
 //! the expected batch, the update rule, projections, averaging, all in `f64` — reads only
 //! these grid values and public settings, so it is post-processing, which holds for any
 //! function, floating-point arithmetic included: the iterates and the released model are
@@ -168,7 +170,7 @@ impl GridRelease {
     }
 
     /// One coordinate's noise in grid units.
-    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
+    pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
         match self.law {
             GridLaw::Gaussian { p } => discrete::discrete_gaussian(rng, p, 1),
             GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
@@ -400,8 +402,9 @@ impl Noise {
     }
 }
 
-/// The grid release the private solvers use for a clipped sum of at most `n` contributions
-/// of norm `≤ clip` with noise `N(0, (σ·clip)²I)`, and the noise multiplier it is private as:
+/// The grid release of a value computed in `f64` — a sum of at most `n` contributions of norm
+/// `≤ clip` — with noise `N(0, (σ·clip)²I)`, and the noise multiplier it is private as (the
+/// private solvers' clipped sums use the exact release, [`crate::sum_multiplier`], instead):
 /// `σ·clip / (clip + slack)` with `slack` its [`GridRelease::slack`] in dimension `dim`.
 /// The grid is coarsened if needed so that every coordinate of the sum (`|v| ≤ n·clip`, a
 /// data-independent bound) fits ([`Noise::on_grid`]). Calibrate with this multiplier (and
@@ -494,19 +497,24 @@ pub fn grid_noise_multiplier(
 ) -> dp_accounting::Result<(f64, GridGaussian)> {
     grid_multiplier(noise_multiplier, clip, n, dim)
         .and_then(|(grid, z)| Ok((z, grid.discrete_gaussian(dim)?)))
-        .map_err(|e| match e {
-            Error::InvalidParameter {
-                name,
-                value,
-                reason,
-            } => dp_accounting::Error::InvalidParameter {
-                name,
-                value,
-                reason,
-            },
-            Error::Accounting(e) => e,
-            other => dp_accounting::Error::Numerical(other.to_string()),
-        })
+        .map_err(to_accounting)
+}
+
+/// This crate's error as the accounting crate's (for calibration closures).
+pub(crate) fn to_accounting(e: Error) -> dp_accounting::Error {
+    match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => dp_accounting::Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        },
+        Error::Accounting(e) => e,
+        other => dp_accounting::Error::Numerical(other.to_string()),
+    }
 }
 
 /// One `N(0, 1)` draw.

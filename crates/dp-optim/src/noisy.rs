@@ -5,24 +5,28 @@
 //! batch size, adding a regulariser's gradient, momentum or Adam, projection, averaging) is
 //! post-processing.
 //!
-//! **Every** step's Gaussian noise — not only the last — is drawn with the grid-safe sampler
-//! ([`Noise::add_to`]: the clipped sum rounded to a power-of-two grid, plus exact discrete
-//! Gaussian noise), because the privacy argument treats each noisy sum as released: the final
-//! iterate is a post-processing of all of them, so a step whose computed output leaked through
-//! its low-order bits would leak into the iterate that is returned. The rounding's extra
-//! sensitivity is in the ledger (the recorded noise multiplier is the one
-//! [`crate::grid_multiplier`] returns, a relative `≈ σ√d·2^-24` below `σ`), and so is the
-//! discrete noise: each recorded mechanism carries its
-//! [`GridRelease::discrete_gaussian`], which the PLD and exact accountants turn into their
-//! adjustment (noise module docs, § Privacy).
+//! **Every** step's Gaussian noise — not only the last — is an exact release
+//! ([`SumRelease`]): each clipped per-example term is quantised to integers on the noise's
+//! power-of-two grid with its norm bound enforced on the integers, the terms are summed exactly
+//! in integer arithmetic ([`ClippedSum::exact_clipped_sum`]), and exact discrete Gaussian noise
+//! is added to the integer sum before the one conversion to `f64` (the `exact` module's
+//! fixed-point argument). The privacy argument treats each noisy sum as released: the final
+//! iterate is a post-processing of all of them, so a step whose computed output leaked — through
+//! its low-order bits, or through a floating-point sum whose sensitivity exceeds the recorded
+//! one — would leak into the iterate that is returned. The quantisation's extra sensitivity is
+//! in the ledger (the recorded noise multiplier is the one [`crate::sum_multiplier`] returns,
+//! `σC/Δ` with `Δ ≤ C + γ√d/2`, a relative `≈ σ√d·2^-25` below `σ`), and so is the discrete
+//! noise: each recorded mechanism carries its discrete Gaussian, which the PLD and exact
+//! accountants turn into their adjustment (noise module docs, § Privacy). The Gamma-ball
+//! option of DP-SGD is the exception: floating-point noise on the `f64` sum, experiments only.
 //!
 //! The solver records what it released in [`Solution::ledger`] and never
 //! states an ε: the caller prices the ledger with an accountant (MATH §5).
 //!
 //! Privacy preconditions the caller must meet (the solver cannot check them):
-//! * the [`ClippedSum`] oracle clips every per-example gradient to norm `≤ clip` for every
-//!   input, so that one record changes the sum by at most `clip` (add/remove) or `2·clip`
-//!   (replace-one);
+//! * each term of the [`ClippedSum`] oracle depends only on its own record (and the iterate);
+//!   its norm bound is enforced on the quantised integers, so one record changes the released
+//!   integer sum by at most the recorded sensitivity (add/remove), or twice it (replace-one);
 //! * the starting point, the projection and the regulariser do not depend on the private
 //!   data;
 //! * the generator is a CSPRNG ([`crate::secure_rng`]) for real releases;
@@ -36,7 +40,8 @@ use rand::distr::{Distribution, OpenClosed01};
 use rand::seq::SliceRandom;
 
 use crate::error::{Error, Result, count, decay, non_negative, positive, same_dim, unit_rate};
-use crate::noise::{GridRelease, Noise, grid_multiplier};
+use crate::exact::{ExactSum, SumRelease, sum_multiplier};
+use crate::noise::Noise;
 use crate::objective::{ClippedSum, Projection};
 use crate::solution::{IterationInfo, Observer, Solution, Status};
 use crate::step::{Averager, Averaging, StepSize};
@@ -110,13 +115,13 @@ fn norm(v: &Array1<f64>) -> f64 {
 /// `θ_{t+1} = Π(θ_t − η_t g_t)`, output per [`Averaging`].
 ///
 /// # Privacy
-/// Each of the `T` steps is a Gaussian mechanism with noise std `σC` on a sum of per-record
-/// contributions of norm `≤ C`, released on the noise grid ([`Noise::add_to`]: the sum is
-/// rounded to the grid `γ` and discrete Gaussian noise added, which moves the sensitivity to
-/// `C + γ√d`); the ledger holds `T × Mechanism::gaussian(σ·C, C + γ√d)` (with the grid's
-/// [`GridRelease::discrete_gaussian`] attached, as in every ledger entry below) under
-/// the relation the caller chose (`C` is the per-record bound: an accountant doubles it for
-/// replace-one, MATH §1 and §5). `T` such Gaussians compose exactly into one (MATH §2).
+/// Each of the `T` steps is a Gaussian mechanism with noise std `σC` on an exact integer sum
+/// of per-record terms quantised on the noise grid `γ` ([`SumRelease`]: each term's norm is
+/// at most `Δ = γR ≤ C + γ√d/2`, enforced on the integers, and exact discrete Gaussian noise is
+/// added to the integer sum); the ledger holds `T × Mechanism::gaussian(σ·C, Δ)` (with the
+/// release's discrete Gaussian attached, as in every ledger entry below) under the relation
+/// the caller chose (`Δ` is the per-record bound: an accountant doubles it for replace-one,
+/// MATH §1 and §5). `T` such Gaussians compose exactly into one (MATH §2).
 /// A run stopped early by an observer records only the steps it released.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoisyGd {
@@ -195,11 +200,10 @@ impl NoisyGd {
         }
         let d = oracle.dim();
         same_dim("x0", d, x0.len())?;
-        let std = sigma * clip;
-        // The grid release moves the sum by up to `clip + slack` (noise module, § Privacy).
-        let (grid, _) = grid_multiplier(sigma, clip, n, d)?;
-        let mechanism =
-            Mechanism::gaussian(std, clip + grid.slack(d))?.with_grid(grid.discrete_gaussian(d)?);
+        // One record moves the exact sum by at most the release's sensitivity (`exact` module).
+        let (release, _) = sum_multiplier(sigma, clip, d)?;
+        let mechanism = release.mechanism()?;
+        let mut sum = ExactSum::new(*release.quantiser());
 
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
@@ -209,8 +213,8 @@ impl NoisyGd {
         let mut released = 0u64;
         let mut iterations = 0;
         for t in 0..self.steps {
-            oracle.clipped_sum(x.view(), None, clip, g.view_mut());
-            grid.add_to(rng, g.view_mut())?;
+            oracle.exact_clipped_sum(x.view(), None, &mut sum);
+            release.release(rng, &mut sum, g.view_mut())?;
             released += 1;
             g /= n as f64;
             reg.add_grad(x.view(), g.view_mut());
@@ -242,9 +246,9 @@ pub enum BatchSchedule {
     /// `q ∈ (0, 1]`. Gradient estimate divided by the expected batch size `q·n`.
     ///
     /// # Privacy
-    /// Ledger: one `Mechanism::subsampled_gaussian(σ, q)` per step, its discrete Gaussian
-    /// attached (add/remove relation,
-    /// `n` public), or one `Mechanism::gamma_ball(scale, q, d, C)` per step with
+    /// Ledger: one `Mechanism::subsampled_gaussian(z, q)` per step, `z = σC/Δ` the multiplier
+    /// of the exact release ([`crate::sum_multiplier`], `Δ ≤ C + γ√d/2`), its discrete Gaussian
+    /// attached (add/remove relation, `n` public), or one `Mechanism::gamma_ball(scale, q, d, C)` per step with
     /// [`NoiseDistribution::GammaBall`].
     Poisson {
         /// Sampling rate.
@@ -256,9 +260,10 @@ pub enum BatchSchedule {
     /// or fewer with [`Length::Steps`].
     ///
     /// # Privacy
-    /// Ledger: one `Mechanism::gaussian(σC, C)` per step under replace-one (the permutation
-    /// does not depend on the data, so replacing one record changes the sum of exactly one
-    /// batch by at most `2C`). Composing them sequentially, as the ledger does, is a valid
+    /// Ledger: one `Mechanism::gaussian(zC, C)` per step (`z` as for Poisson: the ratio of std
+    /// to sensitivity is that of `Gaussian(σC, Δ)`) under replace-one (the permutation does
+    /// not depend on the data, so replacing one record changes the exact sum of exactly one
+    /// batch by at most `2Δ`). Composing them sequentially, as the ledger does, is a valid
     /// but loose bound: since every record is seen by at most one step, the whole pass is as
     /// private as a single step (MATH §8), and amplification by shuffling (Feldman, McMillan,
     /// Talwar 2021; `dp_accounting::shuffle_epsilon`) may give a smaller ε. Applying either
@@ -271,8 +276,8 @@ pub enum BatchSchedule {
     /// examples, independently at every step.
     ///
     /// # Privacy
-    /// Ledger: one `Mechanism::subsampled_gaussian_without_replacement(σ, b, n)` per step
-    /// (replace-one relation).
+    /// Ledger: one `Mechanism::subsampled_gaussian_without_replacement(z, b, n)` per step
+    /// (`z` as for Poisson; replace-one relation).
     FixedSizeWithoutReplacement {
         /// Batch size `b`, `1 ≤ b ≤ n`.
         batch: usize,
@@ -353,7 +358,8 @@ pub enum NoiseDistribution {
 }
 
 /// DP-SGD (Abadi et al. 2016; MATH §5): at each step draw a batch `B_t`, release
-/// `Σ_{i∈B_t} clip_C(∇ℓ_i(θ_t)) + Z_t`, and update with
+/// `Σ_{i∈B_t} clip_C(∇ℓ_i(θ_t)) + Z_t` (for Gaussian noise the exact sum of the quantised terms
+/// plus discrete Gaussian noise, [`SumRelease`]), and update with
 /// `g_t = (that) / b̄ + ∇r(θ_t)`, where `b̄` is the expected batch size (`q·n` for Poisson,
 /// `b` otherwise) and `Z_t` is [`NoiseDistribution`] noise.
 ///
@@ -378,9 +384,8 @@ pub struct DpSgd {
     pub averaging: Averaging,
     /// The number of examples as a public value, when the caller knows it without counting
     /// the private data (under add/remove the true `n` is private): Poisson sampling then
-    /// divides the noisy sums by `q·public_size` instead of `q·n`, and every schedule sizes the
-    /// grid of its grid-safe release for `public_size` examples. Default `None`: the true
-    /// `n`, treated as public.
+    /// divides the noisy sums by `q·public_size` instead of `q·n` (the exact release's grid does
+    /// not depend on the number of examples). Default `None`: the true `n`, treated as public.
     pub public_size: Option<usize>,
 }
 
@@ -407,7 +412,7 @@ impl DpSgd {
     }
 
     /// Sets the public number of examples, the field `public_size`: Poisson sampling divides
-    /// the noisy sums by `q·size`, and the grid is sized for `size` examples.
+    /// the noisy sums by `q·size`.
     pub fn public_size(mut self, size: usize) -> Self {
         self.public_size = Some(size);
         self
@@ -442,7 +447,7 @@ impl DpSgd {
         if n == 0 {
             return Err(Error::EmptyData);
         }
-        // The size the grid and Poisson's expected batch are computed for.
+        // The size Poisson's expected batch is computed for.
         let sized = self.public_size.unwrap_or(n);
         count("public_size", sized)?;
         const GAMMA_POISSON_ONLY: &str = "Gamma-ball noise is analysed with Poisson sampling only";
@@ -453,7 +458,7 @@ impl DpSgd {
         };
         let noise = match self.noise {
             NoiseDistribution::Gaussian { noise_multiplier } => {
-                StepNoise::Grid(grid_multiplier(noise_multiplier, clip, sized, d)?.0)
+                StepNoise::Exact(sum_multiplier(noise_multiplier, clip, d)?.0)
             }
             NoiseDistribution::GammaBall { scale } => {
                 positive("scale", scale)?;
@@ -482,8 +487,9 @@ impl DpSgd {
                 };
                 let mechanism = match self.noise {
                     NoiseDistribution::Gaussian { noise_multiplier } => {
-                        let (grid, z) = grid_multiplier(noise_multiplier, clip, sized, d)?;
-                        Mechanism::subsampled_gaussian(z, q)?.with_grid(grid.discrete_gaussian(d)?)
+                        let (release, z) = sum_multiplier(noise_multiplier, clip, d)?;
+                        Mechanism::subsampled_gaussian(z, q)?
+                            .with_grid(release.discrete_gaussian()?)
                     }
                     NoiseDistribution::GammaBall { scale } => {
                         Mechanism::gamma_ball(scale, q, d as u64, clip)?
@@ -513,9 +519,9 @@ impl DpSgd {
                         t
                     }
                 };
-                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
+                let (release, z) = sum_multiplier(gaussian_sigma?, clip, d)?;
                 let mechanism =
-                    Mechanism::gaussian(z * clip, clip)?.with_grid(grid.discrete_gaussian(d)?);
+                    Mechanism::gaussian(z * clip, clip)?.with_grid(release.discrete_gaussian()?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
             BatchSchedule::FixedSizeWithoutReplacement { batch } => {
@@ -524,10 +530,10 @@ impl DpSgd {
                     Length::Steps(t) => count("steps", t)?,
                     Length::Epochs(e) => count("epochs", e)?.saturating_mul(n).div_ceil(b),
                 };
-                let (grid, z) = grid_multiplier(gaussian_sigma?, clip, sized, d)?;
+                let (release, z) = sum_multiplier(gaussian_sigma?, clip, d)?;
                 let mechanism =
                     Mechanism::subsampled_gaussian_without_replacement(z, b as u64, n as u64)?
-                        .with_grid(grid.discrete_gaussian(d)?);
+                        .with_grid(release.discrete_gaussian()?);
                 (steps, b as f64, Neighbouring::ReplaceOne, mechanism)
             }
         };
@@ -584,6 +590,7 @@ impl DpSgd {
         let mut state = UpdateState::new(self.update, d);
         let mut avg = Averager::new(self.averaging, plan.steps, d);
         let mut batch: Vec<usize> = Vec::new();
+        let mut exact: Option<ExactSum> = None;
         let permutation: Vec<usize> = match self.schedule {
             BatchSchedule::ShuffleOnce { .. } => {
                 let mut p: Vec<usize> = (0..n).collect();
@@ -607,10 +614,16 @@ impl DpSgd {
                     &batch
                 }
             };
-            oracle.clipped_sum(x.view(), Some(indices), plan.clip, g.view_mut());
             match &plan.noise {
-                StepNoise::Grid(grid) => grid.add_to(rng, g.view_mut())?,
-                StepNoise::Float(noise) => noise.add_to(rng, g.view_mut())?,
+                StepNoise::Exact(release) => {
+                    let sum = exact.get_or_insert_with(|| ExactSum::new(*release.quantiser()));
+                    oracle.exact_clipped_sum(x.view(), Some(indices), sum);
+                    release.release(rng, sum, g.view_mut())?;
+                }
+                StepNoise::Float(noise) => {
+                    oracle.clipped_sum(x.view(), Some(indices), plan.clip, g.view_mut());
+                    noise.add_to(rng, g.view_mut())?;
+                }
             }
             released += 1;
             g /= plan.expected;
@@ -647,11 +660,11 @@ struct Plan {
     clip: f64,
 }
 
-/// The noise of one DP-SGD step: a grid-safe Gaussian release, or the floating-point Gamma
-/// ball (paper 000; no exact sampler is known for it).
+/// The noise of one DP-SGD step: the exact release of an exact sum, or the floating-point
+/// Gamma ball on the `f64` sum (paper 000; no exact sampler is known for it).
 #[derive(Debug)]
 enum StepNoise {
-    Grid(GridRelease),
+    Exact(SumRelease),
     Float(Noise),
 }
 

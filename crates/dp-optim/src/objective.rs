@@ -3,9 +3,10 @@
 //! Values and gradients are written into caller-owned buffers so that hot loops allocate
 //! nothing.
 
-use ndarray::{ArrayView1, ArrayViewMut1};
+use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 
 use crate::error::Result;
+use crate::exact::ExactSum;
 
 /// A differentiable objective `f: R^d → R`.
 pub trait Objective {
@@ -45,7 +46,10 @@ pub trait GlmSum: FiniteSum {
 
 /// Per-example clipped gradient sums: what a private first-order method releases (before
 /// noise). Implementations must clip every per-example gradient to L2 norm `≤ clip`, for any
-/// input, so the sum's sensitivity is `clip` (add/remove) whatever the data.
+/// input, so the sum's sensitivity is `clip` (add/remove) whatever the data. The private
+/// solvers release [`ClippedSum::exact_clipped_sum`], whose sensitivity holds for the value
+/// computed; [`ClippedSum::clipped_sum`] is the plain `f64` sum (rounding error up to about
+/// `h·u·n·C` for summation height `h`), for the Gamma-ball option and for diagnostics.
 pub trait ClippedSum {
     /// Number of examples `n`.
     fn n_examples(&self) -> usize;
@@ -62,6 +66,36 @@ pub trait ClippedSum {
         clip: f64,
         out: ArrayViewMut1<'_, f64>,
     );
+
+    /// Overwrites `out` with the exact sum over `batch` (`None`: every example) of the
+    /// quantised terms of `clip_C(∇ℓ_i(x))`, `C = out.quantiser().clip()` ([`ExactSum`], the
+    /// `exact` module's fixed-point argument): what the private solvers release. Each term
+    /// must depend only on its own example (and `x`, `C`); its norm bound is enforced on the
+    /// integers, so the sum's sensitivity holds even for an oracle that clips imprecisely.
+    ///
+    /// The default computes each term with [`ClippedSum::clipped_sum`] on a one-example
+    /// batch; implementations override it with a faster kernel giving the same terms' sum.
+    ///
+    /// # Panics
+    /// If `out`'s dimension is not [`ClippedSum::dim`].
+    fn exact_clipped_sum(
+        &self,
+        x: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        out: &mut ExactSum,
+    ) {
+        out.clear();
+        let clip = out.quantiser().clip();
+        let mut term = Array1::zeros(self.dim());
+        let mut add = |i: usize| {
+            self.clipped_sum(x, Some(&[i]), clip, term.view_mut());
+            out.add_term(term.view());
+        };
+        match batch {
+            Some(b) => b.iter().for_each(|&i| add(i)),
+            None => (0..self.n_examples()).for_each(add),
+        }
+    }
 }
 
 /// A Euclidean projection onto a closed convex set.

@@ -4,7 +4,7 @@
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize, Unconstrained,
-    grid_noise_multiplier,
+    sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -114,11 +114,11 @@ impl DpGd {
         data.check_labels(&self.loss)?;
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
-        // Calibrated on the multiplier the grid-safe release is private as (dp_optim's noise
-        // docs): the rounding's slack is in the ledger NoisyGd records.
+        // Calibrated on the multiplier the exact release is private as (dp_optim's `exact`
+        // docs): the quantisation's slack is in the ledger NoisyGd records.
         let (n, d) = (row_count(self.public_n, data)?, data.n_features());
         let sigma = calibrate(&self.budget, steps, |s| {
-            let (z, grid) = grid_noise_multiplier(s, clip, n, d)?;
+            let (z, grid) = sum_noise_multiplier(s, clip, d)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
@@ -149,7 +149,7 @@ impl DpGd {
         let notes = rows_note(
             self.budget.neighbouring,
             self.public_n,
-            "the noisy gradient sum is divided by n and its grid sized for n",
+            "the noisy gradient sum is divided by n",
         );
         let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
         LinearModel::new(sol.x, 0.0, self.loss, report)

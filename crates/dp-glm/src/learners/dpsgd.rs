@@ -4,7 +4,7 @@
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
     Averaging, BatchSchedule, L2Regulariser, Length, NoiseDistribution, Observer, StepSize,
-    Unconstrained, UpdateRule, grid_noise_multiplier,
+    Unconstrained, UpdateRule, sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -234,7 +234,7 @@ impl DpSgd {
                 // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
                 let d = data.n_features();
                 let sigma = calibrate(&self.budget, plan.steps, |s| {
-                    let (z, grid) = grid_noise_multiplier(s, plan.clip, plan.size, d)?;
+                    let (z, grid) = sum_noise_multiplier(s, plan.clip, d)?;
                     let step = match plan.schedule {
                         BatchSchedule::Poisson { q } => Mechanism::subsampled_gaussian(z, q)?,
                         BatchSchedule::ShuffleOnce { .. } => Mechanism::gaussian(z, 1.0)?,

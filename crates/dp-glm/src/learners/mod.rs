@@ -299,8 +299,8 @@ pub(crate) fn row_count(public_n: Option<usize>, data: &crate::data::Dataset) ->
 
 /// A [`ClippedSum`](dp_optim::ClippedSum) that reports the public row count `n` in place of
 /// the data's: the full-batch noisy solvers divide the noisy sum by it and size the grid of
-/// their grid-safe release for it, so that neither depends on the true count. The sums
-/// themselves are the wrapped oracle's (over every row of the data).
+/// their release for it, so that neither depends on the true count. The sums (f64 and exact)
+/// are the wrapped oracle's, over every row of the data.
 ///
 /// # Privacy
 /// The clip bounds each row's contribution to the sum whatever the count, so the sum's
@@ -328,6 +328,15 @@ impl<S: dp_optim::ClippedSum + ?Sized> dp_optim::ClippedSum for PublicCount<'_, 
         out: ndarray::ArrayViewMut1<'_, f64>,
     ) {
         self.inner.clipped_sum(x, batch, clip, out);
+    }
+
+    fn exact_clipped_sum(
+        &self,
+        x: ndarray::ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        out: &mut dp_optim::ExactSum,
+    ) {
+        self.inner.exact_clipped_sum(x, batch, out);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
 use dp_optim::{
-    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, grid_noise_multiplier, laplace_for,
+    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, laplace_for, sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -109,7 +109,7 @@ impl NonConvexDpGd {
         let eps_select = self.budget.epsilon / 2.0;
         let (rows, dim) = (row_count(self.public_n, data)?, data.n_features());
         let sigma = calibrate(&half, self.steps as u64, |s| {
-            let (z, grid) = grid_noise_multiplier(s, clip, rows, dim)?;
+            let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
         let n = rows as f64;

@@ -4,7 +4,7 @@
 use dp_accounting::{
     Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned,
 };
-use dp_optim::{Noise, NoiseDistribution, grid_noise_multiplier};
+use dp_optim::{Noise, NoiseDistribution, sum_noise_multiplier};
 use ndarray::Array1;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
@@ -132,11 +132,11 @@ impl HonestTuning {
     }
 
     /// The RDP accountant of one trial at noise multiplier `sigma`, both releases grid-safe
-    /// (dp_optim's noise docs): DP-SGD at the multiplier [`grid_noise_multiplier`] records,
+    /// (dp_optim's noise docs): DP-SGD at the multiplier [`sum_noise_multiplier`] records,
     /// the score (a count, sensitivity 1) with the rounding slack of its grid added.
-    fn trial(&self, plan: &SgdPlan, sigma: f64, rows: usize, dim: usize) -> Result<RdpAccountant> {
+    fn trial(&self, plan: &SgdPlan, sigma: f64, dim: usize) -> Result<RdpAccountant> {
         let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
-        let (z, grid) = grid_noise_multiplier(sigma, plan.clip, rows, dim)?;
+        let (z, grid) = sum_noise_multiplier(sigma, plan.clip, dim)?;
         let step = Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid);
         acc.compose(&step, plan.steps)?;
         acc.compose(&self.score_mechanism(plan, sigma)?, 1)?;
@@ -154,7 +154,7 @@ impl HonestTuning {
     /// The Papernot–Steinke ε of the whole tuning at per-trial noise multiplier `sigma`.
     fn tuned_epsilon(&self, plan: &SgdPlan, sigma: f64, shape: (usize, usize)) -> Result<f64> {
         let delta = self.base.budget.delta;
-        let trial = self.trial(plan, sigma, shape.0, shape.1)?;
+        let trial = self.trial(plan, sigma, shape.1)?;
         Ok(tuned(&trial, self.trials)?.epsilon(delta)?)
     }
 

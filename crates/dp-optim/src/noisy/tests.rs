@@ -44,6 +44,17 @@ impl ClippedSum for ZeroSum {
             .push(batch.map_or_else(|| (0..self.n).collect(), <[usize]>::to_vec));
         out.fill(0.0);
     }
+    fn exact_clipped_sum(
+        &self,
+        _x: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        out: &mut ExactSum,
+    ) {
+        self.batches
+            .borrow_mut()
+            .push(batch.map_or_else(|| (0..self.n).collect(), <[usize]>::to_vec));
+        out.clear();
+    }
 }
 
 /// Records every gradient the solver used.
@@ -59,23 +70,27 @@ impl Observer for Grads {
     }
 }
 
-/// The grid release costs a relative `σ√d·2^-24` of the noise multiplier, no more.
 /// The discrete Gaussian the solvers attach to the ledger's mechanism.
-fn discrete(sigma: f64, clip: f64, n: usize, d: usize) -> dp_accounting::GridGaussian {
-    let (grid, _) = grid_multiplier(sigma, clip, n, d).unwrap();
-    grid.discrete_gaussian(d).unwrap()
+fn discrete(sigma: f64, clip: f64, d: usize) -> dp_accounting::GridGaussian {
+    sum_multiplier(sigma, clip, d)
+        .unwrap()
+        .0
+        .discrete_gaussian()
+        .unwrap()
 }
 
+/// The multiplier the solvers record.
+fn multiplier(sigma: f64, clip: f64, d: usize) -> f64 {
+    sum_multiplier(sigma, clip, d).unwrap().1
+}
+
+/// The exact release costs a relative `σ√d·2^-25` of the noise multiplier, no more.
 #[test]
-fn grid_multiplier_is_close_to_the_requested_one() {
-    for (sigma, clip, n, d) in [
-        (0.9, 2.0, 200, 5),
-        (1.0, 1.0, 45_000, 104),
-        (8.0, 0.1, 10, 1),
-    ] {
-        let (grid, z) = grid_multiplier(sigma, clip, n, d).unwrap();
-        assert!(z < sigma && z > sigma * (1.0 - 4.0 * sigma * (d as f64).sqrt() * 2f64.powi(-24)));
-        assert!(grid.slack(d) > 0.0);
+fn sum_multiplier_is_close_to_the_requested_one() {
+    for (sigma, clip, d) in [(0.9, 2.0, 5), (1.0, 1.0, 104), (8.0, 0.1, 1)] {
+        let (release, z) = sum_multiplier(sigma, clip, d).unwrap();
+        assert!(z < sigma && z > sigma * (1.0 - 2.0 * sigma * (d as f64).sqrt() * 2f64.powi(-25)));
+        assert!(release.sensitivity() > clip);
     }
 }
 
@@ -131,10 +146,10 @@ fn noisy_gd_releases_the_claimed_gaussian() {
         e.mechanism,
         Mechanism::gaussian(
             sigma * clip,
-            clip + grid_multiplier(sigma, clip, n, d).unwrap().0.slack(d)
+            sum_multiplier(sigma, clip, d).unwrap().0.sensitivity()
         )
         .unwrap()
-        .with_grid(discrete(sigma, clip, n, d))
+        .with_grid(discrete(sigma, clip, d))
     );
     assert_eq!(e.label, NOISY_GRADIENT_LABEL);
     assert_eq!(sol.status, Status::IterationLimit);
@@ -174,9 +189,9 @@ fn dp_sgd_poisson_releases_the_claimed_gaussian() {
     assert_eq!(ledger.entries()[0].count, steps as u64);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::subsampled_gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1, q)
+        Mechanism::subsampled_gaussian(multiplier(sigma, clip, d), q)
             .unwrap()
-            .with_grid(discrete(sigma, clip, n, d))
+            .with_grid(discrete(sigma, clip, d))
     );
     // Batch sizes are Binomial(n, q).
     let sizes: Vec<f64> = oracle
@@ -282,12 +297,12 @@ fn dp_sgd_fixed_size_batches() {
     assert_eq!(
         ledger.entries()[0].mechanism,
         Mechanism::subsampled_gaussian_without_replacement(
-            grid_multiplier(sigma, clip, n, d).unwrap().1,
+            multiplier(sigma, clip, d),
             b as u64,
             n as u64
         )
         .unwrap()
-        .with_grid(discrete(sigma, clip, n, d))
+        .with_grid(discrete(sigma, clip, d))
     );
     assert_eq!(ledger.entries()[0].count, steps as u64);
 }
@@ -328,9 +343,9 @@ fn dp_sgd_shuffle_once_uses_each_example_once() {
     assert_eq!(ledger.neighbouring(), Neighbouring::ReplaceOne);
     assert_eq!(
         ledger.entries()[0].mechanism,
-        Mechanism::gaussian(grid_multiplier(sigma, clip, n, d).unwrap().1 * clip, clip)
+        Mechanism::gaussian(multiplier(sigma, clip, d) * clip, clip)
             .unwrap()
-            .with_grid(discrete(sigma, clip, n, d))
+            .with_grid(discrete(sigma, clip, d))
     );
     assert_eq!(ledger.entries()[0].count, (n / b) as u64);
     // Fewer steps are allowed; more than one pass is not.

@@ -1,0 +1,518 @@
+//! Exact clipped sums: every per-example term is quantised to integers on the noise grid,
+//! with its norm bound enforced on the integers, and the terms are added in integer
+//! arithmetic — so the sum a private solver releases is exactly the sum the privacy argument
+//! is about, whatever `n`, the summation order, the threads or the block boundaries.
+//!
+//! # Why
+//! A clipped sum computed in `f64` is not the sum of the clipped terms: each addition rounds,
+//! and over `n` terms the computed sum can be off by about `h·u·n·C` (`h` the summation
+//! height, `u = 2^-53`). Two neighbouring datasets then give computed sums that can differ by
+//! more than the clip `C` the ledger states (cancellation of huge terms shows it: the
+//! `exact_sum` tests build such a pair), so the sensitivity of the value actually released
+//! was only approximately the recorded one, the more so the larger `n`.
+//!
+//! # The fixed-point argument
+//! Let `γ` be the release grid (a power of two, [`crate::Noise::on_grid`]) and `r = C/γ` the
+//! clip in grid units. For each example the solver computes its clipped term `v ∈ R^d`
+//! (`‖v‖ ≤ C` up to rounding) and maps it to an integer vector `k ∈ ℤ^d`:
+//!
+//! 1. `k_j = round(v_j/γ)` (to nearest, ties to even);
+//! 2. **enforce** `Σ_j k_j² ≤ R²` with the integer `R² = ⌊(r + √d/2)²⌋` ([`Quantiser::radius2`]),
+//!    checked exactly: if the check fails (only when rounding or a misbehaving oracle pushed
+//!    the term past the bound), the term is scaled to norm `r`, rounded to nearest and, if that
+//!    still fails, towards zero; if that fails too the term is replaced by `0`. Every accepted
+//!    `k` satisfies the bound exactly, whatever the floating-point arithmetic before it did.
+//!
+//! Round to nearest moves each coordinate by at most `1/2`, so for `‖v‖ ≤ C` in exact
+//! arithmetic `‖k‖ ≤ r + √d/2` and the check passes (the scaling is for the rare term pushed
+//! over by rounding). The map `v ↦ k` depends only on that example (and the current iterate,
+//! the clip and the grid, which are public or released), never on the other examples.
+//!
+//! The sum `S = Σ_i k_i ∈ ℤ^d` is computed exactly ([`ExactSum`]): integer-valued `f64`
+//! partial sums over blocks short enough that every partial sum stays below `2^53` in
+//! magnitude (so every addition is exact), flushed into `i128` totals. `S` is therefore a
+//! function of the *set* of terms: equal under any order, block cut or thread count.
+//!
+//! Add/remove one example changes `S` by its `k`, `‖k‖ ≤ R`; replace-one by the difference of
+//! two, `≤ 2R`. The release is `S + K` with `K` exact discrete Gaussian noise `N_ℤ(0, p)^d`,
+//! `p = ⌈(σC/γ)²⌉` (Canonne, Kamath & Steinke, "The discrete Gaussian for differential
+//! privacy", NeurIPS 2020, the sampler of [`crate::discrete`]), and then `γ·(S + K)` in `f64`,
+//! a post-processing of the integer release. Hence the ledger's sensitivity
+//! ([`Quantiser::sensitivity`]) is `Δ = γR ≤ C + γ√d/2`, rounded up — half the slack `γ√d`
+//! of rounding a computed sum (noise module, § Privacy) — and the mechanism is the Gaussian
+//! of std `σC` and sensitivity `Δ` with its discrete Gaussian attached
+//! ([`SumRelease::mechanism`]), priced as in the noise module's § Privacy with the integer
+//! shift `μ = k` (or `k − k'`) of norm `≤ R` exactly.
+//!
+//! # Cost
+//! The fast path quantises a term with two floating-point additions per coordinate (the
+//! `1.5·2^52` rounding trick, exact for `|t| ≤ 2^51`), checks the norm with the sum of squares
+//! of integer-valued doubles — exact when it is below `2^53` (every square and partial sum is
+//! an integer below `2^53`; a larger true sum makes the computed one at least `2^53`, by
+//! monotonicity of rounding), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and
+//! adds the term into the block's partial sums. Terms the fast path cannot decide (`R² ≥ 2^53`,
+//! i.e. noise multipliers below about 0.35, or a term over the bound) take an exact `u128`
+//! path.
+
+use dp_accounting::{GridGaussian, Mechanism};
+use ndarray::{ArrayView1, ArrayViewMut1};
+use rand::Rng;
+
+use crate::error::{Error, Result, positive};
+use crate::noise::{GridRelease, Noise};
+
+/// `1.5·2^52`: `(t + M) − M` is `t` rounded to the nearest integer (ties to even) for
+/// `|t| ≤ 2^51`.
+const ROUNDER: f64 = 6_755_399_441_055_744.0;
+
+/// `2^53`: integers up to it in magnitude are exact in `f64`.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// `2^63`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// The quantisation of clipped terms on a grid: the clip `C`, the grid `γ`, the dimension `d`
+/// and the integer norm bound `R²` every quantised term satisfies exactly (module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quantiser {
+    clip: f64,
+    gamma: f64,
+    inv_gamma: f64,
+    dim: usize,
+    radius2: u128,
+    /// `min(R², 2^53 − 1)` (exact in `f64`): the fast path's acceptance bound.
+    fast_bound: f64,
+    /// Terms per block of `f64` partial sums: `block·⌊R⌋ ≤ 2^53`.
+    block: usize,
+}
+
+impl Quantiser {
+    /// The quantiser of terms of norm `≤ clip` in dimension `dim` on the grid `gamma`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a clip that is not finite and positive, a grid that is
+    /// not a positive normal power of two, or `clip/gamma ≥ 2^51`.
+    pub fn new(clip: f64, gamma: f64, dim: usize) -> Result<Self> {
+        let clip = positive("clip", clip)?;
+        let gamma = positive("grid", gamma)?;
+        if !gamma.is_normal() || gamma.to_bits() & ((1u64 << 52) - 1) != 0 {
+            return Err(Error::InvalidParameter {
+                name: "grid",
+                value: gamma,
+                reason: "must be a positive normal power of two",
+            });
+        }
+        let r = clip / gamma; // exact unless subnormal (then smaller: a coarser bound)
+        if r >= EXACT / 4.0 {
+            return Err(Error::InvalidParameter {
+                name: "clip",
+                value: clip,
+                reason: "clip/grid must be below 2^51",
+            });
+        }
+        // R² = ⌊(r + √d/2)²⌋ as computed: any integer is a valid bound (it is enforced and the
+        // ledger's sensitivity is computed from it); this one admits every term of norm ≤ C
+        // rounded to nearest, up to the rounding of this line. r + √d/2 < 2^52, R² < 2^104.
+        let a = r + (dim as f64).sqrt() / 2.0;
+        let radius2 = (a * a).floor() as u128;
+        let fast_bound = radius2.min((1u128 << 53) - 1) as f64;
+        let kmax = isqrt(radius2).max(1);
+        let block = usize::try_from((1u128 << 53) / kmax).unwrap_or(usize::MAX);
+        Ok(Self {
+            clip,
+            gamma,
+            inv_gamma: 1.0 / gamma,
+            dim,
+            radius2,
+            fast_bound,
+            block,
+        })
+    }
+
+    /// The clip `C`.
+    pub fn clip(&self) -> f64 {
+        self.clip
+    }
+
+    /// The grid `γ`.
+    pub fn gamma(&self) -> f64 {
+        self.gamma
+    }
+
+    /// The dimension `d`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The integer bound `R²` on `Σ_j k_j²` of every quantised term (module docs).
+    pub fn radius2(&self) -> u128 {
+        self.radius2
+    }
+
+    /// The L2 sensitivity of an [`ExactSum`] in real units per example (add/remove):
+    /// `γ·√R²`, rounded up, at most `C + γ√d/2` (up to that rounding).
+    ///
+    /// # Privacy
+    /// One example moves the integer sum by its quantised term `k`, `‖k‖² ≤ R²` exactly
+    /// (module docs, the fixed-point argument).
+    pub fn sensitivity(&self) -> f64 {
+        // `as f64` and `sqrt` each round by at most half an ulp: four ulps up cover both.
+        self.gamma * (self.radius2 as f64).sqrt() * (1.0 + 4.0 * f64::EPSILON)
+    }
+}
+
+/// `⌊√x⌋` for `x < 2^104`.
+fn isqrt(x: u128) -> u128 {
+    let mut s = (x as f64).sqrt() as u128;
+    while s * s > x {
+        s -= 1;
+    }
+    while (s + 1) * (s + 1) <= x {
+        s += 1;
+    }
+    s
+}
+
+/// Whether the integer-valued `k` satisfies `Σ k_j² ≤ r2`, exactly.
+fn within(k: &[f64], r2: u128) -> bool {
+    let mut s = 0u128;
+    for &v in k {
+        let a = v.abs();
+        // |k_j|² > r2 when |k_j| ≥ 2^63 > 2^52 > √r2 (and NaN fails here too).
+        if a.is_nan() || a >= TWO_63 || a.fract() != 0.0 {
+            return false;
+        }
+        let a = u128::from(a as u64);
+        s += a * a; // ≤ r2 + 2^126 < 2^128
+        if s > r2 {
+            return false;
+        }
+    }
+    true
+}
+
+/// An exact sum of quantised clipped terms ([`Quantiser`], module docs): integer-valued `f64`
+/// partial sums over blocks, flushed into `i128` totals. Build one per release with
+/// [`ExactSum::new`]; [`crate::ClippedSum::exact_clipped_sum`] fills it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactSum {
+    quantiser: Quantiser,
+    total: Vec<i128>,
+    partial: Vec<f64>,
+    pending: usize,
+    scratch: Vec<f64>,
+}
+
+impl ExactSum {
+    /// An empty sum for `quantiser`'s terms.
+    pub fn new(quantiser: Quantiser) -> Self {
+        let d = quantiser.dim;
+        Self {
+            quantiser,
+            total: vec![0; d],
+            partial: vec![0.0; d],
+            pending: 0,
+            scratch: vec![0.0; d],
+        }
+    }
+
+    /// The quantiser.
+    pub fn quantiser(&self) -> &Quantiser {
+        &self.quantiser
+    }
+
+    /// Resets the sum to zero.
+    pub fn clear(&mut self) {
+        self.total.fill(0);
+        self.partial.fill(0.0);
+        self.pending = 0;
+    }
+
+    /// Adds the quantised term of `v` (a clipped per-example term of length `d`).
+    ///
+    /// # Panics
+    /// If `v` does not have length `d`.
+    pub fn add_term(&mut self, v: ArrayView1<'_, f64>) {
+        match v.as_slice() {
+            Some(s) => self.add_scaled(1.0, s),
+            None => {
+                let s = v.to_vec();
+                self.add_scaled(1.0, &s);
+            }
+        }
+    }
+
+    /// Adds the quantised term of `c·row` (a GLM's clipped per-example gradient, `|c|·‖row‖ ≤
+    /// C` up to rounding): `k_j = round((c/γ)·row_j)` on the fast path (module docs).
+    ///
+    /// # Panics
+    /// If `row` does not have length `d`.
+    #[inline]
+    pub fn add_scaled(&mut self, c: f64, row: &[f64]) {
+        let d = self.quantiser.dim;
+        assert_eq!(row.len(), d, "term of the wrong length");
+        let s = c * self.quantiser.inv_gamma;
+        // One pass: the candidate partial sums `partial + k` go to `scratch`, swapped in if the
+        // term is accepted (then every addition was exact: |partial + k| ≤ 2^53, integers).
+        let (partial, cand) = (&self.partial[..d], &mut self.scratch[..d]);
+        let mut sq = [0.0f64; 4];
+        let mut rows = row.chunks_exact(4);
+        let mut parts = partial.chunks_exact(4);
+        let mut cands = cand.chunks_exact_mut(4);
+        for ((cc, pc), rc) in (&mut cands).zip(&mut parts).zip(&mut rows) {
+            for l in 0..4 {
+                let v = (s * rc[l] + ROUNDER) - ROUNDER;
+                cc[l] = pc[l] + v;
+                sq[l] += v * v;
+            }
+        }
+        for ((cv, &p), &r) in cands
+            .into_remainder()
+            .iter_mut()
+            .zip(parts.remainder())
+            .zip(rows.remainder())
+        {
+            let v = (s * r + ROUNDER) - ROUNDER;
+            *cv = p + v;
+            sq[0] += v * v;
+        }
+        let total = (sq[0] + sq[1]) + (sq[2] + sq[3]);
+        // Exact: the computed sum of squares is below 2^53, so equal to the true one, and
+        // every k_j is an integer (module docs, § Cost). NaN fails the comparison.
+        if total <= self.quantiser.fast_bound {
+            std::mem::swap(&mut self.partial, &mut self.scratch);
+            self.counted();
+        } else if self.slow_term(c, row) {
+            for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
+                *p += k;
+            }
+            self.counted();
+        }
+    }
+
+    /// Counts an accepted term; flushes the block when it is full.
+    #[inline]
+    fn counted(&mut self) {
+        self.pending += 1;
+        if self.pending >= self.quantiser.block {
+            self.flush();
+        }
+    }
+
+    /// The exact path: writes into `scratch` an integer term satisfying the bound (module docs,
+    /// step 2) and returns `true`, or `false` for a term replaced by zero.
+    #[cold]
+    fn slow_term(&mut self, c: f64, row: &[f64]) -> bool {
+        let q = self.quantiser;
+        let t = &mut self.scratch;
+        for (t, &r) in t.iter_mut().zip(row) {
+            *t = (c * r) * q.inv_gamma;
+        }
+        if t.iter().any(|v| !v.is_finite()) {
+            return false;
+        }
+        let nearest = |t: &mut [f64]| t.iter_mut().for_each(|v| *v = v.round_ties_even());
+        let saved = t.clone();
+        nearest(t);
+        if within(t, q.radius2) {
+            return true;
+        }
+        // Scale to norm r = C/γ, then round to nearest, or towards zero.
+        t.copy_from_slice(&saved);
+        let norm = crate::numeric::l2_norm(ArrayView1::from(&t[..]));
+        let r = q.clip * q.inv_gamma;
+        if norm > r {
+            let f = r / norm;
+            t.iter_mut().for_each(|v| *v *= f);
+        }
+        let scaled = t.clone();
+        nearest(t);
+        if within(t, q.radius2) {
+            return true;
+        }
+        t.iter_mut().zip(&scaled).for_each(|(v, s)| *v = s.trunc());
+        within(t, q.radius2)
+    }
+
+    /// Moves the block's partial sums into the totals (exact: each is an integer of magnitude
+    /// at most `2^53`).
+    fn flush(&mut self) {
+        for (t, p) in self.total.iter_mut().zip(&mut self.partial) {
+            *t += i128::from(*p as i64);
+            *p = 0.0;
+        }
+        self.pending = 0;
+    }
+
+    /// Adds `other` (a sum with the same quantiser) to this one, exactly.
+    ///
+    /// # Panics
+    /// If the quantisers differ.
+    pub fn merge(&mut self, mut other: ExactSum) {
+        assert_eq!(self.quantiser, other.quantiser, "sums on different grids");
+        self.flush();
+        other.flush();
+        for (t, o) in self.total.iter_mut().zip(&other.total) {
+            *t += o;
+        }
+    }
+
+    /// The exact sum `S = Σ_i k_i` in grid units.
+    pub fn totals(&mut self) -> &[i128] {
+        self.flush();
+        &self.total
+    }
+}
+
+/// The release of an [`ExactSum`]: `γ·(S + K)` with `K` exact discrete Gaussian noise on the
+/// grid of the noise std (module docs). Built by [`sum_multiplier`] or [`SumRelease::new`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SumRelease {
+    std: f64,
+    grid: GridRelease,
+    quantiser: Quantiser,
+}
+
+impl SumRelease {
+    /// The release of sums of terms of norm `≤ clip` in dimension `dim` with noise std `std`:
+    /// the grid of [`Noise::on_grid`] for the Gaussian of std `std` with value bound `clip`
+    /// (so that `clip/γ < 2^51`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a std or clip that is not finite and positive, or a
+    /// std outside the grid's range.
+    pub fn new(std: f64, clip: f64, dim: usize) -> Result<Self> {
+        let clip = positive("clip", clip)?;
+        let grid = Noise::Gaussian { std }.on_grid(Some(clip))?;
+        let quantiser = Quantiser::new(clip, grid.gamma(), dim)?;
+        Ok(Self {
+            std,
+            grid,
+            quantiser,
+        })
+    }
+
+    /// The quantiser of the terms (its grid is the noise grid).
+    pub fn quantiser(&self) -> &Quantiser {
+        &self.quantiser
+    }
+
+    /// The noise grid.
+    pub fn grid(&self) -> &GridRelease {
+        &self.grid
+    }
+
+    /// The noise std `σC`.
+    pub fn std(&self) -> f64 {
+        self.std
+    }
+
+    /// The sensitivity per example ([`Quantiser::sensitivity`]).
+    pub fn sensitivity(&self) -> f64 {
+        self.quantiser.sensitivity()
+    }
+
+    /// The noise multiplier the release is private as: `std / sensitivity`.
+    pub fn noise_multiplier(&self) -> f64 {
+        self.std / self.sensitivity()
+    }
+
+    /// The discrete Gaussian of the noise, for the ledger ([`GridRelease::discrete_gaussian`]).
+    ///
+    /// # Errors
+    /// As [`GridRelease::discrete_gaussian`].
+    pub fn discrete_gaussian(&self) -> Result<GridGaussian> {
+        self.grid.discrete_gaussian(self.quantiser.dim)
+    }
+
+    /// One release as a ledger mechanism: `Mechanism::gaussian(std, sensitivity)` with its
+    /// discrete Gaussian attached.
+    ///
+    /// # Privacy
+    /// The module docs' fixed-point argument: one example moves the integer sum by an integer
+    /// vector of norm `≤ R`, `γR ≤` the recorded sensitivity; the discrete Gaussian noise is
+    /// priced as in the noise module's § Privacy (Canonne, Kamath & Steinke 2020).
+    ///
+    /// # Errors
+    /// As [`SumRelease::discrete_gaussian`], or a mechanism the accounting crate rejects.
+    pub fn mechanism(&self) -> Result<Mechanism> {
+        Ok(Mechanism::gaussian(self.std, self.sensitivity())?.with_grid(self.discrete_gaussian()?))
+    }
+
+    /// Writes `γ·(S + K)` into `out` (length `d`), `S` the exact sum, `K` fresh discrete
+    /// Gaussian noise in grid units; the conversion to `f64` (rounding to nearest when
+    /// `|S + K| > 2^53`) is post-processing and never fails on the data.
+    ///
+    /// # Privacy
+    /// As [`SumRelease::mechanism`].
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] for a sum or `out` of another dimension, or a sampler
+    /// failure.
+    pub fn release<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        sum: &mut ExactSum,
+        mut out: ArrayViewMut1<'_, f64>,
+    ) -> Result<()> {
+        let d = self.quantiser.dim;
+        if sum.quantiser != self.quantiser {
+            return Err(Error::DimensionMismatch {
+                what: "exact sum (another quantiser)",
+                expected: d,
+                got: sum.quantiser.dim,
+            });
+        }
+        crate::error::same_dim("out", d, out.len())?;
+        for (o, &s) in out.iter_mut().zip(sum.totals()) {
+            let k = s + self.grid.draw(rng)?;
+            *o = k as f64 * self.grid.gamma();
+        }
+        Ok(())
+    }
+}
+
+/// The exact-sum release for a clipped sum of contributions of norm `≤ clip` with noise
+/// `N(0, (σ·clip)²I)` in dimension `dim`, and the noise multiplier it is private as:
+/// `σ·clip / Δ` with `Δ` its [`SumRelease::sensitivity`] (`≤ clip + γ√d/2`). Calibrate with
+/// this multiplier (and record it in the ledger) so that the quantisation is accounted. Unlike
+/// [`crate::grid_multiplier`] the grid does not depend on the number of examples: the sum is
+/// exact whatever `n`.
+///
+/// # Privacy
+/// As [`SumRelease::mechanism`]: the Gaussian mechanism of std `σ·clip` and sensitivity `Δ`,
+/// i.e. multiplier `σ·clip/Δ`, with its noise discrete (Canonne, Kamath & Steinke 2020).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a multiplier or clip that is not finite and positive, or a
+/// noise std outside the grid's range.
+pub fn sum_multiplier(noise_multiplier: f64, clip: f64, dim: usize) -> Result<(SumRelease, f64)> {
+    let sigma = positive("noise_multiplier", noise_multiplier)?;
+    let clip = positive("clip", clip)?;
+    let std = positive("std", sigma * clip)?;
+    let release = SumRelease::new(std, clip, dim)?;
+    Ok((release, release.noise_multiplier()))
+}
+
+/// The noise multiplier of [`sum_multiplier`] and the release's discrete Gaussian, with the
+/// accounting crate's error type: what a calibration closure
+/// (`Fn(σ) -> dp_accounting::Result<Mechanism>`) needs so that the calibrated mechanism is the
+/// one [`crate::NoisyGd`] and [`crate::DpSgd`] record, `Mechanism::…(z, …)?.with_grid(grid)`.
+///
+/// # Privacy
+/// As [`sum_multiplier`].
+///
+/// # Errors
+/// As [`sum_multiplier`], as [`dp_accounting::Error::InvalidParameter`].
+pub fn sum_noise_multiplier(
+    noise_multiplier: f64,
+    clip: f64,
+    dim: usize,
+) -> dp_accounting::Result<(f64, GridGaussian)> {
+    sum_multiplier(noise_multiplier, clip, dim)
+        .and_then(|(release, z)| Ok((z, release.discrete_gaussian()?)))
+        .map_err(crate::noise::to_accounting)
+}
+
+#[cfg(test)]
+mod tests;
