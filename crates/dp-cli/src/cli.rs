@@ -309,6 +309,11 @@ pub(crate) struct TrainArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Read the training data block by block instead of loading it (ssp only: one pass over
+    /// its exact sufficient statistics, memory O(d²) plus a block); needs public bounds
+    /// (--x-bound, --y-bound) and no feature scaling. See the README.
+    #[arg(long)]
+    pub stream: bool,
 }
 
 impl TrainArgs {
