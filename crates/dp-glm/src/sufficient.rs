@@ -382,9 +382,12 @@ fn release<R: Rng + ?Sized>(
     let mut out = Array1::zeros(s.len());
     for (o, &v) in out.iter_mut().zip(s) {
         let r = if shift <= 0 {
-            let up = u32::try_from(-shift).unwrap_or(u32::MAX);
-            v.checked_mul(1i128.checked_shl(up).ok_or_else(|| too_large(v))?)
-                .ok_or_else(|| too_large(v))?
+            // A finer grid than the statistic's: an exact multiplication, refused past 2^52.
+            match (v, shift.unsigned_abs()) {
+                (0, _) => 0,
+                (_, up) if up > 52 => return Err(too_large(v)),
+                (_, up) => v.checked_mul(1i128 << up).ok_or_else(|| too_large(v))?,
+            }
         } else {
             round_shift(v, shift.unsigned_abs())
         };
@@ -500,5 +503,44 @@ mod tests {
             Err(Error::NonFinite { row: 7, .. })
         ));
         assert!(all.add_block(x.view(), array![1.0].view(), 0).is_err());
+    }
+
+    /// The releases land near the exact statistics, on the noise grid: noise of std 2^-20 on
+    /// a grid coarser than the statistics' unit, and of std 2^-76 (grid 2^-100) on a finer
+    /// one (small rows under `B_X = B_Y = 2^-20`: unit 2^-94).
+    #[test]
+    fn releases_are_the_statistics_plus_grid_noise() {
+        let x = array![[0.5, -0.25], [0.125, 1.0], [-3.0, 4.0]];
+        let y = array![2.0, -0.5, 10.0];
+        let mut s = SufficientStats::new(2, 5.0, 3.0).unwrap();
+        s.add_block(x.view(), y.view(), 0).unwrap();
+        let p = |e: i32| 2f64.powi(e);
+        let mut small = SufficientStats::new(2, p(-20), p(-20)).unwrap();
+        small
+            .add_block(array![[p(-40), -p(-41)]].view(), array![p(-41)].view(), 0)
+            .unwrap();
+        let mut rng = dp_optim::seeded_rng(1);
+        for (stats, std, upper, xty) in [
+            (&mut s, p(-20), vec![9.265625, -12.0, 17.0625], vec![-8.0625, 11.0]),
+            (
+                &mut small,
+                p(-76),
+                vec![p(-80), -p(-81), p(-82)],
+                vec![p(-81), -p(-82)],
+            ),
+        ] {
+            let grid = dp_optim::Noise::Gaussian { std }.on_grid(None).unwrap();
+            let a = stats.release_xtx(&grid, &mut rng).unwrap();
+            let b = stats.release_xty(&grid, &mut rng).unwrap();
+            for (got, want) in a.iter().chain(&b).zip(upper.iter().chain(&xty)) {
+                assert!((got - want).abs() < 8.0 * std, "{got} {want} at std {std}");
+                assert_eq!((got / grid.gamma()).fract(), 0.0);
+            }
+        }
+        // A grid so fine that the values leave its exact range: an error, not a number.
+        let grid = dp_optim::Noise::Gaussian { std: 2f64.powi(-200) }
+            .on_grid(None)
+            .unwrap();
+        assert!(s.release_xtx(&grid, &mut rng).is_err());
     }
 }
