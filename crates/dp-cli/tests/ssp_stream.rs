@@ -87,7 +87,10 @@ fn streamed_model_files_equal_the_in_memory_ones() {
             let with_stream: Vec<&str> = extra.iter().copied().chain(["--stream"]).collect();
             let (code, text, err) = train(&data, &streamed, &with_stream);
             assert_eq!(code, 0, "{name}: {err}");
-            assert!(text.contains("streamed") && text.contains("n = 3000"), "{text}");
+            assert!(
+                text.contains("streamed") && text.contains("n = 3000"),
+                "{text}"
+            );
             let (m, s) = (
                 std::fs::read_to_string(&mem).unwrap(),
                 std::fs::read_to_string(&streamed).unwrap(),

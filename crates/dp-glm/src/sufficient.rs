@@ -141,7 +141,9 @@ impl SufficientStats {
     /// `d(d+1)/2` totals exceed the learners' memory budget.
     pub fn new(d: usize, bound_x: f64, bound_y: f64) -> Result<Self> {
         if d == 0 {
-            return Err(Error::EmptyData { what: "no features" });
+            return Err(Error::EmptyData {
+                what: "no features",
+            });
         }
         let fx = FixedPoint::new("bound_x", bound_x)?;
         let fy = FixedPoint::new("bound_y", bound_y)?;
@@ -435,10 +437,17 @@ mod tests {
             // ⌊x²⌋ against an exact check: max_sq ≤ x² < max_sq + 1 in rationals, via
             // (x·2^25)² = m²·2^(2e+50) with an integer m.
             let sq = scaled * scaled;
-            assert!((f.max_sq as f64 - sq).abs() <= 1.0, "{b}: {} vs {sq}", f.max_sq);
+            assert!(
+                (f.max_sq as f64 - sq).abs() <= 1.0,
+                "{b}: {} vs {sq}",
+                f.max_sq
+            );
         }
         assert_eq!(floor_square(3.0 * 2f64.powi(26)), 9 * (1i128 << 52));
-        assert_eq!(floor_square(2f64.powi(27) + 0.5), (1i128 << 54) + (1i128 << 27));
+        assert_eq!(
+            floor_square(2f64.powi(27) + 0.5),
+            (1i128 << 54) + (1i128 << 27)
+        );
         assert!(FixedPoint::new("bound_x", 1e300).is_err());
         assert!(FixedPoint::new("bound_y", 0.0).is_err());
     }
@@ -490,10 +499,7 @@ mod tests {
         }
         assert_eq!(all.totals(), split.totals());
         // These values are exact on the grid: the Gram matrix is exact too (y clipped to 3).
-        assert_eq!(
-            all.gram(),
-            array![[9.265625, -12.0], [-12.0, 17.0625]]
-        );
+        assert_eq!(all.gram(), array![[9.265625, -12.0], [-12.0, 17.0625]]);
         let unit = all.fx.scale * all.fy.scale;
         let xty: Vec<f64> = all.totals().1.iter().map(|&v| v as f64 / unit).collect();
         assert_eq!(xty, [1.0 - 0.0625 - 9.0, -0.5 - 0.5 + 12.0]);
@@ -521,7 +527,12 @@ mod tests {
             .unwrap();
         let mut rng = dp_optim::seeded_rng(1);
         for (stats, std, upper, xty) in [
-            (&mut s, p(-20), vec![9.265625, -12.0, 17.0625], vec![-8.0625, 11.0]),
+            (
+                &mut s,
+                p(-20),
+                vec![9.265625, -12.0, 17.0625],
+                vec![-8.0625, 11.0],
+            ),
             (
                 &mut small,
                 p(-76),
@@ -538,9 +549,11 @@ mod tests {
             }
         }
         // A grid so fine that the values leave its exact range: an error, not a number.
-        let grid = dp_optim::Noise::Gaussian { std: 2f64.powi(-200) }
-            .on_grid(None)
-            .unwrap();
+        let grid = dp_optim::Noise::Gaussian {
+            std: 2f64.powi(-200),
+        }
+        .on_grid(None)
+        .unwrap();
         assert!(s.release_xtx(&grid, &mut rng).is_err());
     }
 }

@@ -174,7 +174,10 @@ fn streamed_errors_are_typed() {
     let r = ssp.fit_blocks(Vec::<Result<RowBlock, Broken>>::new(), &mut rng);
     assert!(matches!(r, Err(StreamError::Fit(Error::EmptyData { .. }))));
     let r = ssp.fit_blocks([Ok::<_, Broken>(block(2)), Ok(block(3))], &mut rng);
-    assert!(matches!(r, Err(StreamError::Fit(Error::ShapeMismatch { .. }))));
+    assert!(matches!(
+        r,
+        Err(StreamError::Fit(Error::ShapeMismatch { .. }))
+    ));
     let nan = RowBlock {
         x: ndarray::array![[0.0, f64::NAN]],
         y: Array1::zeros(1),

@@ -59,21 +59,19 @@ fn blocks<'p>(
     let path = a.data.clone();
     let mapped = blocks.map(move |b| {
         let mut b = b?;
-        b.x = prep.apply(b.x.view()).map_err(|e| dp_data::Error::DataMismatch {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        b.x = prep
+            .apply(b.x.view())
+            .map_err(|e| dp_data::Error::DataMismatch {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(b)
     });
     Ok((mapped, spec, names))
 }
 
 /// `dpglm train --stream` (module docs).
-pub(super) fn train(
-    a: &TrainArgs,
-    loss: Loss,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
+pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     if a.algorithm() != AlgorithmArg::Ssp {
         return Err(unsupported(&format!(
@@ -87,9 +85,7 @@ pub(super) fn train(
         unit_norm: matches!(a.preprocess, Some(PreprocessArg::UnitNorm)),
         bias: (a.bias != 0.0).then_some(a.bias),
     };
-    let row_bound = prep
-        .unit_norm
-        .then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
+    let row_bound = prep.unit_norm.then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
     let params = params_of(a);
     let needs = learner_of(a)?
         .needs(loss, row_bound, &params)
@@ -119,8 +115,12 @@ pub(super) fn train(
         ssp.budget.neighbouring = n.into();
     }
     match a.accountant {
-        Some(CalibrationAccountantArg::Pld) => ssp.budget.accountant = dp_accounting::AccountantKind::Pld,
-        Some(CalibrationAccountantArg::Rdp) => ssp.budget.accountant = dp_accounting::AccountantKind::Rdp,
+        Some(CalibrationAccountantArg::Pld) => {
+            ssp.budget.accountant = dp_accounting::AccountantKind::Pld
+        }
+        Some(CalibrationAccountantArg::Rdp) => {
+            ssp.budget.accountant = dp_accounting::AccountantKind::Rdp
+        }
         None => {}
     }
     ssp.public_n = a.public_n;
@@ -152,7 +152,15 @@ pub(super) fn train(
         None => None,
     };
     let report = model.privacy();
-    let statement = statement(a, report, noise_source, &bounds, &spec, &prep, model.coef().len());
+    let statement = statement(
+        a,
+        report,
+        noise_source,
+        &bounds,
+        &spec,
+        &prep,
+        model.coef().len(),
+    );
     let records = bounds
         .bounds()
         .iter()
