@@ -19,6 +19,9 @@ use crate::cli::{AlgorithmArg, CalibrationAccountantArg};
 /// Rows per block: 2^14 rows (12.6 MiB of `f64` at d = 100).
 const BLOCK_ROWS: usize = 1 << 14;
 
+/// The training rows, block by block.
+type Blocks<'p> = Box<dyn Iterator<Item = Result<dp_data::RowBlock, dp_data::Error>> + 'p>;
+
 /// A usage error for a flag `--stream` does not support.
 fn unsupported(what: &str) -> CliError {
     CliError::Usage(format!(
@@ -31,14 +34,7 @@ fn blocks<'p>(
     a: &TrainArgs,
     loss: Loss,
     prep: &'p Preprocessing,
-) -> Result<
-    (
-        impl Iterator<Item = Result<dp_data::RowBlock, dp_data::Error>> + 'p,
-        TableSpec,
-        Option<Vec<String>>,
-    ),
-    CliError,
-> {
+) -> Result<(Blocks<'p>, TableSpec, Option<Vec<String>>), CliError> {
     let schema = schema_of(a.label.as_deref(), &a.columns)?;
     if matches!(a.scale, Some(ScaleArg::Standard | ScaleArg::Minmax)) || !schema.scaling.is_empty()
     {
@@ -67,7 +63,7 @@ fn blocks<'p>(
             })?;
         Ok(b)
     });
-    Ok((mapped, spec, names))
+    Ok((Box::new(mapped), spec, names))
 }
 
 /// `dpglm train --stream` (module docs).
