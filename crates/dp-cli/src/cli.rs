@@ -235,7 +235,8 @@ pub(crate) struct TrainArgs {
     #[arg(long, conflicts_with = "batch_size")]
     pub sample_rate: Option<f64>,
     /// DP-SGD: the number of training rows as a public value N, used (for q = batch size/N and
-    /// the expected batch q·N) instead of the true count, which is private under add/remove.
+    /// the expected batch q·N) instead of the true count, which is private under add/remove;
+    /// ssp: sizes the noise grids and λ_min's allowance (more rows than N: refused).
     #[arg(long = "n", value_name = "N")]
     pub public_n: Option<usize>,
     /// Learning rate.
@@ -313,6 +314,11 @@ pub(crate) struct TrainArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Read the training data block by block instead of loading it (ssp only: one pass over
+    /// its exact sufficient statistics, memory O(d²) plus a block); needs public bounds
+    /// (--x-bound, --y-bound) and no feature scaling. See the README.
+    #[arg(long)]
+    pub stream: bool,
 }
 
 impl TrainArgs {

@@ -21,6 +21,8 @@ use crate::model_file::{
 };
 use crate::schema::{data_error, schema_of, task_of};
 
+mod stream;
+
 pub(crate) fn io(e: std::io::Error) -> CliError {
     CliError::Failure(format!("cannot write output: {e}"))
 }
@@ -839,6 +841,9 @@ pub(crate) fn train(
     check_applicable(a)?;
     check_out(a)?;
     let loss = loss_of(a)?;
+    if a.stream {
+        return stream::train(a, loss, out);
+    }
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = read(a, loss)?;

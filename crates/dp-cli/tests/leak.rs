@@ -405,7 +405,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         ),
         (
             "ssp-add",
-            vec!["--algorithm", "ssp", "--loss", "squared"],
+            vec!["--algorithm", "ssp", "--loss", "squared", "--n", "5000"],
             true,
         ),
     ];

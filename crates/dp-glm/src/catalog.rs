@@ -1043,6 +1043,7 @@ fn ssp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     l.budget = s.budget;
     set(&mut l.bound_x, s.x_bound);
     set(&mut l.bound_y, s.y_bound);
+    l.public_n = s.count("public_n")?;
     Ok(Box::new(l))
 }
 
@@ -1351,7 +1352,7 @@ pub static LEARNERS: &[Learner] = &[
         name: "ssp",
         doc: "Sufficient statistics perturbation (AdaSSP, Wang 2018).",
         losses: Losses::Squared,
-        params: &[X_BOUND, Y_BOUND],
+        params: &[X_BOUND, Y_BOUND, PUBLIC_N],
         default_budget: |_| Ssp::new(1.0, 1.0).budget,
         bounds: |c| c.x_and_y(),
         build: ssp,

@@ -1,11 +1,11 @@
 //! Sufficient-statistics perturbation for linear regression: AdaSSP (Wang 2018, UAI, Alg. 2).
 
 use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
-use dp_optim::numeric::project_to_ball;
+use dp_data::RowBlock;
 use dp_optim::{grid_multiplier, grid_noise_multiplier};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
-use ndarray::{Array1, Array2, ArrayView1, Axis};
+use ndarray::{Array1, Array2, ArrayView1};
 use rand::Rng;
 
 use super::{Budget, calibrate, positive, public_n_note, report};
@@ -13,6 +13,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::sufficient::{StreamError, SufficientStats};
 
 /// Private ridge regression by sufficient-statistics perturbation with an adaptive ridge:
 /// AdaSSP (Y.-X. Wang 2018, *Revisiting differentially private linear regression*, UAI,
@@ -35,16 +36,22 @@ use crate::model::LinearModel;
 /// The linear algebra is faer's (pure Rust, no system library).
 ///
 /// # Privacy
-/// Wang 2018, Alg. 2 and Thm 3 (three Gaussian releases), with the sensitivities of MATH §8,
-/// enforced by clipping so the guarantee holds for every input. Under add/remove of one row:
-/// the upper triangle (incl. the diagonal) of `XᵀX` changes by that of `xxᵀ`, L2 norm
-/// `≤ ‖x‖² ≤ B_X²`; `Xᵀy` by `xy`, `≤ B_X·B_Y`; `λ_min(XᵀX)` by `≤ B_X²` (Weyl; on the
-/// computed value see `smallest_eigenvalue`). Under
-/// replace-one every sensitivity is doubled (conservative). The three releases use the same
-/// noise multiplier `z` (σ_k = z·Δ_k), so they compose *exactly* into one Gaussian mechanism
-/// with ratio `√3/z` (MATH §2); `z` is calibrated for 3 such releases by the budget's
-/// accountant (default `exact`, add/remove) before the data is read, and the ledger of the
-/// three `Mechanism::gaussian(σ_k, Δ_k)` is priced again afterwards. The solve is
+/// Wang 2018, Alg. 2 and Thm 3 (three Gaussian releases), with the sensitivities of MATH §8
+/// for the values actually computed. `XᵀX` and `Xᵀy` are exact integer sums of the clipped
+/// rows quantised to a fixed-point grid with the bounds enforced on the integers
+/// ([`crate::sufficient`], whose § Privacy proves them): under add/remove of one row the
+/// upper triangle (incl. the diagonal) of `XᵀX` changes by exactly that of `x̂x̂ᵀ`, L2 norm
+/// `≤ ‖x̂‖² ≤ B_X²`, and `Xᵀy` by `x̂ŷ`, `≤ B_X·B_Y` — no floating-point term, whatever
+/// the order of the rows or the blocks they are read in. `λ_min` is computed in `f64` from
+/// the exact matrix; its sensitivity is `B_X²` (Weyl) plus an allowance for the rounding and
+/// the eigen-solver's error that grows with the row count ([`Ssp::lambda_sensitivity`],
+/// which states its assumption on the solver). Under replace-one `B_X²` and `B_X·B_Y` are
+/// doubled (conservative). The three releases use the same noise multiplier `z`
+/// (σ_k = z·Δ_k), so they compose *exactly* into one Gaussian mechanism with ratio `√3/z`
+/// (MATH §2); `z` is calibrated for 3 such releases by the budget's accountant (default
+/// `exact`, add/remove) from public values only (the bounds, `d`, the row count — the data's
+/// unless [`Ssp::public_n`] is given), and the ledger of the three grid-safe
+/// `Mechanism::gaussian(σ_k, Δ_k + slack_k)` is priced again afterwards. The solve is
 /// post-processing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ssp {
@@ -56,6 +63,19 @@ pub struct Ssp {
     pub budget: Budget,
     /// Failure probability `ρ ∈ (0, 1)` of the adaptive ridge (default 0.05).
     pub failure_prob: f64,
+    /// A public row count `N` (issue 10 §1): with it nothing the fit releases or records
+    /// depends on the data's count, which is private under add/remove — the noise grids are
+    /// sized for `N` rows and the eigen-solver's allowance in `λ_min`'s sensitivity uses `N`.
+    /// A data set with more than `N` rows is refused before anything is released (the
+    /// guarantee is stated for data sets of at most `N` rows). Without it the data's count is
+    /// used and treated as public, as the report notes.
+    pub public_n: Option<usize>,
+}
+
+/// The eigen-solver's assumed backward-error factor `p(d) = 16·d²` (see
+/// [`Ssp::lambda_sensitivity`]).
+fn eigen_backward_factor(d: usize) -> f64 {
+    16.0 * (d as f64) * (d as f64)
 }
 
 impl Ssp {
@@ -66,17 +86,14 @@ impl Ssp {
             bound_y,
             budget: Budget::new(1.0, 1e-5, AccountantKind::Exact, Neighbouring::AddRemove),
             failure_prob: 0.05,
+            public_n: None,
         }
     }
 
     budget_setter!();
 
-    /// Fits the model (squared loss).
-    ///
-    /// # Errors
-    /// Invalid bounds, failure probability or budget; an accountant that cannot analyse the
-    /// Gaussian; a non-finite result.
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    /// Checks the hyper-parameters and the budget (before any data is read).
+    fn check(&self) -> Result<(f64, f64)> {
         let bx = positive("bound_x", self.bound_x)?;
         let by = positive("bound_y", self.bound_y)?;
         let rho = self.failure_prob;
@@ -87,25 +104,166 @@ impl Ssp {
                 reason: "must be in (0, 1)",
             });
         }
+        if self.public_n == Some(0) {
+            return Err(Error::InvalidHyperParameter {
+                name: "public_n",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        self.budget.target()?;
+        Ok((bx, by))
+    }
+
+    /// Empty exact statistics for `d` features with this learner's bounds, to fill with
+    /// [`SufficientStats::add_block`] and fit with [`Ssp::fit_statistics`].
+    ///
+    /// # Errors
+    /// As [`Ssp::fit`] for the hyper-parameters; as [`SufficientStats::new`].
+    pub fn statistics(&self, d: usize) -> Result<SufficientStats> {
+        let (bx, by) = self.check()?;
+        SufficientStats::new(d, bx, by)
+    }
+
+    /// Fits the model (squared loss) on data in memory: [`Ssp::fit_statistics`] of the exact
+    /// statistics of `data`.
+    ///
+    /// # Errors
+    /// Invalid bounds, failure probability, public row count or budget; an accountant that
+    /// cannot analyse the Gaussian; a non-finite result.
+    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        let mut stats = self.statistics(data.n_features())?;
+        stats.add_block(data.x(), data.y(), 0)?;
+        self.fit_statistics(stats, rng)
+    }
+
+    /// Fits the model from a row-block source (e.g. [`dp_data::RowBlocks`], or
+    /// [`dp_data::LoadedData::blocks`] for data in memory), reading it once: memory is the
+    /// `O(d²)` statistics and one block. The model is bit-identical to [`Ssp::fit`]'s on the
+    /// same rows with the same generator, however the rows are split into blocks (the
+    /// statistics are exact integer sums).
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`Ssp::fit`], and [`Error::EmptyData`] for a source without rows,
+    /// [`Error::ShapeMismatch`] for blocks of different widths or without labels.
+    pub fn fit_blocks<R, I, E>(
+        &self,
+        blocks: I,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<E>>
+    where
+        R: Rng + ?Sized,
+        I: IntoIterator<Item = std::result::Result<RowBlock, E>>,
+        E: std::error::Error + 'static,
+    {
+        self.check()?;
+        let mut stats: Option<SufficientStats> = None;
+        let mut first_row = 0usize;
+        for block in blocks {
+            let block = block.map_err(StreamError::Source)?;
+            let s = match &mut stats {
+                Some(s) => s,
+                None => stats.insert(self.statistics(block.x.ncols())?),
+            };
+            s.add_block(block.x.view(), block.y.view(), first_row)?;
+            first_row = first_row.saturating_add(block.x.nrows());
+        }
+        let stats = stats.ok_or(Error::EmptyData { what: "no rows" })?;
+        Ok(self.fit_statistics(stats, rng)?)
+    }
+
+    /// The sensitivity of the released `λ_min` for `rows` rows at most, under the budget's
+    /// relation: `c·B_X² + 2η·(rows + 1)·B_X²` with `c` = 1 (add/remove) or 2 (replace-one)
+    /// and `η = u·(1 + p(d)(1 + u))`, `u = 2^-53`, `p(d) = 16d²`.
+    ///
+    /// # Privacy
+    /// `G` is the exact Gram matrix of the quantised rows ([`crate::sufficient`]); the exact
+    /// `λ_min(G)` moves by at most `‖x̂‖² ≤ B_X²` when one row is added or removed (Weyl's
+    /// inequality: `G' = G ± x̂x̂ᵀ`), `2B_X²` under replace-one. What is released is the value
+    /// computed in `f64`: `G_f = fl(G)` (each entry rounded, `‖G_f − G‖₂ ≤ ‖G_f − G‖_F ≤
+    /// u‖G‖_F`) and then faer's symmetric eigen-solver on `G_f`, **assumed** backward stable
+    /// with `‖E‖₂ ≤ p(d)·u·‖G_f‖₂` for `p(d) = 16d²` — the classical bound for Householder
+    /// tridiagonalisation followed by the implicit symmetric QR algorithm has this form with
+    /// a modest constant (Higham, *Accuracy and Stability of Numerical Algorithms*, §19.3 and
+    /// Thm 19.4: `r` reflections of length `m` give `r·γ̃_m`, here `r, m ≤ d`; Golub & Van
+    /// Loan, *Matrix Computations*, §8.3); faer states no constant, so `16d²` is our
+    /// assumption, not a proved fact about faer. Then by Weyl the computed value is within
+    /// `u‖G‖₂ + p(d)u(1+u)‖G‖₂ = η‖G‖₂` of `λ_min(G)`, and `‖G‖₂ ≤ tr G = Σ‖x̂_i‖² ≤ rows·B_X²`
+    /// for a data set of at most `rows` rows. So two neighbours (at most `rows + 1` rows)
+    /// give computed values at most `c·B_X² + 2η(rows + 1)B_X²` apart. The clamp at 0 is
+    /// 1-Lipschitz.
+    pub fn lambda_sensitivity(&self, rows: usize, d: usize) -> f64 {
+        let factor = match self.budget.neighbouring {
+            Neighbouring::AddRemove => 1.0,
+            Neighbouring::ReplaceOne => 2.0,
+        };
+        let u = f64::EPSILON / 2.0;
+        let eta = u * (1.0 + eigen_backward_factor(d) * (1.0 + u));
+        let b2 = self.bound_x * self.bound_x;
+        // Rounded up by a relative 1e-12 (far above the few roundings here).
+        (factor * b2 + 2.0 * eta * (rows as f64 + 1.0) * b2) * (1.0 + 1e-12)
+    }
+
+    /// Fits the model from exact statistics ([`Ssp::statistics`], filled with the data):
+    /// the three grid-safe Gaussian releases of the type docs and the ridge solve.
+    ///
+    /// # Errors
+    /// As [`Ssp::fit`]; [`Error::EmptyData`] for statistics without rows;
+    /// [`Error::InvalidHyperParameter`] for statistics made with other bounds, or more rows
+    /// than [`Ssp::public_n`].
+    pub fn fit_statistics<R: Rng + ?Sized>(
+        &self,
+        mut stats: SufficientStats,
+        rng: &mut R,
+    ) -> Result<LinearModel> {
+        let (bx, by) = self.check()?;
+        let rho = self.failure_prob;
+        if stats.bounds() != (bx, by) {
+            return Err(Error::InvalidHyperParameter {
+                name: "bound_x",
+                value: stats.bounds().0,
+                reason: "the statistics were clipped to other bounds than the learner's",
+            });
+        }
+        let rows_seen = usize::try_from(stats.n_samples()).unwrap_or(usize::MAX);
+        if rows_seen == 0 {
+            return Err(Error::EmptyData { what: "no rows" });
+        }
+        // The row count the release is sized for: the public one (refusing more rows, before
+        // anything is released), else the data's, treated as public.
+        let rows = match self.public_n {
+            Some(n) if rows_seen > n => {
+                return Err(Error::InvalidHyperParameter {
+                    name: "public_n",
+                    value: n as f64,
+                    reason: "the data has more rows than the public row count",
+                });
+            }
+            Some(n) => n,
+            None => rows_seen,
+        };
         let target = self.budget.target()?;
         let rel = self.budget.neighbouring;
         let factor = match rel {
             Neighbouring::AddRemove => 1.0,
             Neighbouring::ReplaceOne => 2.0,
         };
-        let (d_mat, d_vec, d_lam) = (factor * bx * bx, factor * bx * by, factor * bx * bx);
-        if !(d_mat.is_finite() && d_vec.is_finite() && d_mat > 0.0 && d_vec > 0.0) {
+        let d = stats.n_features();
+        let (d_mat, d_vec) = (factor * bx * bx, factor * bx * by);
+        let d_lam = self.lambda_sensitivity(rows, d);
+        if !(d_mat.is_finite() && d_vec.is_finite() && d_lam.is_finite()) {
             return Err(Error::InvalidHyperParameter {
                 name: "bound_x",
                 value: bx,
                 reason: "the sensitivities B_X², B_X·B_Y must be finite and > 0",
             });
         }
-        // Noise multiplier shared by the three releases (calibrated before reading the data).
+        // Noise multiplier shared by the three releases (calibrated from public values:
+        // the bounds, d and the row count).
         // Each release is grid-safe (dp_optim's noise docs): its rounding slack lowers its
         // effective multiplier; calibrate on the smallest of the three (each release's ε is
         // at most that one's), record each with its own slack.
-        let (d, rows) = (data.n_features(), data.n_samples());
         let releases = [(d_lam, 1), (d_mat, d * (d + 1) / 2), (d_vec, d)];
         // The discrete noise likewise: three releases priced as three of the largest
         // dimension and smallest grid parameter (the adjustment grows with both).
@@ -126,22 +284,11 @@ impl Ssp {
             releases.map(|(delta, dim)| grid_multiplier(z, delta, rows, dim));
         let (g_lam, g_mat, g_vec) = (g_lam?.0, g_mat?.0, g_vec?.0);
 
-        // Clipped data.
-        let mut x = data.x().to_owned();
-        for row in x.axis_iter_mut(Axis(0)) {
-            // Scaled by the largest entry first: a row whose norm overflows keeps its
-            // direction (bx/∞ would zero it).
-            project_to_ball(row, bx);
-        }
-        let y = data.y().mapv(|v| v.clamp(-by, by));
-        let gram = x.t().dot(&x);
-        let xty = x.t().dot(&y);
-        drop(x);
-
-        // Release 1: λ_min(XᵀX).
-        // The eigen-solver's error (see `smallest_eigenvalue`) is far below the debiasing
-        // shift σ_λ·√log(6/δ) subtracted next: λ̃_min ≤ λ_min still holds w.h.p.
+        // Release 1: λ_min(XᵀX), computed in f64 from the exact statistics (its error is in
+        // the sensitivity: `lambda_sensitivity`).
+        let gram = stats.gram();
         let lam_min = smallest_eigenvalue(&gram)?.max(0.0);
+        drop(gram);
         let shift = s_lam * (6.0 / target.delta()).ln().sqrt();
         let mut lam = ndarray::arr1(&[lam_min]);
         g_lam.add_to(rng, lam.view_mut())?;
@@ -150,13 +297,9 @@ impl Ssp {
         let c = s_mat * (df * (2.0 * df * df / rho).ln()).sqrt();
         let ridge = (c - lam_tilde).max(0.0);
 
-        // Release 2: XᵀX, noise on the upper triangle incl. the diagonal, mirrored.
-        let mut m = gram;
-        let mut upper: Array1<f64> = (0..d)
-            .flat_map(|i| (i..d).map(move |j| (i, j)))
-            .map(|ij| m[ij])
-            .collect();
-        g_mat.add_to(rng, upper.view_mut())?;
+        // Release 2: XᵀX, noise on the exact upper triangle incl. the diagonal, mirrored.
+        let upper = stats.release_xtx(&g_mat, rng)?;
+        let mut m = Array2::zeros((d, d));
         let mut k = 0;
         for i in 0..d {
             for j in i..d {
@@ -165,9 +308,10 @@ impl Ssp {
                 k += 1;
             }
         }
+        drop(upper);
         // Release 3: Xᵀy.
-        let mut b = xty;
-        g_vec.add_to(rng, b.view_mut())?;
+        let b = stats.release_xty(&g_vec, rng)?;
+        drop(stats);
 
         // Post-processing: solve (X̂ᵀX + λI) w = X̂ᵀy.
         let coef = solve_regularised(&m, ridge, b.view())?;
@@ -204,11 +348,23 @@ impl Ssp {
             "AdaSSP (Wang 2018, Alg. 2): three Gaussian releases with one noise multiplier, \
              composed exactly"
                 .to_string(),
+            "X^T X and X^T y are exact integer sums of the clipped rows quantised to a \
+             fixed-point grid (2^-28 of the bounds); lambda_min's sensitivity includes an \
+             allowance for the eigen-solver's floating-point error (assumed backward error \
+             16 d^2 u ||G||)"
+                .to_string(),
         ];
-        notes.extend(public_n_note(
-            rel,
-            "the noise grids of the released sums are sized for n",
-        ));
+        match self.public_n {
+            Some(n) => notes.push(format!(
+                "the noise grids and the eigen-solver allowance use the given public row count \
+                 n = {n}, not the data's"
+            )),
+            None => notes.extend(public_n_note(
+                rel,
+                "the noise grids of the released sums and the eigen-solver allowance in \
+                 lambda_min's sensitivity are sized for n",
+            )),
+        }
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(coef, 0.0, Loss::Squared, report)?.with_row_bound(bx)
     }
@@ -266,16 +422,9 @@ fn cholesky_solve(a: &Mat<f64>, b: ArrayView1<'_, f64>) -> Option<Array1<f64>> {
 /// self-adjoint eigenvalue solver (Householder tridiagonalisation, then a tridiagonal solver).
 ///
 /// # Privacy
-/// The result feeds a Gaussian release whose sensitivity `B_X²` (Weyl) is that of the exact
-/// `λ_min` (Wang 2018, Alg. 2). A backward-stable solver returns the exact eigenvalues of
-/// `A + E` with `‖E‖₂ ≤ p(d)·u·‖A‖₂` (`u = 2^-53`, `p` of modest polynomial growth: Higham,
-/// *Accuracy and Stability of Numerical Algorithms*, §19.3; Golub & Van Loan, *Matrix
-/// Computations*, §8.3), so the computed value is within that of the exact one — the order of
-/// the rounding of the Gram matrix's own sums, which, like every floating-point sum the crate
-/// releases, is not in the stated sensitivity (the Jacobi solver this replaced had the same
-/// status). An allowance `2·p(d)·u·n·B_X²` in the sensitivity would depend on `n`, private
-/// under add/remove (the report would reveal it), so none is added. The error is far below
-/// the debiasing shift `σ_λ√log(6/δ)`, so Wang's `λ̃_min ≤ λ_min` w.h.p. still holds.
+/// The result feeds a Gaussian release; its floating-point error is bounded under a stated
+/// assumption on the solver's backward error and added to that release's sensitivity
+/// ([`Ssp::lambda_sensitivity`]).
 ///
 /// # Errors
 /// As [`solve_regularised`].
