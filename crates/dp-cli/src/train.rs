@@ -955,6 +955,62 @@ pub(crate) fn train(
         Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
     };
+    let fit = Fit {
+        model,
+        bounds,
+        noise_source,
+        spec,
+        prep,
+        names: train.feature_names.clone(),
+        headline: String::new(),
+        streamed: false,
+    };
+    let diagnostics = NotPrivate {
+        n: data.n_samples(),
+        train: tr,
+        test,
+        seconds: start.elapsed().as_secs_f64(),
+        warnings,
+    };
+    release(a, fit, diagnostics, out)
+}
+
+/// What a fit hands to [`release`]: the model and the ledger's bounds, and the public
+/// settings the model file and the summary record.
+struct Fit {
+    model: LinearModel,
+    bounds: PrivateBounds,
+    noise_source: NoiseSource,
+    spec: TableSpec,
+    prep: Preprocessing,
+    names: Option<Vec<String>>,
+    /// Added to the summary's first line (how the data was read).
+    headline: String,
+    /// Whether the data was streamed (`--stream`), for the JSON answer.
+    streamed: bool,
+}
+
+/// Completes a fitted model with the pipeline, input and bounds, writes it to `--out`
+/// (atomically, only once ε and δ are finite), and prints the summary or the JSON answer
+/// with the not-private `diagnostics`.
+fn release(
+    a: &TrainArgs,
+    fit: Fit,
+    diagnostics: NotPrivate,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let Fit {
+        model,
+        bounds,
+        noise_source,
+        spec,
+        prep,
+        names,
+        headline,
+        streamed,
+    } = fit;
+    let loss = model.loss();
+    let d_in = model.coef().len() - prep.extra_columns();
     let report = model.privacy();
     let statement = statement(
         a,
@@ -963,7 +1019,7 @@ pub(crate) fn train(
         &bounds,
         &spec,
         &prep,
-        data.n_features(),
+        model.coef().len(),
     );
     let records = bounds
         .bounds()
@@ -980,7 +1036,7 @@ pub(crate) fn train(
     };
     let model = model
         .with_preprocessing(learned)
-        .and_then(|m| m.with_input(train.feature_names.clone(), Some(spec.clone())))
+        .and_then(|m| m.with_input(names, Some(spec)))
         .and_then(|m| m.with_bounds(records))
         .map_err(saved)?
         .with_noise_source(noise_source)
@@ -990,14 +1046,6 @@ pub(crate) fn train(
         write_atomically(path, &text)?;
     }
     let report = model.privacy();
-    let seconds = start.elapsed().as_secs_f64();
-    let diagnostics = NotPrivate {
-        n: data.n_samples(),
-        train: tr,
-        test,
-        seconds,
-        warnings,
-    };
     if a.json {
         // The public settings and what the mechanisms released (as in the model file), and
         // the contract's diagnostics computed from the data without noise, which
@@ -1005,7 +1053,7 @@ pub(crate) fn train(
         let mut v = json!({
             "algorithm": a.algorithm().name(),
             "loss": loss.name(),
-            "d": train.x.ncols(),
+            "d": d_in,
             "epsilon": epsilon,
             "delta": delta,
             "model": a.out.as_ref().map(|p| p.display().to_string()),
@@ -1014,6 +1062,7 @@ pub(crate) fn train(
             "bounds": model.bounds(),
             "statement": statement.text(),
             "scaling": prep.scaling,
+            "streamed": streamed,
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);
@@ -1022,9 +1071,8 @@ pub(crate) fn train(
     } else {
         writeln!(
             out,
-            "{} on {} features ({} loss)",
+            "{} on {d_in} features ({} loss){headline}",
             a.algorithm().name(),
-            train.x.ncols(),
             loss.name(),
         )
         .map_err(io)?;

@@ -147,39 +147,16 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
     };
-    let report = model.privacy();
-    let statement = statement(
-        a,
-        report,
+    let fit = Fit {
+        model,
+        bounds,
         noise_source,
-        &bounds,
-        &spec,
-        &prep,
-        model.coef().len(),
-    );
-    let records = bounds
-        .bounds()
-        .iter()
-        .map(|b| BoundRecord::of(b, given(a, &bound_flag(b.name))))
-        .collect();
-    let saved = |e: dp_glm::Error| CliError::Failure(format!("cannot save the model: {e}"));
-    let learned = Preprocessing {
-        row_bound: model.preprocessing().row_bound,
-        ..prep.clone()
+        spec,
+        prep,
+        names,
+        headline: format!(", streamed in blocks of {BLOCK_ROWS} rows"),
+        streamed: true,
     };
-    let model = model
-        .with_preprocessing(learned)
-        .and_then(|m| m.with_input(names, Some(spec.clone())))
-        .and_then(|m| m.with_bounds(records))
-        .map_err(saved)?
-        .with_noise_source(noise_source)
-        .with_algorithm(a.algorithm().name());
-    let text = model.to_json().map_err(saved)?;
-    if let Some(path) = &a.out {
-        write_atomically(path, &text)?;
-    }
-    let report = model.privacy();
-    let d_in = model.n_features_in();
     let diagnostics = NotPrivate {
         n,
         train: tr,
@@ -187,40 +164,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         seconds: start.elapsed().as_secs_f64(),
         warnings: Vec::new(),
     };
-    if a.json {
-        let mut v = json!({
-            "algorithm": a.algorithm().name(),
-            "loss": loss.name(),
-            "d": d_in,
-            "epsilon": finite("epsilon spent", report.epsilon)?,
-            "delta": finite("delta spent", report.delta)?,
-            "model": a.out.as_ref().map(|p| p.display().to_string()),
-            "noise_source": noise_source_json(noise_source),
-            "private_release": noise_source.is_private_release(),
-            "bounds": model.bounds(),
-            "statement": statement.text(),
-            "scaling": Value::Null,
-            "streamed": true,
-        });
-        if let Value::Object(m) = &mut v {
-            m.extend(diagnostics.to_json()?);
-        }
-        writeln!(out, "{v}").map_err(io)?;
-    } else {
-        writeln!(
-            out,
-            "ssp on {d_in} features (squared loss), streamed in blocks of {BLOCK_ROWS} rows"
-        )
-        .map_err(io)?;
-        write!(out, "{report}").map_err(io)?;
-        for b in bounds.bounds() {
-            let origin = bound_origin(a, b);
-            writeln!(out, "  bound {} = {}: {origin}", b.name, b.value).map_err(io)?;
-        }
-        writeln!(out, "  noise source: {noise_source}").map_err(io)?;
-        write!(out, "{statement}{diagnostics}").map_err(io)?;
-    }
-    Ok(())
+    release(a, fit, diagnostics, out)
 }
 
 /// The test file, read into memory with the training pipeline and the preprocessing.
