@@ -177,9 +177,13 @@ fn parse_repro(args: &[String]) -> Result<Task, UsageError> {
                     Some(v) => v,
                     None => it.next().map(String::as_str).unwrap_or(""),
                 };
-                let n = value.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                    UsageError(format!("`--threads` needs an integer >= 1, got `{value}`"))
-                })?;
+                let n = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| {
+                        UsageError(format!("`--threads` needs an integer >= 1, got `{value}`"))
+                    })?;
                 if out.threads.replace(n).is_some() {
                     return Err(UsageError("`--threads` given twice".to_owned()));
                 }

@@ -70,8 +70,14 @@ mod tests {
 
     #[test]
     fn labels_find_their_paper() {
-        assert_eq!(paper_of("001 Table 2").map(|p| p.short), Some("Redberg et al. 2023"));
-        assert_eq!(paper_of("004 (noisy projected GD)").map(|p| p.number), Some("004"));
+        assert_eq!(
+            paper_of("001 Table 2").map(|p| p.short),
+            Some("Redberg et al. 2023")
+        );
+        assert_eq!(
+            paper_of("004 (noisy projected GD)").map(|p| p.number),
+            Some("004")
+        );
         assert!(paper_of("005 Fig. 1").is_none());
         assert!(paper_of("").is_none());
         assert!(PAPERS.windows(2).all(|w| w[0].number < w[1].number));

@@ -162,10 +162,12 @@ impl Table {
     pub fn to_markdown(&self) -> String {
         let numeric = |j: usize| {
             !self.rows.is_empty()
-                && self
-                    .rows
-                    .iter()
-                    .all(|r| matches!(r.get(j), Some(Cell::Int(_) | Cell::Number(_) | Cell::Param(_))))
+                && self.rows.iter().all(|r| {
+                    matches!(
+                        r.get(j),
+                        Some(Cell::Int(_) | Cell::Number(_) | Cell::Param(_))
+                    )
+                })
         };
         let mut out = format!(
             "| {} |\n",

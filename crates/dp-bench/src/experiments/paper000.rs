@@ -92,7 +92,8 @@ impl Experiment for Fig2Dimension {
             let runs = (0..noises.len() * per_noise)
                 .into_par_iter()
                 .map(|k| {
-                    let (noise, lr) = (noises[k / per_noise], rates[k % per_noise / seeds as usize]);
+                    let (noise, lr) =
+                        (noises[k / per_noise], rates[k % per_noise / seeds as usize]);
                     let seed = (k % seeds as usize) as u64;
                     let mut learner = DpSgd::new(Loss::Logistic).budget(EPSILON, DELTA);
                     learner.batch_size = 250;

@@ -12,7 +12,7 @@ use dp_optim::{Lbfgs, UpdateRule, seeded_rng};
 use rayon::prelude::*;
 
 use super::synthetic::glm;
-use crate::data::{ADULT_SPLIT_SEED, LoadedData, PaperDataset};
+use crate::data::{ADULT_SPLIT_SEED, LoadedData, PaperDataset, Split, adult_rows, adult_split};
 use crate::error::Result;
 use crate::experiment::{Artifact, Experiment, RunContext};
 use crate::figure::{Figure, Series};
@@ -193,35 +193,40 @@ struct Prepared {
 }
 
 /// Loads and prepares `dataset`, with its non-private accuracy (and, for Adult, the range of
-/// that accuracy over [`SPLITS`] other random splits, fitted in parallel).
+/// that accuracy over [`SPLITS`] other random splits: the files read once, the splits fitted
+/// in parallel).
 fn prepare_dataset(data_dir: &Path, dataset: PaperDataset) -> Result<Prepared> {
-    let split = dataset.load(data_dir, ADULT_SPLIT_SEED)?;
-    let (train, test) = (prepare(&split.train)?, prepare(&split.test)?);
-    let non_private = non_private_accuracy(&train, &test)?;
-    let split_range = match dataset {
-        PaperDataset::Adult => {
-            let accuracies = (1..=SPLITS)
-                .into_par_iter()
-                .map(|seed| {
-                    let other = dataset.load(data_dir, ADULT_SPLIT_SEED + seed)?;
-                    non_private_accuracy(&prepare(&other.train)?, &prepare(&other.test)?)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Some(
-                accuracies
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &a| {
-                        (lo.min(a), hi.max(a))
-                    }),
-            )
-        }
-        _ => None,
+    let prepared = |split: Split| -> Result<(Dataset, Dataset, f64)> {
+        let (train, test) = (prepare(&split.train)?, prepare(&split.test)?);
+        let non_private = non_private_accuracy(&train, &test)?;
+        Ok((train, test, non_private))
     };
+    if dataset != PaperDataset::Adult {
+        let (train, test, non_private) = prepared(dataset.load(data_dir, ADULT_SPLIT_SEED)?)?;
+        return Ok(Prepared {
+            train,
+            test,
+            non_private,
+            split_range: None,
+        });
+    }
+    let rows = adult_rows(data_dir)?;
+    let mut splits = (0..=SPLITS)
+        .into_par_iter()
+        .map(|k| prepared(adult_split(rows.clone(), ADULT_SPLIT_SEED + k)))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
+    let (train, test, non_private) = splits
+        .next()
+        .ok_or_else(|| crate::Error::Experiment("no Adult split".into()))?;
+    let split_range = splits.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, _, a)| {
+        (lo.min(a), hi.max(a))
+    });
     Ok(Prepared {
         train,
         test,
         non_private,
-        split_range,
+        split_range: Some(split_range),
     })
 }
 
