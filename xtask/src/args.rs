@@ -280,6 +280,7 @@ mod tests {
             only: Some("fig1".to_owned()),
             out: Some("/tmp/r".to_owned()),
             list: false,
+            threads: None,
         };
         assert_eq!(
             p(&["repro", "--full", "--only", "fig1", "--out", "/tmp/r"]),

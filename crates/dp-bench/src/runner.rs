@@ -461,7 +461,7 @@ fn scrub(text: &str, options: &RunOptions) -> String {
         add(dir, format!("${DATA_ENV}"));
     }
     // Longest first, so that a directory inside another is replaced whole.
-    dirs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    dirs.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
     let mut out = text.to_owned();
     for (dir, name) in dirs {
         out = out.replace(&dir, &name);
@@ -503,9 +503,10 @@ fn write_index(
             Status::Skipped(_) => "skipped",
             Status::Failed(_) => "**FAILED**",
         };
+        let cite = paper_of(&o.paper).map_or(String::new(), |p| format!(" ({})", p.short));
         let _ = writeln!(
             md,
-            "| [`{}`](#{}) | {} | {status} | {} |",
+            "| [`{}`](#{}) | {}{cite} | {status} | {} |",
             o.id,
             o.id,
             markdown_cell(&o.paper),
@@ -519,10 +520,11 @@ fn write_index(
     std::fs::write(path, md).map_err(|e| Error::io(path, e))
 }
 
+/// A runtime in seconds, always to two decimals (one format for the whole page).
 fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
-    if s < 1.0 {
-        format!("{:.1} ms", s * 1e3)
+    if s < 0.005 {
+        "< 0.01 s".to_owned()
     } else {
         format!("{s:.2} s")
     }
