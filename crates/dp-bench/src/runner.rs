@@ -450,9 +450,10 @@ fn scrub(text: &str, options: &RunOptions) -> String {
     let mut add = |dir: &Path, name: String| {
         let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
         for d in [dir.to_owned(), canonical] {
-            let shown = d.display().to_string();
-            if !shown.is_empty() && shown != "." {
-                dirs.push((shown, name.clone()));
+            // Only absolute and upward paths say where the run happened; a plain relative
+            // name (`results`) stays, and must not be replaced inside ordinary words.
+            if d.is_absolute() || d.starts_with("..") {
+                dirs.push((d.display().to_string(), name.clone()));
             }
         }
     };
@@ -561,7 +562,30 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::civil_from_days;
+    use super::*;
+
+    #[test]
+    fn scrub_replaces_only_the_runs_directories() {
+        let tmp = std::env::temp_dir();
+        let options = RunOptions {
+            out_dir: PathBuf::from("results"),
+            data_dir: Some(tmp.join("staged-data")),
+            ..RunOptions::default()
+        };
+        let text = format!(
+            "the results are in results/x.csv; missing {}",
+            tmp.join("staged-data/adult/adult.data").display()
+        );
+        assert_eq!(
+            scrub(&text, &options),
+            "the results are in results/x.csv; missing $DPGLM_DATA/adult/adult.data"
+        );
+        let upward = RunOptions {
+            data_dir: Some(PathBuf::from("../shared/data")),
+            ..options
+        };
+        assert_eq!(scrub("in ../shared/data/x", &upward), "in $DPGLM_DATA/x");
+    }
 
     #[test]
     fn dates() {
