@@ -10,9 +10,11 @@ pub const USAGE: &str = "\
 Usage: cargo xtask <task> [flags]
 
 Tasks:
-  repro [--quick|--full] [--only ID] [--out DIR] [--list]
+  repro [--quick|--full] [--only ID] [--out DIR] [--threads N] [--list]
         Regenerate the papers' figures and tables (default: --quick --out results).
         Index of the results: <DIR>/index.md. Installs OpenBLAS if missing (root).
+        --threads N: worker threads (default: RAYON_NUM_THREADS, else one per CPU); the
+        numbers do not depend on it.
   test [--no-blas] [--quick] [--no-python]
         fmt check, clippy (-D warnings), rustdoc (-D warnings), cargo test without BLAS,
         cargo test with BLAS, then the Python package: a virtual environment in
@@ -81,6 +83,8 @@ pub struct ReproArgs {
     pub out: Option<String>,
     /// `--list`: list the experiments and exit.
     pub list: bool,
+    /// `--threads N`: worker threads for `dp-repro` (a positive integer).
+    pub threads: Option<usize>,
 }
 
 /// A command line that does not parse; `cargo xtask` exits with code 2.
@@ -169,6 +173,22 @@ fn parse_repro(args: &[String]) -> Result<Task, UsageError> {
                 mode = Some(m);
             }
             "--list" => out.list = true,
+            "--threads" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => it.next().map(String::as_str).unwrap_or(""),
+                };
+                let n = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| {
+                        UsageError(format!("`--threads` needs an integer >= 1, got `{value}`"))
+                    })?;
+                if out.threads.replace(n).is_some() {
+                    return Err(UsageError("`--threads` given twice".to_owned()));
+                }
+            }
             "--only" | "--out" => {
                 let value = match inline {
                     Some(v) => v,
@@ -261,6 +281,7 @@ mod tests {
             only: Some("fig1".to_owned()),
             out: Some("/tmp/r".to_owned()),
             list: false,
+            threads: None,
         };
         assert_eq!(
             p(&["repro", "--full", "--only", "fig1", "--out", "/tmp/r"]),
@@ -281,6 +302,27 @@ mod tests {
             p(&["repro", "--quick", "--quick"]),
             Ok(Task::Repro(ReproArgs::default()))
         );
+    }
+
+    #[test]
+    fn repro_threads() {
+        let want = |n| {
+            Ok(Task::Repro(ReproArgs {
+                threads: Some(n),
+                ..ReproArgs::default()
+            }))
+        };
+        assert_eq!(p(&["repro", "--threads", "2"]), want(2));
+        assert_eq!(p(&["repro", "--threads=1"]), want(1));
+        for bad in [
+            &["repro", "--threads"][..],
+            &["repro", "--threads", "0"],
+            &["repro", "--threads", "two"],
+            &["repro", "--threads=-1"],
+            &["repro", "--threads", "2", "--threads", "3"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

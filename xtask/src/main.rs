@@ -376,6 +376,9 @@ fn repro(r: &ReproArgs) -> Result<()> {
         if let Some(id) = &r.only {
             cmd.args(["--only", id]);
         }
+        if let Some(n) = r.threads {
+            cmd.arg("--threads").arg(n.to_string());
+        }
         cmd.arg("--out").arg(&out);
     }
     // dp-repro runs experiments on rayon workers, some of which call BLAS: OpenBLAS's own

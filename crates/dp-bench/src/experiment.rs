@@ -125,8 +125,12 @@ pub trait Experiment: Sync {
     /// What it reproduces, e.g. `"001 Fig. 3"` (paper number as in `shared/papers`).
     fn paper(&self) -> &'static str;
 
-    /// One line on what the result shows.
+    /// One sentence on what the result shows (the setting and the methods compared).
     fn description(&self) -> &'static str;
+
+    /// One sentence on how to read the result: what to look at and what the paper's claim
+    /// predicts there.
+    fn reading(&self) -> &'static str;
 
     /// Whether the experiment reads datasets from [`RunContext::data_dir`]. When it does and no
     /// data directory was found, the runner skips it instead of running it.
@@ -312,7 +316,7 @@ pub const DATA_ENV: &str = "DPGLM_DATA";
 pub(crate) fn no_data_message() -> String {
     format!(
         "no data directory found: set {DATA_ENV} to the directory holding the datasets \
-         (or place them in ../shared/data next to the workspace)"
+         (see `dp-repro --help`)"
     )
 }
 

@@ -68,6 +68,40 @@ pub(crate) fn human_number(v: f64, digits: usize) -> String {
     }
 }
 
+/// A measured number for a table: exactly `digits` significant digits (trailing zeros kept,
+/// so that a column reads with one precision), exponent notation when very large or small.
+pub(crate) fn significant(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return csv_number(v);
+    }
+    let digits = digits.max(1);
+    if v == 0.0 {
+        return format!("{v:.prec$}", prec = digits - 1);
+    }
+    // Round first: 99.996 to 4 digits is 100.0, whose magnitude is one more.
+    let rounded: f64 = format!("{v:.prec$e}", prec = digits - 1)
+        .parse()
+        .unwrap_or(v);
+    let magnitude = rounded.abs().log10().floor();
+    if (-3.0..6.0).contains(&magnitude) {
+        // `magnitude` is a small integer here, so the cast is exact.
+        let decimals = (digits as i64 - 1 - magnitude as i64).max(0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.prec$e}", prec = digits - 1)
+    }
+}
+
+/// A set parameter (ε, δ, a size) as given: the shortest form that reads back to the value,
+/// `1e-5` rather than `0.00001` for small and `1e7` for large values.
+pub(crate) fn parameter(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-3..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        csv_number(v).trim_end_matches(".0").to_owned()
+    }
+}
+
 fn trim_zeros(s: String) -> String {
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
@@ -115,6 +149,23 @@ mod tests {
         assert_eq!(human_number(1e-7, 4), "1e-7");
         assert_eq!(human_number(2.5e9, 4), "2.5e9");
         assert_eq!(human_number(0.0, 4), "0");
+    }
+
+    #[test]
+    fn significant_digits_and_parameters() {
+        assert_eq!(significant(95.3, 4), "95.30");
+        assert_eq!(significant(0.129, 4), "0.1290");
+        assert_eq!(significant(-0.07472, 4), "-0.07472");
+        assert_eq!(significant(99.996, 4), "100.0");
+        assert_eq!(significant(84.0, 4), "84.00");
+        assert_eq!(significant(1234.5678, 4), "1235");
+        assert_eq!(significant(2.5e-5, 4), "2.500e-5");
+        assert_eq!(significant(0.0, 4), "0.000");
+        assert_eq!(parameter(0.1), "0.1");
+        assert_eq!(parameter(8.0), "8");
+        assert_eq!(parameter(1e-5), "1e-5");
+        assert_eq!(parameter(36_176.0), "36176");
+        assert_eq!(parameter(f64::INFINITY), "inf");
     }
 
     #[test]

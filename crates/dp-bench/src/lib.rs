@@ -24,6 +24,7 @@ mod experiment;
 mod experiments;
 mod figure;
 mod format;
+mod papers;
 mod plot;
 mod runner;
 mod table;
@@ -36,6 +37,7 @@ pub use experiment::{
 };
 pub use experiments::registry;
 pub use figure::{Figure, Legend, RefLine, Series, Style};
+pub use papers::{PAPERS, Paper, paper_of};
 pub use runner::{INDEX_FILE, Outcome, RunOptions, Status, Summary, run_all, run_experiments};
 pub use table::{Cell, Table};
 

@@ -15,6 +15,7 @@ use crate::experiment::{
     locate_data_dir, no_data_message,
 };
 use crate::format::{check_id, markdown_cell};
+use crate::papers::{PAPERS, paper_of};
 
 /// Name of the index file written in the output directory.
 pub const INDEX_FILE: &str = "index.md";
@@ -270,7 +271,7 @@ fn run_one(
         }
     };
     let elapsed = start.elapsed();
-    let entry = experiment_markdown(exp, &status, elapsed, &body);
+    let entry = scrub(&experiment_markdown(exp, &status, elapsed, &body), options);
     let outcome = Outcome {
         id: id.to_owned(),
         title: exp.title().to_owned(),
@@ -348,7 +349,14 @@ fn experiment_markdown(
     let mut md = String::new();
     let _ = writeln!(md, "<a id=\"{}\"></a>\n", exp.id());
     let _ = writeln!(md, "## `{}` — {}\n", exp.id(), exp.title());
-    let _ = writeln!(md, "*Reproduces:* {}. {}\n", exp.paper(), exp.description());
+    let cite = paper_of(exp.paper()).map_or(String::new(), |p| format!(" ({})", p.short));
+    let _ = writeln!(
+        md,
+        "*Reproduces:* {}{cite}. {}\n",
+        exp.paper(),
+        exp.description()
+    );
+    let _ = writeln!(md, "*How to read it:* {}\n", exp.reading());
     match status {
         Status::Ok => {
             let _ = writeln!(md, "*Status:* ok — runtime {}\n", seconds(elapsed));
@@ -396,19 +404,70 @@ fn index_header(options: &RunOptions) -> String {
             let _ = writeln!(md, "- `{var}={v}`");
         }
     }
+    // The page names no directory outside the output: where the data lives is the reader's
+    // own setting.
     let data = match (&options.data_dir, std::env::var_os(DATA_ENV)) {
-        (Some(dir), _) => dir.display().to_string(),
-        (None, Some(v)) => format!(
-            "none (`{DATA_ENV}={}` is not a directory)",
-            v.to_string_lossy()
-        ),
-        (None, None) => "none".to_owned(),
+        (Some(_), Some(_)) => format!("found (the directory named by `{DATA_ENV}`)"),
+        (Some(_), None) => "found (the default location beside the workspace)".to_owned(),
+        (None, Some(_)) => format!("none (`{DATA_ENV}` is not a directory)"),
+        (None, None) => format!("none (`{DATA_ENV}` is not set)"),
     };
-    let _ = writeln!(md, "- Data directory: {data}");
+    let _ = writeln!(md, "- Datasets: {data}");
     if !options.only.is_empty() {
         let _ = writeln!(md, "- Selection: {}", options.only.join(", "));
     }
+    md.push_str(&papers_key());
     md
+}
+
+/// The key from paper numbers to authors and titles, and how to read the page.
+fn papers_key() -> String {
+    let mut md = String::from(
+        "\n## The papers\n\nExperiment ids and the *Reproduces* lines start with the paper's \
+         number:\n\n| No. | Authors | Title | Venue |\n|---|---|---|---|\n",
+    );
+    for p in &PAPERS {
+        let _ = writeln!(
+            md,
+            "| {} | {} | *{}* | {} |",
+            p.number, p.authors, p.title, p.venue
+        );
+    }
+    md.push_str(
+        "\nEach experiment below says what it reproduces and how to read it; figures link \
+         their data. CSV files hold every number in full precision; tables on this page show \
+         measured values to 4 significant digits and set parameters (ε, δ, sizes) as given.\n\n\
+         ## Summary\n\n",
+    );
+    md
+}
+
+/// `text` with the run's directories replaced by names that mean something to a reader of
+/// the page: the output directory by `.` and the data directory by `$DPGLM_DATA` (error
+/// messages name the files they failed on).
+fn scrub(text: &str, options: &RunOptions) -> String {
+    let mut dirs: Vec<(String, String)> = Vec::new();
+    let mut add = |dir: &Path, name: String| {
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+        for d in [dir.to_owned(), canonical] {
+            // Only absolute and upward paths say where the run happened; a plain relative
+            // name (`results`) stays, and must not be replaced inside ordinary words.
+            if d.is_absolute() || d.starts_with("..") {
+                dirs.push((d.display().to_string(), name.clone()));
+            }
+        }
+    };
+    add(&options.out_dir, ".".to_owned());
+    if let Some(dir) = &options.data_dir {
+        add(dir, format!("${DATA_ENV}"));
+    }
+    // Longest first, so that a directory inside another is replaced whole.
+    dirs.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
+    let mut out = text.to_owned();
+    for (dir, name) in dirs {
+        out = out.replace(&dir, &name);
+    }
+    out
 }
 
 fn write_index(
@@ -431,7 +490,7 @@ fn write_index(
     let state = if complete { "complete" } else { "in progress" };
     let _ = writeln!(
         md,
-        "- Run {state}: {} experiments, {failed} failed, {skipped} skipped, {}\n",
+        "Run {state}: {} experiments, {failed} failed, {skipped} skipped, {}.\n",
         outcomes.len(),
         seconds(elapsed)
     );
@@ -445,9 +504,10 @@ fn write_index(
             Status::Skipped(_) => "skipped",
             Status::Failed(_) => "**FAILED**",
         };
+        let cite = paper_of(&o.paper).map_or(String::new(), |p| format!(" ({})", p.short));
         let _ = writeln!(
             md,
-            "| [`{}`](#{}) | {} | {status} | {} |",
+            "| [`{}`](#{}) | {}{cite} | {status} | {} |",
             o.id,
             o.id,
             markdown_cell(&o.paper),
@@ -461,10 +521,11 @@ fn write_index(
     std::fs::write(path, md).map_err(|e| Error::io(path, e))
 }
 
+/// A runtime in seconds, always to two decimals (one format for the whole page).
 fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
-    if s < 1.0 {
-        format!("{:.1} ms", s * 1e3)
+    if s < 0.005 {
+        "< 0.01 s".to_owned()
     } else {
         format!("{s:.2} s")
     }
@@ -501,7 +562,30 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::civil_from_days;
+    use super::*;
+
+    #[test]
+    fn scrub_replaces_only_the_runs_directories() {
+        let tmp = std::env::temp_dir();
+        let options = RunOptions {
+            out_dir: PathBuf::from("results"),
+            data_dir: Some(tmp.join("staged-data")),
+            ..RunOptions::default()
+        };
+        let text = format!(
+            "the results are in results/x.csv; missing {}",
+            tmp.join("staged-data/adult/adult.data").display()
+        );
+        assert_eq!(
+            scrub(&text, &options),
+            "the results are in results/x.csv; missing $DPGLM_DATA/adult/adult.data"
+        );
+        let upward = RunOptions {
+            data_dir: Some(PathBuf::from("../shared/data")),
+            ..options
+        };
+        assert_eq!(scrub("in ../shared/data/x", &upward), "in $DPGLM_DATA/x");
+    }
 
     #[test]
     fn dates() {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::{check_id, csv_field, csv_number, human_number, markdown_cell};
+use crate::format::{check_id, csv_field, csv_number, markdown_cell, parameter, significant};
 
 /// Significant digits of numbers in the Markdown rendering (the CSV keeps full precision).
 const MARKDOWN_DIGITS: usize = 4;
@@ -15,8 +15,12 @@ pub enum Cell {
     Text(String),
     /// An integer (counts, seeds, dimensions).
     Int(i64),
-    /// A real number, written in full precision to CSV and rounded in Markdown.
+    /// A measured real number, written in full precision to CSV and to 4 significant digits
+    /// (trailing zeros kept) in Markdown.
     Number(f64),
+    /// A set parameter (ε, δ, a radius): full precision in CSV, the shortest exact form in
+    /// Markdown (`0.1`, `8`, `1e-5`).
+    Param(f64),
 }
 
 impl Cell {
@@ -24,7 +28,7 @@ impl Cell {
         match self {
             Self::Text(s) => csv_field(s),
             Self::Int(i) => i.to_string(),
-            Self::Number(v) => csv_number(*v),
+            Self::Number(v) | Self::Param(v) => csv_number(*v),
         }
     }
 
@@ -32,7 +36,8 @@ impl Cell {
         match self {
             Self::Text(s) => markdown_cell(s),
             Self::Int(i) => i.to_string(),
-            Self::Number(v) => human_number(*v, MARKDOWN_DIGITS),
+            Self::Number(v) => significant(*v, MARKDOWN_DIGITS),
+            Self::Param(v) => parameter(*v),
         }
     }
 }
@@ -152,15 +157,17 @@ impl Table {
         std::fs::write(path, self.to_csv()).map_err(|e| Error::io(path, e))
     }
 
-    /// The table as a GitHub-flavoured Markdown table (numbers to 4 significant digits,
-    /// numeric columns right-aligned).
+    /// The table as a GitHub-flavoured Markdown table (measured numbers to 4 significant
+    /// digits, parameters as given, numeric columns right-aligned).
     pub fn to_markdown(&self) -> String {
         let numeric = |j: usize| {
             !self.rows.is_empty()
-                && self
-                    .rows
-                    .iter()
-                    .all(|r| matches!(r.get(j), Some(Cell::Int(_) | Cell::Number(_))))
+                && self.rows.iter().all(|r| {
+                    matches!(
+                        r.get(j),
+                        Some(Cell::Int(_) | Cell::Number(_) | Cell::Param(_))
+                    )
+                })
         };
         let mut out = format!(
             "| {} |\n",

@@ -59,13 +59,17 @@ fn run_on(threads: usize, only: &[&str]) -> Vec<(PathBuf, String)> {
     files
 }
 
-/// Two randomised experiments (trials averaged by `mean_over`, noisy gradients), run side by
-/// side: byte-identical CSVs on 1 and 3 threads.
+/// Three randomised experiments (trials averaged by `mean_over`, flat (ε, seed) tasks, noisy
+/// gradients), run side by side: byte-identical CSVs on 1 and 3 threads.
 #[test]
 fn parallel_run_writes_the_serial_numbers() {
-    let only = ["002-excess-risk", "004-error-vs-t"];
+    let only = [
+        "002-excess-risk",
+        "003-grid-search-vs-oracle",
+        "004-error-vs-t",
+    ];
     let serial = run_on(1, &only);
-    assert!(serial.len() >= 2, "{serial:?}");
+    assert!(serial.len() >= 4, "{serial:?}");
     let parallel = run_on(3, &only);
     assert_eq!(serial.len(), parallel.len());
     for ((p, a), (q, b)) in serial.iter().zip(&parallel) {

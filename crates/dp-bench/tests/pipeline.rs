@@ -5,8 +5,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_bench::{
-    Artifact, Cell, Error, Experiment, Figure, Legend, Mode, ProgressMode, Result, RunContext,
-    RunOptions, Series, Status, Table, registry, run_all, run_experiments,
+    Artifact, Cell, Error, Experiment, Figure, Legend, Mode, PAPERS, ProgressMode, Result,
+    RunContext, RunOptions, Series, Status, Table, paper_of, registry, run_all, run_experiments,
 };
 
 /// A fresh, empty directory under the system temp dir.
@@ -251,6 +251,7 @@ fn full_registry_run_indexes_every_experiment() {
     assert!(index.contains("- Mode: quick"));
     assert!(index.contains("- BLAS: none"));
     assert!(index.contains("nproc"));
+    reads_for_an_outsider(&index);
     let experiments = registry();
     assert!(!experiments.is_empty());
     assert_eq!(summary.outcomes.len(), experiments.len());
@@ -289,6 +290,61 @@ fn full_registry_run_indexes_every_experiment() {
             );
         }
     }
+}
+
+/// The index names every paper by its authors and title, and no directory outside the
+/// output (the runs write under the system's temp directory and may read data elsewhere).
+fn reads_for_an_outsider(index: &str) {
+    for p in &PAPERS {
+        let first_author = p.authors.split(',').next().unwrap_or_default();
+        assert!(
+            index.contains(&format!("| {} | {}", p.number, p.authors)),
+            "no key entry for paper {}",
+            p.number
+        );
+        assert!(index.contains(first_author) && index.contains(p.title));
+    }
+    for bad in ["/work", "/home", "/tmp", "../"] {
+        assert!(!index.contains(bad), "index contains {bad:?}:\n{index}");
+    }
+    let temp = std::env::temp_dir().display().to_string();
+    assert!(!index.contains(&temp), "index names {temp}");
+    // Every experiment section says what it reproduces, citing the paper, and how to read it.
+    for exp in registry() {
+        let paper = paper_of(exp.paper()).expect("every experiment names a known paper");
+        assert!(index.contains(&format!(
+            "*Reproduces:* {} ({}). {}",
+            exp.paper(),
+            paper.short,
+            exp.description()
+        )));
+        assert!(index.contains(&format!("*How to read it:* {}", exp.reading())));
+    }
+}
+
+/// An experiment that fails on a data directory without the datasets names the missing file
+/// in its error; the index shows it relative to `$DPGLM_DATA`, not as an absolute path.
+#[test]
+fn failures_do_not_leak_local_paths_into_the_index() {
+    let out = temp_dir("paths");
+    let data = temp_dir("empty-data");
+    let options = RunOptions {
+        only: vec!["001-table2-amp-vs-dpsgd".to_owned()],
+        data_dir: Some(data.clone()),
+        ..options(&out)
+    };
+    let summary = run_all(&options).expect("run");
+    let Status::Failed(why) = &summary.outcomes[0].status else {
+        panic!("{:?}", summary.outcomes[0].status);
+    };
+    assert!(why.contains(&data.display().to_string()), "{why}");
+    let index = read(&summary.index);
+    assert!(index.contains("$DPGLM_DATA/"), "{index}");
+    for bad in ["/work", "/home", "/tmp", "../"] {
+        assert!(!index.contains(bad), "index contains {bad:?}:\n{index}");
+    }
+    assert!(!index.contains(&data.display().to_string()));
+    assert!(index.contains("| 003 | Raman Arora, Raef Bassily"));
 }
 
 #[test]
@@ -348,6 +404,9 @@ impl Experiment for Scripted {
     fn description(&self) -> &'static str {
         "a scripted test experiment"
     }
+    fn reading(&self) -> &'static str {
+        "read it as a test"
+    }
     fn needs_data(&self) -> bool {
         matches!(self, Self::NeedsData)
     }
@@ -402,7 +461,7 @@ fn failing_experiments_are_reported_and_others_still_run() {
     assert!(index.contains("[fig.csv](t-good/fig.csv)"));
     assert!(index.contains("a note for the reader"));
     assert!(
-        index.contains("| answer | 42 |"),
+        index.contains("| answer | 42.00 |"),
         "table not inlined:\n{index}"
     );
 }

@@ -26,7 +26,7 @@ mod preprocess;
 pub use checksum::{StagedFile, VerifiedFile, sha256_hex, staged_files, verify_checksums};
 pub use dp_data::{LoadedData, Split};
 pub use paper::{
-    ADULT_SPLIT_SEED, COD_RNA_RADIUS, PaperDataset, adult, adult_rows, cod_rna, synthetic_h,
-    synthetic_l,
+    ADULT_SPLIT_SEED, COD_RNA_RADIUS, PaperDataset, adult, adult_rows, adult_split, cod_rna,
+    synthetic_h, synthetic_l,
 };
 pub use preprocess::{clip_entries, normalize_rows, project_rows_to_ball};

@@ -477,9 +477,15 @@ pub fn adult_rows(data_dir: &Path) -> Result<LoadedData> {
 ///
 /// As [`adult_rows`].
 pub fn adult(data_dir: &Path, seed: u64) -> Result<Split> {
-    let all = adult_rows(data_dir)?.shuffled(seed);
+    Ok(adult_split(adult_rows(data_dir)?, seed))
+}
+
+/// [`adult`]'s split of rows already read by [`adult_rows`]: for several splits, the files are
+/// read once.
+pub fn adult_split(rows: LoadedData, seed: u64) -> Split {
+    let all = rows.shuffled(seed);
     let n_train = iyengar_train_size(all.n_samples());
-    Ok(all.split_at(n_train))
+    all.split_at(n_train)
 }
 
 /// `int(0.8 * n)`, as Iyengar et al.'s `gridsearch.py` computes it.

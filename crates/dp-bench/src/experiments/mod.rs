@@ -5,6 +5,7 @@ mod paper001;
 mod paper001_table2;
 mod paper002;
 mod paper003;
+mod paper003_selection;
 mod paper004;
 mod synthetic;
 
@@ -22,6 +23,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(paper001_table2::Table2Accuracy),
         Box::new(paper002::ExcessRisk),
         Box::new(paper003::NoisyGdVsJl),
+        Box::new(paper003_selection::GridSearchVsOracle),
         Box::new(paper004::ErrorVsSteps),
     ]
 }

@@ -2,6 +2,8 @@
 //! against DP-SGD tuned without accounting ("dishonest") and DP-SGD tuned honestly
 //! (Papernot & Steinke), on Adult, Synthetic-L and Synthetic-H.
 
+use std::path::Path;
+
 use dp_accounting::AccountantKind;
 use dp_glm::preprocess::Pipeline;
 use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
@@ -10,7 +12,7 @@ use dp_optim::{Lbfgs, UpdateRule, seeded_rng};
 use rayon::prelude::*;
 
 use super::synthetic::glm;
-use crate::data::{ADULT_SPLIT_SEED, LoadedData, PaperDataset};
+use crate::data::{ADULT_SPLIT_SEED, LoadedData, PaperDataset, Split, adult_rows, adult_split};
 use crate::error::Result;
 use crate::experiment::{Artifact, Experiment, RunContext};
 use crate::figure::{Figure, Series};
@@ -63,21 +65,16 @@ struct Estimate {
     se: f64,
 }
 
-/// The mean and standard error (sample standard deviation / √trials) of `f` over the trials.
-fn estimate(trials: u64, f: impl Fn(u64) -> Result<f64> + Sync + Send) -> Result<Estimate> {
-    // Trials in parallel, collected in trial order (each seeded from its index by `f`): the
-    // serial run's numbers.
-    let values = (0..trials)
-        .into_par_iter()
-        .map(f)
-        .collect::<Result<Vec<_>>>()?;
+/// The mean and standard error (sample standard deviation / √trials) of the trials' values,
+/// summed in trial order.
+fn estimate(values: &[f64]) -> Estimate {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    Ok(Estimate {
+    Estimate {
         mean,
         se: (var / n).sqrt(),
-    })
+    }
 }
 
 /// Test accuracy (%) of non-private logistic regression with scikit-learn's default ridge
@@ -186,73 +183,126 @@ const COMPARED: [(usize, usize, &str); 3] = [
     (3, 2, "DP-SGD honest"),
 ];
 
-/// The four methods' accuracies at each ε on one dataset.
-fn dataset_rows(
-    ctx: &mut RunContext,
-    dataset: PaperDataset,
-    s: &Settings,
-) -> Result<DatasetResults> {
-    let split = dataset.load(ctx.require_data()?, ADULT_SPLIT_SEED)?;
-    let (train, test) = (prepare(&split.train)?, prepare(&split.test)?);
-    let non_private = non_private_accuracy(&train, &test)?;
-    let split_range = match dataset {
-        PaperDataset::Adult => {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for seed in 1..=SPLITS {
-                let other = dataset.load(ctx.require_data()?, ADULT_SPLIT_SEED + seed)?;
-                let a = non_private_accuracy(&prepare(&other.train)?, &prepare(&other.test)?)?;
-                (lo, hi) = (lo.min(a), hi.max(a));
-            }
-            Some((lo, hi))
-        }
-        _ => None,
+/// One dataset ready for the trials.
+struct Prepared {
+    train: Dataset,
+    test: Dataset,
+    non_private: f64,
+    /// Adult only: the non-private accuracy's range over other random 80/20 splits.
+    split_range: Option<(f64, f64)>,
+}
+
+/// Loads and prepares `dataset`, with its non-private accuracy (and, for Adult, the range of
+/// that accuracy over [`SPLITS`] other random splits: the files read once, the splits fitted
+/// in parallel).
+fn prepare_dataset(data_dir: &Path, dataset: PaperDataset) -> Result<Prepared> {
+    let prepared = |split: Split| -> Result<(Dataset, Dataset, f64)> {
+        let (train, test) = (prepare(&split.train)?, prepare(&split.test)?);
+        let non_private = non_private_accuracy(&train, &test)?;
+        Ok((train, test, non_private))
     };
-    let sgd = |eps: f64| {
+    if dataset != PaperDataset::Adult {
+        let (train, test, non_private) = prepared(dataset.load(data_dir, ADULT_SPLIT_SEED)?)?;
+        return Ok(Prepared {
+            train,
+            test,
+            non_private,
+            split_range: None,
+        });
+    }
+    let rows = adult_rows(data_dir)?;
+    let mut splits = (0..=SPLITS)
+        .into_par_iter()
+        .map(|k| prepared(adult_split(rows.clone(), ADULT_SPLIT_SEED + k)))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
+    let (train, test, non_private) = splits
+        .next()
+        .ok_or_else(|| crate::Error::Experiment("no Adult split".into()))?;
+    let split_range = splits.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, _, a)| {
+        (lo.min(a), hi.max(a))
+    });
+    Ok(Prepared {
+        train,
+        test,
+        non_private,
+        split_range: Some(split_range),
+    })
+}
+
+/// Test accuracy (%) of method `method` (an index into [`METHODS`]) at `ε = EPSILONS[e]` in
+/// trial `t`, seeded from `(e, method, t)` alone: one independent task.
+fn trial(p: &Prepared, s: &Settings, e: usize, method: usize, t: u64) -> Result<f64> {
+    let eps = EPSILONS[e];
+    let seed0 = 10_000 * (1 + e as u64);
+    let sgd = || {
         let mut l = DpSgd::new(Loss::Logistic).budget(eps, DELTA);
-        l.batch_size = 256.min(train.n_samples() / 4);
+        l.batch_size = 256.min(p.train.n_samples() / 4);
         l.epochs = s.epochs;
         l.clip = 2f64.sqrt();
         l.update = UpdateRule::adam();
         l.budget.accountant = AccountantKind::Rdp;
         l
     };
-    let grid = rates(s.grid);
-    let mut rows = Vec::new();
-    for eps in EPSILONS {
-        let seed0 = 10_000 * (1 + rows.len() as u64);
-        let amp_with = |kind, offset| {
-            estimate(s.trials, |t| {
-                let m = glm(amp(eps, kind).fit(&train, &mut seeded_rng(seed0 + offset + t)))?;
-                Ok(accuracy(&m, &test))
-            })
-        };
-        let not_accounted = estimate(s.trials, |t| {
-            let tuning = TuningWithoutPrivacyAccounting::new(sgd(eps), grid.clone());
-            Ok(accuracy(
-                &glm(tuning.fit(&train, &mut seeded_rng(seed0 + 200 + t)))?,
-                &test,
-            ))
-        })?;
-        let honest = estimate(s.trials, |t| {
-            let tuning = HonestTuning::new(sgd(eps), grid.clone(), poisson_mean(s.grid));
-            Ok(accuracy(
-                &glm(tuning.fit(&train, &mut seeded_rng(seed0 + 300 + t)))?,
-                &test,
-            ))
-        })?;
-        rows.push([
-            amp_with(AccountantKind::Rdp, 0)?,
-            amp_with(AccountantKind::Pld, 100)?,
-            not_accounted,
-            honest,
-        ]);
-        ctx.progress().step(&format!("{dataset}: ε = {eps}"));
-    }
-    Ok(DatasetResults {
-        rows,
-        non_private,
-        split_range,
-    })
+    let model = match method {
+        0 => amp(eps, AccountantKind::Rdp).fit(&p.train, &mut seeded_rng(seed0 + t)),
+        1 => amp(eps, AccountantKind::Pld).fit(&p.train, &mut seeded_rng(seed0 + 100 + t)),
+        2 => TuningWithoutPrivacyAccounting::new(sgd(), rates(s.grid))
+            .fit(&p.train, &mut seeded_rng(seed0 + 200 + t)),
+        _ => HonestTuning::new(sgd(), rates(s.grid), poisson_mean(s.grid))
+            .fit(&p.train, &mut seeded_rng(seed0 + 300 + t)),
+    };
+    Ok(accuracy(&glm(model)?, &p.test))
+}
+
+/// The four methods' accuracies at each ε on every dataset. Every (dataset, ε, method, trial)
+/// is an independent task on the rayon pool; the trials are then reduced in trial order, so
+/// the numbers are those of a serial run.
+fn all_results(
+    ctx: &mut RunContext,
+    datasets: &[PaperDataset],
+    s: &Settings,
+) -> Result<Vec<DatasetResults>> {
+    let data_dir = ctx.require_data()?.to_owned();
+    let prepared = datasets
+        .par_iter()
+        .map(|&d| prepare_dataset(&data_dir, d))
+        .collect::<Result<Vec<_>>>()?;
+    ctx.progress().step("datasets prepared");
+    let trials = s.trials as usize;
+    let per_eps = METHODS.len() * trials;
+    let per_dataset = EPSILONS.len() * per_eps;
+    let values = (0..prepared.len() * per_dataset)
+        .into_par_iter()
+        .map(|k| {
+            let (d, e, m, t) = (
+                k / per_dataset,
+                k % per_dataset / per_eps,
+                k % per_eps / trials,
+                k % trials,
+            );
+            trial(&prepared[d], s, e, m, t as u64)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    ctx.progress().step("trials");
+    Ok(prepared
+        .into_iter()
+        .zip(values.chunks(per_dataset))
+        .map(|(p, by_eps)| DatasetResults {
+            rows: by_eps
+                .chunks(per_eps)
+                .map(|by_method| {
+                    let mut row = [Estimate { mean: 0.0, se: 0.0 }; 4];
+                    for (cell, values) in row.iter_mut().zip(by_method.chunks(trials)) {
+                        *cell = estimate(values);
+                    }
+                    row
+                })
+                .collect(),
+            non_private: p.non_private,
+            split_range: p.split_range,
+        })
+        .collect())
 }
 
 /// Why a cell beyond the noise band differs from the paper, from what the run measured.
@@ -319,6 +369,13 @@ impl Experiment for Table2Accuracy {
          every compared cell with its noise band, and why those beyond it differ."
     }
 
+    fn reading(&self) -> &'static str {
+        "Read each row of the first table across: the paper's claim is that AMP is competitive \
+         with DP-SGD tuned without accounting and beats DP-SGD once its tuning is paid for \
+         (honest), most at small ε; the second table marks each cell that differs from the \
+         paper by more than our noise band, and the note below it says why."
+    }
+
     fn needs_data(&self) -> bool {
         true
     }
@@ -335,14 +392,13 @@ impl Experiment for Table2Accuracy {
             PaperDataset::SyntheticL,
             PaperDataset::SyntheticH,
         ];
-        ctx.progress()
-            .set_steps((datasets.len() * EPSILONS.len()) as u64);
+        ctx.progress().set_steps(2);
         let mut table = Table::new(
             "table2",
             "Test accuracy (%), mean over trials",
             [
                 "dataset",
-                "epsilon",
+                "ε",
                 METHODS[0],
                 METHODS[1],
                 METHODS[2],
@@ -358,7 +414,7 @@ impl Experiment for Table2Accuracy {
             "Ours against the paper, per cell: mean ± standard error over our trials",
             [
                 "dataset",
-                "epsilon",
+                "ε",
                 "method",
                 "ours",
                 "standard error",
@@ -370,8 +426,7 @@ impl Experiment for Table2Accuracy {
         );
         let mut beyond = Vec::new();
         let mut artifacts = Vec::new();
-        for dataset in datasets {
-            let results = dataset_rows(ctx, dataset, &s)?;
+        for (dataset, results) in datasets.into_iter().zip(all_results(ctx, &datasets, &s)?) {
             let paper = paper_numbers(dataset);
             let mut fig = Figure::new(
                 format!("accuracy-vs-epsilon-{dataset}"),
@@ -389,7 +444,7 @@ impl Experiment for Table2Accuracy {
                 fig = fig.with_series(Series::line_with_points(*name, pts));
             }
             for (i, (&eps, row)) in EPSILONS.iter().zip(&results.rows).enumerate() {
-                let mut cells = vec![Cell::Text(dataset.to_string()), Cell::Number(eps)];
+                let mut cells = vec![Cell::Text(dataset.to_string()), Cell::Param(eps)];
                 cells.extend(row.iter().map(|e| Cell::Number(e.mean)));
                 cells.push(Cell::Number(results.non_private));
                 for m in 0..3 {
@@ -409,7 +464,7 @@ impl Experiment for Table2Accuracy {
                     let out = diff.abs() > band;
                     versus.push_row(vec![
                         Cell::Text(dataset.to_string()),
-                        Cell::Number(eps),
+                        Cell::Param(eps),
                         Cell::Text(name.into()),
                         Cell::Number(e.mean),
                         Cell::Number(e.se),
@@ -505,7 +560,7 @@ mod tests {
 
     #[test]
     fn estimates_and_reasons() -> Result<()> {
-        let e = estimate(4, |t| Ok([1.0, 2.0, 3.0, 6.0][t as usize]))?;
+        let e = estimate(&[1.0, 2.0, 3.0, 6.0]);
         // mean 3, sample variance (4 + 1 + 0 + 9)/3 = 14/3, se = √(14/3/4).
         assert!((e.mean - 3.0).abs() < 1e-15 && (e.se - (14.0f64 / 12.0).sqrt()).abs() < 1e-15);
         let results = |non_private, split_range| DatasetResults {

@@ -129,6 +129,12 @@ impl Experiment for ExcessRisk {
          against d."
     }
 
+    fn reading(&self) -> &'static str {
+        "On log–log axes a method's slope is its rate: the paper's claim is that DP-AMBSSGD \
+         follows the dashed rate σ²d/N + σ²d²/(ε²N²), falling like 1/N as N grows and rising \
+         with d; the note explains why it sits above DP-SGD and AdaSSP at these sizes."
+    }
+
     fn run(&self, ctx: &mut RunContext) -> Result<Vec<Artifact>> {
         let quick = ctx.mode().is_quick();
         let seeds = if quick { 2 } else { 5 };

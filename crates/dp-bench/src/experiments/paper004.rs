@@ -37,6 +37,12 @@ impl Experiment for ErrorVsSteps {
          calibration, R = 4, d = 10) against T, beside the notes' bound RG/√T + RGσ√(d+1)/n."
     }
 
+    fn reading(&self) -> &'static str {
+        "The measured curve must stay below the dashed bound at every T; it falls like 1/√T \
+         and then flattens at the privacy noise floor instead of rising again, because exact \
+         composition makes the privacy term independent of T."
+    }
+
     fn run(&self, ctx: &mut RunContext) -> Result<Vec<Artifact>> {
         let quick = ctx.mode().is_quick();
         let (n, seeds) = if quick { (2_000, 3) } else { (10_000, 10) };
@@ -91,7 +97,7 @@ impl Experiment for ErrorVsSteps {
         .with_series(Series::line("bound RG/√T + RGσ√(d+1)/n", bound).dashed());
         Ok(vec![Artifact::figure(fig).with_note(format!(
             "Logistic data with rows in the unit ball and ‖θ*‖ = 3, constraint ball R = {RADIUS}; \
-             G = {g:.3} is the self-bounding gradient bound (MATH §9), σ = {sigma:.3} the \
+             G = {g:.3} is the gradient bound from the loss's self-bounding property |φ'| ≤ √(2Hφ), σ = {sigma:.3} the \
              one-Gaussian noise multiplier the T steps compose to. With exact composition the \
              privacy term of the notes' bound does not depend on T (T steps of √T-times larger \
              noise compose to one Gaussian), so the error falls like 1/√T to a noise floor \
