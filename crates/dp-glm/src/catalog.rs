@@ -1500,10 +1500,16 @@ mod tests {
     /// same on data with one row more: nothing but the coefficients depends on the true n.
     #[test]
     fn with_public_n_the_report_does_not_depend_on_the_true_n() {
+        let first = (0..400).collect::<Vec<_>>();
         let class = classification(401, 3, 31);
-        let fewer = class.select_rows(&(0..400).collect::<Vec<_>>()).unwrap();
+        let reg = regression(401, 3, 32);
+        let (fewer_class, fewer_reg) = (
+            class.select_rows(&first).unwrap(),
+            reg.select_rows(&first).unwrap(),
+        );
         let mut p = Params::new();
-        p.set("public_n", Value::Count(400));
+        // The public count bounds the true one (SSP refuses more rows than it).
+        p.set("public_n", Value::Count(401));
         p.set("neighbouring", Value::Choice("add-remove".into()));
         p.set("x_bound", Value::Real(1.0));
         p.set("y_bound", Value::Real(1.0));
@@ -1513,12 +1519,12 @@ mod tests {
             for name in p.names().filter(|n| l.uses(n)) {
                 q.set(name, p.get(name).unwrap().clone());
             }
-            let loss = if l.name == "nonconvex-dp-gd" {
-                Loss::Savage
-            } else {
-                Loss::Logistic
+            let (loss, fewer, all) = match l.losses {
+                Losses::Squared => (Loss::Squared, &fewer_reg, &reg),
+                Losses::Any if l.name == "nonconvex-dp-gd" => (Loss::Savage, &fewer_class, &class),
+                Losses::Any => (Loss::Logistic, &fewer_class, &class),
             };
-            let (a, b) = (fit(l.name, loss, &q, &fewer), fit(l.name, loss, &q, &class));
+            let (a, b) = (fit(l.name, loss, &q, fewer), fit(l.name, loss, &q, all));
             let (ra, rb) = (a.privacy(), b.privacy());
             assert_eq!(ra.neighbouring, Neighbouring::AddRemove, "{}", l.name);
             assert_eq!(
@@ -1528,7 +1534,7 @@ mod tests {
                 l.name
             );
             assert!(
-                ra.notes.iter().any(|n| n.contains("n = 400")),
+                ra.notes.iter().any(|n| n.contains("n = 401")),
                 "{}: {:?}",
                 l.name,
                 ra.notes
