@@ -81,15 +81,17 @@ pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> Resu
             reason: "must be >= 1",
         });
     }
-    let whole = num / den;
-    let mut i: u128 = 0;
-    while i < whole {
+    // One Bernoulli(e^{−1}) per whole unit of γ, subtracting the unit after each success: the
+    // same draws in the same order as computing `⌊γ⌋` and `γ mod 1` by division, without the
+    // two `u128` divisions (the loop runs at most as often as the draws succeed).
+    let mut rest = num;
+    while rest >= den {
         if !bernoulli_exp_unit(rng, 1, 1)? {
             return Ok(false);
         }
-        i += 1;
+        rest -= den;
     }
-    bernoulli_exp_unit(rng, num % den, den)
+    bernoulli_exp_unit(rng, rest, den)
 }
 
 /// One draw of the discrete Laplace law with integer scale `t ≥ 1`:
@@ -162,32 +164,64 @@ fn floor_sqrt_ratio(p: u128, q: u128) -> u128 {
 /// [`Error::InvalidParameter`] for `p = 0` or `q = 0`, or an arithmetic overflow (see the
 /// module docs).
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, p: u128, q: u128) -> Result<i128> {
-    if p == 0 || q == 0 {
-        return Err(Error::InvalidParameter {
-            name: "sigma",
-            value: 0.0,
-            reason: "the discrete Gaussian's variance p/q needs p, q >= 1",
-        });
-    }
-    let t = floor_sqrt_ratio(p, q) + 1;
-    let sigma = (p as f64 / q as f64).sqrt();
-    let den = t
-        .checked_mul(t)
-        .and_then(|tt| tt.checked_mul(p))
-        .and_then(|v| v.checked_mul(q))
-        .and_then(|v| v.checked_mul(2))
-        .ok_or_else(|| overflow(sigma))?;
-    loop {
-        let y = discrete_laplace(rng, t)?;
-        let scaled = y
-            .unsigned_abs()
+    DiscreteGaussian::new(p, q)?.sample(rng)
+}
+
+/// The discrete Gaussian `N_ℤ(0, p/q)` of [`discrete_gaussian`] with its proposal scale and
+/// acceptance denominator computed once, for many draws at one scale (a release draws one per
+/// coordinate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiscreteGaussian {
+    p: u128,
+    q: u128,
+    /// The discrete Laplace proposal's scale `t = ⌊σ⌋ + 1`.
+    t: u128,
+    /// The acceptance exponent's denominator `2·p·q·t²`.
+    den: u128,
+}
+
+impl DiscreteGaussian {
+    /// The law `N_ℤ(0, p/q)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for `p = 0` or `q = 0`, or `2·p·q·t²` beyond `u128`.
+    pub fn new(p: u128, q: u128) -> Result<Self> {
+        if p == 0 || q == 0 {
+            return Err(Error::InvalidParameter {
+                name: "sigma",
+                value: 0.0,
+                reason: "the discrete Gaussian's variance p/q needs p, q >= 1",
+            });
+        }
+        let t = floor_sqrt_ratio(p, q) + 1;
+        let den = t
             .checked_mul(t)
+            .and_then(|tt| tt.checked_mul(p))
             .and_then(|v| v.checked_mul(q))
-            .ok_or_else(|| overflow(sigma))?;
-        let gap = scaled.abs_diff(p);
-        let num = gap.checked_mul(gap).ok_or_else(|| overflow(sigma))?;
-        if bernoulli_exp(rng, num, den)? {
-            return Ok(y);
+            .and_then(|v| v.checked_mul(2))
+            .ok_or_else(|| overflow(p as f64 / q as f64))?;
+        Ok(Self { p, q, t, den })
+    }
+
+    /// One draw (CKS Alg. 3, as [`discrete_gaussian`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for an arithmetic overflow (see the module docs).
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
+        let Self { p, q, t, den } = *self;
+        let too_big = || overflow((p as f64 / q as f64).sqrt());
+        loop {
+            let y = discrete_laplace(rng, t)?;
+            let scaled = y
+                .unsigned_abs()
+                .checked_mul(t)
+                .and_then(|v| v.checked_mul(q))
+                .ok_or_else(too_big)?;
+            let gap = scaled.abs_diff(p);
+            let num = gap.checked_mul(gap).ok_or_else(too_big)?;
+            if bernoulli_exp(rng, num, den)? {
+                return Ok(y);
+            }
         }
     }
 }
