@@ -400,7 +400,7 @@ mod tests {
     /// Pearson χ² of uniform integers against the uniform pmf: `[0, n)` for small `n`, and
     /// for `n = 3·2^62` (where a quarter of the words is rejected, exercising the rejection
     /// branch of Lemire's method) the three thirds `[j·2^62, (j+1)·2^62)`, which have
-    /// probability exactly 1/3 each; above `2^64`, the halves of `[0, 3·2^64)` at `2^64·1.5`.
+    /// probability exactly 1/3 each; above `2^64`, the thirds of `[0, 3·2^64)` (two-word draws).
     /// Each call fails falsely with probability 1e-6 (`assert_chi2`).
     #[test]
     fn uniform_integers_are_uniform() {
