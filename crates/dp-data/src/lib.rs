@@ -15,6 +15,8 @@
 //! - [`read_csv`], [`read_libsvm`], [`read_npy`] / [`read_npy_2d`] / [`read_npy_1d`] /
 //!   [`read_npy_dataset`]: the individual readers; [`read_csv_bytes`], [`read_libsvm_bytes`],
 //!   [`read_npy_bytes`]: the same readers on bytes in memory.
+//! - [`read_libsvm_sparse`] / [`read_libsvm_sparse_bytes`]: LIBSVM into compressed sparse rows
+//!   ([`CsrData`]), memory growing with the non-zero entries rather than `n × d`.
 //! - [`Schema`], [`TableSpec`], [`read_table`], [`read_training_data`],
 //!   [`read_scoring_data`]: the column pipeline (module [`schema`]); [`draft_schema`] drafts a
 //!   schema from a file for a person to review (what it reads from the data is not private).
@@ -75,7 +77,9 @@ pub use blocks::{RowBlock, RowBlocks};
 pub use csv::{read_csv, read_csv_bytes};
 pub use draft::{MAX_DRAFT_LEVELS, draft_schema};
 pub use error::{Error, Result};
-pub use libsvm::{read_libsvm, read_libsvm_bytes};
+pub use libsvm::{
+    CsrData, read_libsvm, read_libsvm_bytes, read_libsvm_sparse, read_libsvm_sparse_bytes,
+};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use parquet::{ParquetColumn, write_parquet};
 pub use schema::{
