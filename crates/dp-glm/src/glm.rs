@@ -705,24 +705,12 @@ impl ClippedSum for GlmObjective<'_> {
         theta: ArrayView1<'_, f64>,
         batch: Option<&[usize]>,
         clip: f64,
-        mut out: ArrayViewMut1<'_, f64>,
+        out: ArrayViewMut1<'_, f64>,
     ) {
         let clip = if clip >= 0.0 { clip } else { 0.0 };
-        match batch {
-            None => {
-                let (_, g) = tree_sum(self.n_samples(), self.n_features(), |range, mut g| {
-                    Self::for_blocks(range, |idx| {
-                        self.add_clipped(theta, idx, clip, g.view_mut())
-                    });
-                    0.0
-                });
-                out.assign(&g);
-            }
-            Some(batch) => {
-                out.fill(0.0);
-                self.add_clipped(theta, batch, clip, out);
-            }
-        }
+        clipped_sum_over(self.n_samples(), batch, out, |rows, g| {
+            self.add_clipped(theta, rows, clip, g)
+        });
     }
 
     /// The exact sum of the quantised terms of [`ClippedSum::clipped_sum`]'s terms (same
@@ -735,22 +723,60 @@ impl ClippedSum for GlmObjective<'_> {
         batch: Option<&[usize]>,
         out: &mut ExactSum,
     ) {
-        out.clear();
-        match batch {
-            None => {
-                let quantiser = *out.quantiser();
-                let leaf = |range: Range<usize>| {
-                    let mut sum = ExactSum::new(quantiser);
-                    Self::for_blocks(range, |idx| self.add_clipped_exact(theta, idx, &mut sum));
-                    sum
-                };
-                out.merge(tree_fold(self.n_samples(), &leaf, &|mut a: ExactSum, b| {
-                    a.merge(b);
-                    a
-                }));
-            }
-            Some(batch) => self.add_clipped_exact(theta, batch, out),
+        exact_sum_over(self.n_samples(), batch, out, |rows, sum| {
+            self.add_clipped_exact(theta, rows, sum)
+        });
+    }
+}
+
+/// A clipped sum over `batch` of `n` rows (`None`: all of them) into `out` (overwritten), `add`
+/// adding the terms of some rows to a vector: the full batch over the leaves and tree of
+/// § Threads, each leaf in blocks of [`BLOCK`] rows; a batch in one call.
+pub(crate) fn clipped_sum_over<F>(
+    n: usize,
+    batch: Option<&[usize]>,
+    mut out: ArrayViewMut1<'_, f64>,
+    add: F,
+) where
+    F: Fn(&[usize], ArrayViewMut1<'_, f64>) + Sync,
+{
+    match batch {
+        None => {
+            let (_, g) = tree_sum(n, out.len(), |range, mut g| {
+                GlmObjective::for_blocks(range, |idx| add(idx, g.view_mut()));
+                0.0
+            });
+            out.assign(&g);
         }
+        Some(batch) => {
+            out.fill(0.0);
+            add(batch, out);
+        }
+    }
+}
+
+/// An exact clipped sum over `batch` of `n` rows (`None`: all of them) into `out`
+/// (overwritten), `add` adding the quantised terms of some rows: as [`clipped_sum_over`], each
+/// leaf in a sum of its own, merged (exactly) along the tree.
+pub(crate) fn exact_sum_over<F>(n: usize, batch: Option<&[usize]>, out: &mut ExactSum, add: F)
+where
+    F: Fn(&[usize], &mut ExactSum) + Sync,
+{
+    out.clear();
+    match batch {
+        None => {
+            let quantiser = *out.quantiser();
+            let leaf = |range: Range<usize>| {
+                let mut sum = ExactSum::new(quantiser);
+                GlmObjective::for_blocks(range, |idx| add(idx, &mut sum));
+                sum
+            };
+            out.merge(tree_fold(n, &leaf, &|mut a: ExactSum, b| {
+                a.merge(b);
+                a
+            }));
+        }
+        Some(batch) => add(batch, out),
     }
 }
 

@@ -28,39 +28,35 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use dp_data::CsrData;
 use dp_optim::numeric::{max_abs, norm_from_squares};
 use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective};
 use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1};
 
 use crate::clipping::ClippedLoss;
-use crate::data::Dataset;
+use crate::data::{Dataset, check_finite_labels, check_labels, max_norm};
 use crate::error::{Error, Result};
 use crate::glm::{
-    BLOCK, ExampleLosses, GROUP, GlmObjective, Scale, clip_coefficient, scale_factor, tree_fold,
-    tree_sum,
+    BLOCK, ExampleLosses, GROUP, Scale, clip_coefficient, clipped_sum_over, exact_sum_over,
+    scale_factor, tree_sum,
 };
 use crate::loss::Loss;
 
 /// A dataset `{(x_i, y_i)}` with sparse rows: `n` rows of `d` features in compressed sparse
-/// row form and `n` labels, checked on construction (the CSR invariants, finite values, at
-/// least one row and one column), with the row norms `‖x_i‖` computed once — equal to
-/// [`Dataset::row_norms`] of the same rows (module docs).
-///
-/// Row `i` holds the entries `indptr[i]..indptr[i + 1]` of `indices` (0-based columns,
-/// strictly increasing within a row, each below `d`) and `values`; all others are zero.
+/// row form and `n` labels ([`CsrData`], as `dp-data`'s LIBSVM reader returns them), checked
+/// on construction (the CSR invariants, finite values, at least one row and one column), with
+/// the row norms `‖x_i‖` computed once — equal to [`Dataset::row_norms`] of the same rows
+/// (module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparseDataset {
-    n_features: usize,
-    indptr: Vec<usize>,
-    indices: Vec<usize>,
-    values: Vec<f64>,
-    y: Array1<f64>,
+    csr: CsrData,
     row_norms: Array1<f64>,
 }
 
 impl SparseDataset {
-    /// Checks and wraps `n` sparse rows of `n_features` features (`indptr` of length `n + 1`,
-    /// `indices` and `values` of equal length) and their `n` labels `y`.
+    /// Checks and wraps `csr`: row `i` holds the entries `indptr[i]..indptr[i + 1]` of
+    /// `indices` (0-based columns, strictly increasing, each below `n_features`) and `values`;
+    /// all other entries are zero.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if `indptr.len() != y.len() + 1` or `indices` and `values`
@@ -69,13 +65,14 @@ impl SparseDataset {
     /// start at 0 and end at the number of entries), or whose columns are not strictly
     /// increasing and below `n_features`; [`Error::NonFinite`] for the first NaN or infinite
     /// value (its row and column), then label.
-    pub fn new(
-        n_features: usize,
-        indptr: Vec<usize>,
-        indices: Vec<usize>,
-        values: Vec<f64>,
-        y: Array1<f64>,
-    ) -> Result<Self> {
+    pub fn new(csr: CsrData) -> Result<Self> {
+        let CsrData {
+            n_features,
+            indptr,
+            indices,
+            values,
+            y,
+        } = &csr;
         if indptr.len() != y.len() + 1 {
             return Err(Error::ShapeMismatch {
                 left: "indptr",
@@ -95,7 +92,8 @@ impl SparseDataset {
         if y.is_empty() {
             return Err(Error::EmptyData { what: "no rows" });
         }
-        if n_features == 0 {
+        let d = *n_features;
+        if d == 0 {
             return Err(Error::EmptyData { what: "no columns" });
         }
         let malformed = |row, reason: String| Err(Error::MalformedSparse { row, reason });
@@ -115,11 +113,8 @@ impl SparseDataset {
                 );
             }
             let cols = &indices[w[0]..w[1]];
-            if let Some(&col) = cols.iter().find(|&&c| c >= n_features) {
-                return malformed(
-                    row,
-                    format!("column {col} is not below the {n_features} features"),
-                );
+            if let Some(&col) = cols.iter().find(|&&c| c >= d) {
+                return malformed(row, format!("column {col} is not below the {d} features"));
             }
             if let Some(p) = cols.windows(2).find(|p| p[0] >= p[1]) {
                 return malformed(
@@ -148,55 +143,24 @@ impl SparseDataset {
                 ),
             );
         }
-        if let Some((row, &value)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFinite {
-                array: "y",
-                row,
-                col: 0,
-                value,
-            });
-        }
-        let mut data = Self {
-            n_features,
-            indptr,
-            indices,
-            values,
-            y,
-            row_norms: Array1::zeros(0),
-        };
-        data.row_norms = (0..data.n_samples()).map(|i| data.norm(i)).collect();
-        Ok(data)
-    }
-
-    /// [`SparseDataset::new`] on the rows `dp-data`'s LIBSVM reader returns
-    /// ([`dp_data::read_libsvm_sparse`]).
-    ///
-    /// # Errors
-    /// As [`SparseDataset::new`].
-    pub fn from_csr(data: dp_data::CsrData) -> Result<Self> {
-        let dp_data::CsrData {
-            n_features,
-            indptr,
-            indices,
-            values,
-            y,
-        } = data;
-        Self::new(n_features, indptr, indices, values, Array1::from(y))
+        check_finite_labels(ArrayView1::from(y))?;
+        let row_norms = (0..y.len()).map(|i| norm(&csr, i)).collect();
+        Ok(Self { csr, row_norms })
     }
 
     /// Number of examples `n`.
     pub fn n_samples(&self) -> usize {
-        self.y.len()
+        self.csr.n_samples()
     }
 
     /// Number of features `d`.
     pub fn n_features(&self) -> usize {
-        self.n_features
+        self.csr.n_features
     }
 
     /// Number of stored entries.
     pub fn nnz(&self) -> usize {
-        self.values.len()
+        self.csr.nnz()
     }
 
     /// The columns and values of row `i`.
@@ -204,13 +168,17 @@ impl SparseDataset {
     /// # Panics
     /// If `i ≥ n`.
     pub fn row(&self, i: usize) -> (&[usize], &[f64]) {
-        let range = self.indptr[i]..self.indptr[i + 1];
-        (&self.indices[range.clone()], &self.values[range])
+        self.csr.row(i)
+    }
+
+    /// The rows and labels.
+    pub fn csr(&self) -> &CsrData {
+        &self.csr
     }
 
     /// The labels, length `n`.
     pub fn y(&self) -> ArrayView1<'_, f64> {
-        self.y.view()
+        ArrayView1::from(&self.csr.y[..])
     }
 
     /// `‖x_i‖` for every row, equal to [`Dataset::row_norms`] of the same rows (module docs).
@@ -220,7 +188,7 @@ impl SparseDataset {
 
     /// `max_i ‖x_i‖`.
     pub fn max_row_norm(&self) -> f64 {
-        self.row_norms.iter().fold(0.0, |m, &v| m.max(v))
+        max_norm(self.row_norms())
     }
 
     /// Checks that every label is in `loss`'s label domain.
@@ -228,16 +196,7 @@ impl SparseDataset {
     /// # Errors
     /// [`Error::LabelOutOfDomain`] naming the first offending row.
     pub fn check_labels(&self, loss: &Loss) -> Result<()> {
-        let domain = loss.label_domain();
-        match self.y.iter().position(|&v| !domain.contains(v)) {
-            None => Ok(()),
-            Some(row) => Err(Error::LabelOutOfDomain {
-                row,
-                value: self.y[row],
-                loss: loss.name(),
-                expected: domain.describe(),
-            }),
-        }
+        check_labels(self.y(), loss)
     }
 
     /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).
@@ -245,21 +204,21 @@ impl SparseDataset {
     /// # Errors
     /// As [`Dataset::new`] (it cannot fail on a checked sparse dataset).
     pub fn to_dense(&self) -> Result<Dataset> {
-        let mut x = Array2::zeros((self.n_samples(), self.n_features));
+        let mut x = Array2::zeros((self.n_samples(), self.n_features()));
         for (i, mut row) in x.rows_mut().into_iter().enumerate() {
             let (cols, vals) = self.row(i);
             cols.iter().zip(vals).for_each(|(&j, &v)| row[j] = v);
         }
-        Dataset::new(x, self.y.clone())
+        Dataset::new(x, self.y().to_owned())
     }
+}
 
-    /// `‖x_i‖` as [`dp_optim::numeric::l2_norm`] computes it on the dense row: the squares
-    /// added in the order of `ndarray`'s unrolled dot product (module docs).
-    fn norm(&self, i: usize) -> f64 {
-        let (cols, vals) = self.row(i);
-        let s = unrolled_dot(cols, self.n_features, |k| vals[k] * vals[k]);
-        norm_from_squares(s, ArrayView1::from(vals))
-    }
+/// `‖x_i‖` as [`dp_optim::numeric::l2_norm`] computes it on the dense row: the squares added
+/// in the order of `ndarray`'s unrolled dot product (module docs).
+fn norm(csr: &CsrData, i: usize) -> f64 {
+    let (cols, vals) = csr.row(i);
+    let s = unrolled_dot(cols, csr.n_features, |k| vals[k] * vals[k]);
+    norm_from_squares(s, ArrayView1::from(vals))
 }
 
 /// The products `prod(k)` of the entries `k` of a sparse row (columns `cols`, strictly
@@ -625,25 +584,13 @@ impl ClippedSum for SparseGlmObjective<'_> {
         theta: ArrayView1<'_, f64>,
         batch: Option<&[usize]>,
         clip: f64,
-        mut out: ArrayViewMut1<'_, f64>,
+        out: ArrayViewMut1<'_, f64>,
     ) {
         let clip = if clip >= 0.0 { clip } else { 0.0 };
         let t = contiguous(&theta);
-        match batch {
-            None => {
-                let (_, g) = tree_sum(self.n_samples(), self.n_features(), |range, mut g| {
-                    GlmObjective::for_blocks(range, |idx| {
-                        self.add_clipped(&t, idx, clip, g.view_mut());
-                    });
-                    0.0
-                });
-                out.assign(&g);
-            }
-            Some(batch) => {
-                out.fill(0.0);
-                self.add_clipped(&t, batch, clip, out);
-            }
-        }
+        clipped_sum_over(self.n_samples(), batch, out, |rows, g| {
+            self.add_clipped(&t, rows, clip, g)
+        });
     }
 
     /// The exact sum of the quantised terms, bit-identical to the dense objective's on the
@@ -654,24 +601,9 @@ impl ClippedSum for SparseGlmObjective<'_> {
         batch: Option<&[usize]>,
         out: &mut ExactSum,
     ) {
-        out.clear();
         let t = contiguous(&theta);
-        match batch {
-            None => {
-                let quantiser = *out.quantiser();
-                let leaf = |range: Range<usize>| {
-                    let mut sum = ExactSum::new(quantiser);
-                    GlmObjective::for_blocks(range, |idx| {
-                        self.add_clipped_exact(&t, idx, &mut sum);
-                    });
-                    sum
-                };
-                out.merge(tree_fold(self.n_samples(), &leaf, &|mut a: ExactSum, b| {
-                    a.merge(b);
-                    a
-                }));
-            }
-            Some(batch) => self.add_clipped_exact(&t, batch, out),
-        }
+        exact_sum_over(self.n_samples(), batch, out, |rows, sum| {
+            self.add_clipped_exact(&t, rows, sum)
+        });
     }
 }

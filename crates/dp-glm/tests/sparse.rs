@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+use dp_data::CsrData;
 use dp_glm::sparse::{SparseDataset, SparseGlmObjective};
 use dp_glm::{ClippedLoss, Dataset, Error, GlmObjective, Loss, Scale};
 use dp_optim::{
@@ -47,7 +48,23 @@ fn random(
             -1.0
         });
     }
-    SparseDataset::new(d, indptr, indices, values, Array1::from(y)).unwrap()
+    SparseDataset::new(csr(d, indptr, indices, values, y)).unwrap()
+}
+
+fn csr(
+    n_features: usize,
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    values: Vec<f64>,
+    y: Vec<f64>,
+) -> CsrData {
+    CsrData {
+        n_features,
+        indptr,
+        indices,
+        values,
+        y,
+    }
 }
 
 /// Values that are multiples of 1/8 below 4 in magnitude: their squares and sums of squares
@@ -193,8 +210,8 @@ fn a_row_at_the_clip_and_extreme_rows_agree() {
         values.extend(r.iter().map(|e| e.1));
         indptr.push(values.len());
     }
-    let y = Array1::from(vec![1.0, -1.0, 1.0, -1.0, 1.0, -1.0]);
-    let sparse = SparseDataset::new(9, indptr, indices, values, y).unwrap();
+    let y = vec![1.0, -1.0, 1.0, -1.0, 1.0, -1.0];
+    let sparse = SparseDataset::new(csr(9, indptr, indices, values, y)).unwrap();
     let dense = sparse.to_dense().unwrap();
     assert_eq!(sparse.row_norms(), dense.row_norms());
     assert_eq!(sparse.row_norms()[0], 2.0);
@@ -337,15 +354,15 @@ fn the_same_bits_on_1_and_3_threads() {
 
 #[test]
 fn labels_out_of_the_domain_name_the_row() {
-    let y = Array1::from(vec![1.0, -1.0, 0.5, 1.0]);
-    let sparse = SparseDataset::new(
+    let y = vec![1.0, -1.0, 0.5, 1.0];
+    let rows = csr(
         3,
         vec![0, 1, 1, 2, 3],
         vec![0, 2, 1],
         vec![1.0, 2.0, 3.0],
         y,
-    )
-    .unwrap();
+    );
+    let sparse = SparseDataset::new(rows).unwrap();
     let dense = sparse.to_dense().unwrap();
     for loss in [Loss::Logistic, Loss::huber_svm(0.5).unwrap()] {
         let a = SparseGlmObjective::new(&sparse, loss, 0.0, Scale::Mean).unwrap_err();
@@ -367,9 +384,9 @@ fn labels_out_of_the_domain_name_the_row() {
 
 #[test]
 fn malformed_rows_are_typed_errors() {
-    let y = || Array1::from(vec![1.0, -1.0]);
+    let y = || vec![1.0, -1.0];
     let new = |d, p: &[usize], i: &[usize], v: &[f64], y| {
-        SparseDataset::new(d, p.to_vec(), i.to_vec(), v.to_vec(), y)
+        SparseDataset::new(csr(d, p.to_vec(), i.to_vec(), v.to_vec(), y))
     };
     let malformed_at = |r: dp_glm::Result<SparseDataset>, at: usize| match r {
         Err(Error::MalformedSparse { row, reason }) => {
@@ -391,7 +408,7 @@ fn malformed_rows_are_typed_errors() {
         })
     ));
     assert!(matches!(
-        new(3, &[0], &[], &[], Array1::zeros(0)),
+        new(3, &[0], &[], &[], vec![]),
         Err(Error::EmptyData { .. })
     ));
     assert!(matches!(
@@ -421,7 +438,7 @@ fn malformed_rows_are_typed_errors() {
             &[0, 1, 2],
             &[0, 2],
             &[1.0, 2.0],
-            Array1::from(vec![1.0, f64::INFINITY])
+            vec![1.0, f64::INFINITY]
         ),
         Err(Error::NonFinite {
             array: "y",
@@ -436,8 +453,8 @@ fn malformed_rows_are_typed_errors() {
 #[test]
 fn the_libsvm_reader_end_to_end() {
     let text = "1 1:0.5 3:2  \n-1\t2:1 # comment\n\n# a comment line\n1 \n-1 1:-0.75 4:1.25\t\n";
-    let csr = dp_data::read_libsvm_sparse_bytes(text.as_bytes(), "e.libsvm", Some(6)).unwrap();
-    let sparse = SparseDataset::from_csr(csr).unwrap();
+    let rows = dp_data::read_libsvm_sparse_bytes(text.as_bytes(), "e.libsvm", Some(6)).unwrap();
+    let sparse = SparseDataset::new(rows).unwrap();
     let loaded = dp_data::read_libsvm_bytes(text.as_bytes(), "e.libsvm", Some(6)).unwrap();
     let dense = Dataset::new(loaded.x, loaded.y).unwrap();
     assert_eq!(sparse.to_dense().unwrap(), dense);
