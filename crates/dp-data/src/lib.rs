@@ -4,7 +4,8 @@
 //! one-hot encoding of categorical columns with public levels, labels mapped from a public
 //! class pair).
 //!
-//! All readers return a [`LoadedData`]: an `n × d` feature matrix and `n` labels as `f64`.
+//! All readers return a [`LoadedData`]: an `n × d` feature matrix and `n` labels as `f64`
+//! (except the sparse LIBSVM reader, whose [`CsrData`] holds only the non-zero entries).
 //! Files may be gzip-compressed (detected from their first bytes, whatever their name). Errors
 //! name the file and, for text formats, the 1-based line and the field at fault
 //! ([`Error::Parse`] with a [`ParseErrorKind`]).

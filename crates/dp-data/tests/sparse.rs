@@ -8,8 +8,8 @@
 use std::io::Write;
 
 use dp_data::{
-    CsrData, Error, LoadedData, ParseErrorKind, read_libsvm, read_libsvm_bytes,
-    read_libsvm_sparse, read_libsvm_sparse_bytes,
+    CsrData, Error, LoadedData, ParseErrorKind, read_libsvm, read_libsvm_bytes, read_libsvm_sparse,
+    read_libsvm_sparse_bytes,
 };
 use flate2::Compression;
 use flate2::write::GzEncoder;
