@@ -6,9 +6,12 @@
 //! Run: `cargo run --release -p dp-glm --example sparse_libsvm -- FILE sparse|dense`, under
 //! `/usr/bin/time -v` for the peak memory. Prints the shape, the read time, the time per sum
 //! and a checksum of the 50 sums' integer totals (equal for `sparse` and `dense`: the sums
-//! are bit-identical). Timings only; nothing is asserted. Measured on a 2-core machine shared
-//! with other jobs (2,000 × 30,000 at 1% density, 7 MB of text): see the CHANGELOG entry or
-//! the report of issue 12.
+//! are bit-identical). Timings only; nothing is asserted.
+//!
+//! Measured on a 2-core machine shared with other jobs (load average 4.5–6), on a seeded file
+//! of 2,000 × 30,000 at 1% density (600,000 entries, 9.5 MB of text), four runs each: peak
+//! RSS 14 MB sparse against 478 MB dense; 3.6–5.0 ms per exact clipped sum sparse against
+//! 164–230 ms dense (about 45×); read and build 0.07 s against 0.63 s; the same checksum.
 
 use std::time::Instant;
 

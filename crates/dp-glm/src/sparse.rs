@@ -291,7 +291,7 @@ impl<'a> SparseGlmObjective<'a> {
     /// The objective with loss `loss` and ridge `lambda ≥ 0`.
     ///
     /// # Errors
-    /// As [`GlmObjective::new`]: [`Error::InvalidHyperParameter`] for a negative or non-finite
+    /// As [`GlmObjective::new`](crate::GlmObjective::new): [`Error::InvalidHyperParameter`] for a negative or non-finite
     /// `lambda` or invalid loss parameters; [`Error::LabelOutOfDomain`] if a label is outside
     /// the loss's domain.
     pub fn new(data: &'a SparseDataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
@@ -300,7 +300,7 @@ impl<'a> SparseGlmObjective<'a> {
     }
 
     /// The objective with the clipped loss of [`ClippedLoss`] and ridge `lambda ≥ 0`
-    /// ([`GlmObjective::clipped`]).
+    /// ([`GlmObjective::clipped`](crate::GlmObjective::clipped)).
     ///
     /// # Errors
     /// As [`SparseGlmObjective::new`].
