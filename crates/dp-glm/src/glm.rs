@@ -118,6 +118,15 @@ impl ExampleLosses {
     }
 }
 
+/// `(λ/2)‖θ‖²` (0 for `λ = 0`, whatever `θ`).
+pub(crate) fn ridge(lambda: f64, theta: ArrayView1<'_, f64>) -> f64 {
+    if lambda == 0.0 {
+        0.0
+    } else {
+        0.5 * lambda * theta.dot(&theta)
+    }
+}
+
 /// The factor `s` of `scale` over `n` rows, after checking the ridge `lambda ≥ 0` (finite).
 pub(crate) fn scale_factor(lambda: f64, scale: Scale, n: usize) -> Result<f64> {
     ensure(
@@ -411,11 +420,7 @@ impl<'a> GlmObjective<'a> {
 
     /// `(λ/2)‖θ‖²`.
     fn ridge(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        if self.lambda == 0.0 {
-            0.0
-        } else {
-            0.5 * self.lambda * theta.dot(&theta)
-        }
+        ridge(self.lambda, theta)
     }
 
     /// Overwrites `z_k` (the margin of row `i = row(k)`) by that row's clipped coefficient

@@ -37,7 +37,7 @@ use crate::clipping::ClippedLoss;
 use crate::data::{Dataset, check_finite_labels, check_labels, max_norm};
 use crate::error::{Error, Result};
 use crate::glm::{
-    BLOCK, ExampleLosses, GROUP, Scale, clip_coefficient, clipped_sum_over, exact_sum_over,
+    BLOCK, ExampleLosses, GROUP, Scale, clip_coefficient, clipped_sum_over, exact_sum_over, ridge,
     scale_factor, tree_sum,
 };
 use crate::loss::Loss;
@@ -462,15 +462,6 @@ impl<'a> SparseGlmObjective<'a> {
         });
     }
 
-    /// `(λ/2)‖θ‖²`, as the dense objective computes it.
-    fn ridge(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        if self.lambda == 0.0 {
-            0.0
-        } else {
-            0.5 * self.lambda * theta.dot(&theta)
-        }
-    }
-
     /// `s·Σ_{i ∈ range} φ_i(z_i)` (relative to zero when asked), and `g += s·Σ φ_i'(z_i)·x_i`
     /// when `g` is given.
     fn leaf_value_grad(
@@ -513,7 +504,7 @@ impl Objective for SparseGlmObjective<'_> {
         let (sum, _) = tree_sum(self.n_samples(), 0, |range, _| {
             self.leaf_value_grad(&t, range, None)
         });
-        self.scale * sum + self.ridge(theta)
+        self.scale * sum + ridge(self.lambda, theta)
     }
 
     fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
@@ -525,7 +516,7 @@ impl Objective for SparseGlmObjective<'_> {
         if self.lambda != 0.0 {
             grad.scaled_add(self.lambda, &theta);
         }
-        self.scale * sum + self.ridge(theta)
+        self.scale * sum + ridge(self.lambda, theta)
     }
 }
 

@@ -266,7 +266,13 @@ fn sums_values_and_gradients_agree_to_1e_12() {
                     d.regulariser_grad(t.view(), gb.view_mut());
                     assert_eq!(ga, gb);
                     for i in [0, 3, 100] {
-                        assert_eq!(s.term_scalar(t.view(), i), d.term_scalar(t.view(), i));
+                        let (a, b) = (s.term_scalar(t.view(), i), d.term_scalar(t.view(), i));
+                        // The same margin bits; a clipped loss depends on the row norm too,
+                        // which with BLAS may differ in the last place (dp_glm::sparse docs).
+                        assert!((a - b).abs() <= 1e-12 * a.abs(), "{a} {b}");
+                        if !cfg!(feature = "blas") {
+                            assert_eq!(a, b);
+                        }
                     }
                 }
             }
