@@ -202,8 +202,11 @@ impl SparseDataset {
     /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).
     ///
     /// # Errors
-    /// As [`Dataset::new`] (it cannot fail on a checked sparse dataset).
+    /// [`Error::ResourceLimit`] when `n × d` values exceed
+    /// [`MEMORY_BUDGET_BYTES`](crate::MEMORY_BUDGET_BYTES) (checked before the allocation).
     pub fn to_dense(&self) -> Result<Dataset> {
+        let (n, d) = (self.n_samples() as f64, self.n_features() as f64);
+        crate::learners::check_memory("n_features", d, n * d)?;
         let mut x = Array2::zeros((self.n_samples(), self.n_features()));
         for (i, mut row) in x.rows_mut().into_iter().enumerate() {
             let (cols, vals) = self.row(i);

@@ -421,6 +421,15 @@ fn malformed_rows_are_typed_errors() {
         new(0, &[0, 0, 0], &[], &[], y()),
         Err(Error::EmptyData { .. })
     ));
+    // 2 rows × 2⁴⁰ features: a valid sparse dataset, refused densified before allocating.
+    let wide = new(1 << 40, &[0, 1, 2], &[0, (1 << 40) - 1], &[1.0, 2.0], y()).unwrap();
+    assert!(matches!(
+        wide.to_dense(),
+        Err(Error::ResourceLimit {
+            name: "n_features",
+            ..
+        })
+    ));
     malformed_at(new(3, &[1, 1, 2], &[0, 2], &[1.0, 2.0], y()), 0);
     malformed_at(new(3, &[0, 2, 1], &[0, 2], &[1.0, 2.0], y()), 1);
     malformed_at(new(3, &[0, 1, 1], &[0, 2], &[1.0, 2.0], y()), 1);
