@@ -4,7 +4,8 @@
 //! one-hot encoding of categorical columns with public levels, labels mapped from a public
 //! class pair).
 //!
-//! All readers return a [`LoadedData`]: an `n × d` feature matrix and `n` labels as `f64`.
+//! All readers return a [`LoadedData`]: an `n × d` feature matrix and `n` labels as `f64`
+//! (except the sparse LIBSVM reader, whose [`CsrData`] holds only the non-zero entries).
 //! Files may be gzip-compressed (detected from their first bytes, whatever their name). Errors
 //! name the file and, for text formats, the 1-based line and the field at fault
 //! ([`Error::Parse`] with a [`ParseErrorKind`]).
@@ -15,6 +16,8 @@
 //! - [`read_csv`], [`read_libsvm`], [`read_npy`] / [`read_npy_2d`] / [`read_npy_1d`] /
 //!   [`read_npy_dataset`]: the individual readers; [`read_csv_bytes`], [`read_libsvm_bytes`],
 //!   [`read_npy_bytes`]: the same readers on bytes in memory.
+//! - [`read_libsvm_sparse`] / [`read_libsvm_sparse_bytes`]: LIBSVM into compressed sparse rows
+//!   ([`CsrData`]), memory growing with the non-zero entries rather than `n × d`.
 //! - [`Schema`], [`TableSpec`], [`read_table`], [`read_training_data`],
 //!   [`read_scoring_data`]: the column pipeline (module [`schema`]); [`draft_schema`] drafts a
 //!   schema from a file for a person to review (what it reads from the data is not private).
@@ -75,7 +78,9 @@ pub use blocks::{RowBlock, RowBlocks};
 pub use csv::{read_csv, read_csv_bytes};
 pub use draft::{MAX_DRAFT_LEVELS, draft_schema};
 pub use error::{Error, Result};
-pub use libsvm::{read_libsvm, read_libsvm_bytes};
+pub use libsvm::{
+    CsrData, read_libsvm, read_libsvm_bytes, read_libsvm_sparse, read_libsvm_sparse_bytes,
+};
 pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, read_npy_dataset};
 pub use parquet::{ParquetColumn, write_parquet};
 pub use schema::{

@@ -53,8 +53,89 @@ pub fn read_libsvm_bytes(
     )
 }
 
-/// Bytes held per sparse entry `(row, column, value)` while reading.
-const ENTRY_BYTES: usize = std::mem::size_of::<(usize, usize, f64)>();
+/// Read a LIBSVM file into compressed sparse rows (CSR): memory grows with the non-zero
+/// entries, not with `n × d`.
+///
+/// The same parser as [`read_libsvm`], with the same rules (1-based strictly increasing
+/// indices, `#` comments, blank lines skipped, gzip detected from the content) and the same
+/// labels (the first token of each line as read, any finite value). Entries whose value is
+/// zero are not stored. The number of features is `n_features` when given — every index must
+/// then be at most `n_features`, so a file whose widest row is narrower than a model can be
+/// read at the model's width — else the largest index in the file (0 for a file without
+/// features).
+///
+/// # Errors
+///
+/// As [`read_libsvm`], except that there is no dense matrix to refuse: [`Error::Parse`] with
+/// [`ParseErrorKind::IndexOutOfRange`] naming the line and the index beyond `n_features`,
+/// [`ParseErrorKind::IndexTooLarge`] for an index beyond the memory budget in values (a
+/// model's `d`-vectors must fit it), [`ParseErrorKind::OverMemoryBudget`] when the entries read
+/// exceed [`MEMORY_BUDGET_BYTES`](super::MEMORY_BUDGET_BYTES) (each entry counts 16 bytes, each
+/// row 16), and the other parse errors; [`Error::EmptyData`]; [`Error::Io`].
+pub fn read_libsvm_sparse(path: impl AsRef<Path>, n_features: Option<usize>) -> Result<CsrData> {
+    Ok(read_csr(Lines::open(path.as_ref())?, n_features)?.data)
+}
+
+/// [`read_libsvm_sparse`] on bytes in memory (plain or gzip), named `name` in errors.
+///
+/// # Errors
+///
+/// As [`read_libsvm_sparse`].
+pub fn read_libsvm_sparse_bytes(
+    bytes: &[u8],
+    name: impl AsRef<Path>,
+    n_features: Option<usize>,
+) -> Result<CsrData> {
+    let lines = Lines::new(Source::from_bytes(bytes, name.as_ref())?);
+    Ok(read_csr(lines, n_features)?.data)
+}
+
+/// Sparse rows in compressed sparse row (CSR) form, with their labels: what
+/// [`read_libsvm_sparse`] returns.
+///
+/// Row `i` holds the entries `indptr[i]..indptr[i + 1]` of `indices` (0-based columns,
+/// strictly increasing within a row, each below `n_features`) and `values` (finite, non-zero);
+/// every other entry of the row is zero. `indptr` has `n + 1` entries, starting at 0 and ending
+/// at the number of stored entries. The readers return data with these properties; a value
+/// built by hand is checked by its consumer (dp-glm's `SparseDataset::new`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsrData {
+    /// The number of features `d`.
+    pub n_features: usize,
+    /// Row pointers, `n + 1` of them.
+    pub indptr: Vec<usize>,
+    /// 0-based column of each stored entry.
+    pub indices: Vec<usize>,
+    /// Value of each stored entry.
+    pub values: Vec<f64>,
+    /// `n` labels, as read.
+    pub y: Vec<f64>,
+}
+
+impl CsrData {
+    /// Number of samples `n`.
+    pub fn n_samples(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The columns and values of row `i`.
+    ///
+    /// # Panics
+    ///
+    /// When `i ≥ n`, or for `indptr` not as documented on [`CsrData`].
+    pub fn row(&self, i: usize) -> (&[usize], &[f64]) {
+        let range = self.indptr[i]..self.indptr[i + 1];
+        (&self.indices[range.clone()], &self.values[range])
+    }
+}
+
+/// Values (of 8 bytes) held per stored entry of [`Csr`]: its index and its value.
+const ENTRY_VALUES: usize = std::mem::size_of::<(usize, f64)>() / 8;
 
 /// Parses one line into `entries` (0-based column, non-zero value): its label and largest
 /// index (0 without features), or `None` for a blank or comment line.
@@ -130,48 +211,86 @@ fn parse_line(
     Ok(Some((label, previous)))
 }
 
-fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
+/// The rows of a LIBSVM file as read: compressed sparse rows and the raw labels, with where
+/// the widest row is (for the dense reader's error).
+struct Csr {
+    data: CsrData,
+    /// The largest index in the file (0 without features).
+    max_index: usize,
+    /// The line holding the largest index.
+    max_index_line: usize,
+}
+
+/// Reads every line of `lines` into compressed sparse rows, within the source's budget: each
+/// entry counts [`ENTRY_VALUES`] values and each row two (its label and row pointer), checked
+/// line by line before the line's entries are stored, so that memory grows only with the
+/// entries read (never with a claimed index or width).
+fn read_csr(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<Csr> {
     let path = &lines.path().to_owned();
     // The budget in values; also the widest dense row it allows.
     let budget = lines.budget();
-    let mut labels: Vec<f64> = Vec::new();
-    // Non-zero entries as (row, 0-based column, value).
-    let mut entries: Vec<(usize, usize, f64)> = Vec::new();
+    let mut data = CsrData {
+        n_features: 0,
+        indptr: vec![0],
+        indices: Vec::new(),
+        values: Vec::new(),
+        y: Vec::new(),
+    };
     let mut line_entries = Vec::new();
-    let mut max_index = 0usize;
-    // The line holding the largest index, for the error when the dense matrix is too large.
-    let mut max_index_line = 0usize;
-
+    let (mut max_index, mut max_index_line) = (0usize, 0usize);
     while let Some((line, text)) = lines.next_line()? {
         let Some((label, widest)) =
             parse_line(path, line, text, n_features, budget, &mut line_entries)?
         else {
             continue;
         };
-        let row = labels.len();
-        labels.push(label);
         if widest > max_index {
             max_index = widest;
             max_index_line = line;
         }
-        // Entries take `ENTRY_BYTES / 8` values' worth of memory each.
-        if (entries.len() + line_entries.len()) * (ENTRY_BYTES / 8) + labels.len() > budget {
+        let rows = data.y.len() + 1;
+        let nnz = data.values.len() + line_entries.len();
+        if nnz
+            .saturating_mul(ENTRY_VALUES)
+            .saturating_add(2 * rows + 1)
+            > budget
+        {
             return Err(parse_error(
                 path,
                 line,
                 "row",
                 ParseErrorKind::OverMemoryBudget {
-                    values: entries.len() + labels.len(),
+                    values: data.values.len() + data.y.len(),
                 },
             ));
         }
-        entries.extend(line_entries.iter().map(|&(col, value)| (row, col, value)));
+        data.y.push(label);
+        data.indices
+            .extend(line_entries.iter().map(|&(col, _)| col));
+        data.values
+            .extend(line_entries.iter().map(|&(_, value)| value));
+        data.indptr.push(data.values.len());
     }
-    if labels.is_empty() {
+    if data.y.is_empty() {
         return Err(Error::EmptyData { path: path.into() });
     }
-    let n = labels.len();
-    let d = n_features.unwrap_or(max_index);
+    data.n_features = n_features.unwrap_or(max_index);
+    Ok(Csr {
+        data,
+        max_index,
+        max_index_line,
+    })
+}
+
+fn read_libsvm_lines(lines: Lines<'_>, n_features: Option<usize>) -> Result<LoadedData> {
+    let path = &lines.path().to_owned();
+    let budget = lines.budget();
+    let Csr {
+        data,
+        max_index,
+        max_index_line,
+    } = read_csr(lines, n_features)?;
+    let (n, d) = (data.n_samples(), data.n_features);
     // Checked before the allocation: n·d values (plus the labels) within the budget.
     if n.checked_mul(d)
         .and_then(|len| len.checked_add(n))
@@ -192,12 +311,15 @@ fn read_libsvm_lines(mut lines: Lines<'_>, n_features: Option<usize>) -> Result<
         });
     }
     let mut x = Array2::<f64>::zeros((n, d));
-    for (row, col, value) in entries {
-        x[[row, col]] = value;
+    for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+        let (indices, values) = data.row(i);
+        for (&col, &value) in indices.iter().zip(values) {
+            row[col] = value;
+        }
     }
     Ok(LoadedData {
         x,
-        y: Array1::from_vec(labels),
+        y: Array1::from_vec(data.y),
         feature_names: None,
     })
 }
@@ -326,7 +448,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // Sparse entries count 3 values each while reading: the 3rd entry needs 3·3 + 2 > 10.
+        // Entries count 2 values and rows 2 while reading (+1 row pointer): the second row needs
+        // 2·4 + 2·2 + 1 = 13 > 10 values.
         match read("1 1:1 2:1\n-1 1:1 2:1\n", 10) {
             Err(Error::Parse {
                 line: 2,

@@ -42,14 +42,7 @@ impl Dataset {
             return Err(Error::EmptyData { what: "no columns" });
         }
         check_finite("x", x.view())?;
-        if let Some((row, &value)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFinite {
-                array: "y",
-                row,
-                col: 0,
-                value,
-            });
-        }
+        check_finite_labels(y.view())?;
         let x = if x.is_standard_layout() {
             x
         } else {
@@ -96,7 +89,7 @@ impl Dataset {
 
     /// `max_i ‖x_i‖`.
     pub fn max_row_norm(&self) -> f64 {
-        self.row_norms.iter().fold(0.0, |m, &v| m.max(v))
+        max_norm(self.row_norms())
     }
 
     /// Checks that every label is in `loss`'s label domain.
@@ -104,21 +97,47 @@ impl Dataset {
     /// # Errors
     /// [`Error::LabelOutOfDomain`] naming the first offending row.
     pub fn check_labels(&self, loss: &Loss) -> Result<()> {
-        let domain = loss.label_domain();
-        match self.y.iter().position(|&v| !domain.contains(v)) {
-            None => Ok(()),
-            Some(row) => Err(Error::LabelOutOfDomain {
-                row,
-                value: self.y[row],
-                loss: loss.name(),
-                expected: domain.describe(),
-            }),
-        }
+        check_labels(self.y(), loss)
     }
 
     /// The features and labels, giving up the cached norms.
     pub fn into_parts(self) -> (Array2<f64>, Array1<f64>) {
         (self.x, self.y)
+    }
+}
+
+/// `max_i norms_i` (0 for none).
+pub(crate) fn max_norm(norms: ArrayView1<'_, f64>) -> f64 {
+    norms.iter().fold(0.0, |m, &v| m.max(v))
+}
+
+/// Checks that every label `y_i` is in `loss`'s label domain.
+///
+/// # Errors
+/// [`Error::LabelOutOfDomain`] naming the first offending row.
+pub(crate) fn check_labels(y: ArrayView1<'_, f64>, loss: &Loss) -> Result<()> {
+    let domain = loss.label_domain();
+    match y.iter().position(|&v| !domain.contains(v)) {
+        None => Ok(()),
+        Some(row) => Err(Error::LabelOutOfDomain {
+            row,
+            value: y[row],
+            loss: loss.name(),
+            expected: domain.describe(),
+        }),
+    }
+}
+
+/// Returns [`Error::NonFinite`] for the first non-finite label.
+pub(crate) fn check_finite_labels(y: ArrayView1<'_, f64>) -> Result<()> {
+    match y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        Some((row, &value)) => Err(Error::NonFinite {
+            array: "y",
+            row,
+            col: 0,
+            value,
+        }),
+        None => Ok(()),
     }
 }
 

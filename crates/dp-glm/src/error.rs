@@ -52,6 +52,16 @@ pub enum Error {
         /// What is empty.
         what: &'static str,
     },
+    /// Compressed sparse rows that break their invariants (row pointers not increasing from 0
+    /// to the number of entries, a column index not below the number of features or not
+    /// strictly increasing within its row).
+    #[error("malformed sparse rows at row {row}: {reason}")]
+    MalformedSparse {
+        /// The row at fault.
+        row: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// A hyper-parameter is outside its domain.
     #[error("invalid hyper-parameter `{name}` = {value}: {reason}")]
     InvalidHyperParameter {

@@ -40,11 +40,105 @@ pub enum Scale {
 }
 
 /// The per-example losses: one loss for all rows, or the clipped loss of each row (whose
-/// break points depend on the row's label and norm, computed once).
+/// break points depend on the row's label and norm, computed once). Shared with the sparse
+/// objective ([`crate::sparse`]).
 #[derive(Debug, Clone)]
-enum ExampleLosses {
+pub(crate) enum ExampleLosses {
     Plain(Loss),
     Clipped(ClippedLoss, Vec<ClippedExampleLoss>),
+}
+
+impl ExampleLosses {
+    /// `loss` for every row, after checking it and the labels `y` against its domain
+    /// (`check_labels`).
+    pub(crate) fn plain(
+        loss: Loss,
+        check_labels: impl FnOnce(&Loss) -> Result<()>,
+    ) -> Result<Self> {
+        loss.validate()?;
+        check_labels(&loss)?;
+        Ok(Self::Plain(loss))
+    }
+
+    /// The clipped loss of each row, from its label and norm, after checking the labels.
+    pub(crate) fn clipped(
+        loss: ClippedLoss,
+        y: ArrayView1<'_, f64>,
+        norms: ArrayView1<'_, f64>,
+        check_labels: impl FnOnce(&Loss) -> Result<()>,
+    ) -> Result<Self> {
+        check_labels(&loss.loss())?;
+        let rows = y
+            .iter()
+            .zip(norms)
+            .map(|(&y, &norm)| loss.for_example(y, norm))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::Clipped(loss, rows))
+    }
+
+    /// The (unclipped) loss.
+    pub(crate) fn loss(&self) -> Loss {
+        match self {
+            Self::Plain(l) => *l,
+            Self::Clipped(c, _) => c.loss(),
+        }
+    }
+
+    /// The clipped loss, when there is one.
+    pub(crate) fn clipped_loss(&self) -> Option<ClippedLoss> {
+        match self {
+            Self::Plain(_) => None,
+            Self::Clipped(c, _) => Some(*c),
+        }
+    }
+
+    /// `φ_i'(z)` of row `i`, whose label is `y`.
+    #[inline]
+    pub(crate) fn deriv(&self, i: usize, z: f64, y: f64) -> f64 {
+        match self {
+            Self::Plain(l) => l.deriv(z, y),
+            Self::Clipped(_, rows) => rows[i].deriv(z),
+        }
+    }
+
+    /// `(φ_i(z), φ_i'(z))` of row `i`, whose label is `y`; the value relative to `z = 0`
+    /// (`φ_i(z) − φ_i(0)`, see [`GlmObjective::relative_to_zero`]) when `relative`.
+    #[inline]
+    pub(crate) fn value_deriv(&self, i: usize, z: f64, y: f64, relative: bool) -> (f64, f64) {
+        match self {
+            Self::Plain(l) => {
+                let (v, d) = l.value_deriv(z, y);
+                (if relative { l.change(z, y) } else { v }, d)
+            }
+            Self::Clipped(_, rows) => {
+                let (v, d) = rows[i].value_deriv(z);
+                (if relative { rows[i].change(z) } else { v }, d)
+            }
+        }
+    }
+}
+
+/// `(λ/2)‖θ‖²` (0 for `λ = 0`, whatever `θ`).
+pub(crate) fn ridge(lambda: f64, theta: ArrayView1<'_, f64>) -> f64 {
+    if lambda == 0.0 {
+        0.0
+    } else {
+        0.5 * lambda * theta.dot(&theta)
+    }
+}
+
+/// The factor `s` of `scale` over `n` rows, after checking the ridge `lambda ≥ 0` (finite).
+pub(crate) fn scale_factor(lambda: f64, scale: Scale, n: usize) -> Result<f64> {
+    ensure(
+        lambda >= 0.0 && lambda.is_finite(),
+        "lambda",
+        lambda,
+        "must be finite and >= 0",
+    )?;
+    Ok(match scale {
+        Scale::Sum => 1.0,
+        Scale::Mean => 1.0 / n as f64,
+    })
 }
 
 /// The GLM objective `J(θ) = s·Σ_i φ_i(⟨x_i, θ⟩) + (λ/2)‖θ‖²` over a [`Dataset`], with
@@ -85,9 +179,8 @@ impl<'a> GlmObjective<'a> {
     /// [`Error::LabelOutOfDomain`](crate::Error::LabelOutOfDomain) if a label is outside the
     /// loss's domain.
     pub fn new(data: &'a Dataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
-        loss.validate()?;
-        data.check_labels(&loss)?;
-        Self::build(data, ExampleLosses::Plain(loss), lambda, scale)
+        let losses = ExampleLosses::plain(loss, |l| data.check_labels(l))?;
+        Self::build(data, losses, lambda, scale)
     }
 
     /// The objective with the clipped loss of [`ClippedLoss`] (the loss clipped DP-GD really
@@ -101,27 +194,13 @@ impl<'a> GlmObjective<'a> {
         lambda: f64,
         scale: Scale,
     ) -> Result<Self> {
-        data.check_labels(&loss.loss())?;
-        let rows = data
-            .y()
-            .iter()
-            .zip(data.row_norms())
-            .map(|(&y, &norm)| loss.for_example(y, norm))
-            .collect::<Result<Vec<_>>>()?;
-        Self::build(data, ExampleLosses::Clipped(loss, rows), lambda, scale)
+        let losses =
+            ExampleLosses::clipped(loss, data.y(), data.row_norms(), |l| data.check_labels(l))?;
+        Self::build(data, losses, lambda, scale)
     }
 
     fn build(data: &'a Dataset, losses: ExampleLosses, lambda: f64, scale: Scale) -> Result<Self> {
-        ensure(
-            lambda >= 0.0 && lambda.is_finite(),
-            "lambda",
-            lambda,
-            "must be finite and >= 0",
-        )?;
-        let scale = match scale {
-            Scale::Sum => 1.0,
-            Scale::Mean => 1.0 / data.n_samples() as f64,
-        };
+        let scale = scale_factor(lambda, scale, data.n_samples())?;
         Ok(Self {
             data,
             losses,
@@ -171,18 +250,12 @@ impl<'a> GlmObjective<'a> {
 
     /// The (unclipped) loss.
     pub fn loss(&self) -> Loss {
-        match &self.losses {
-            ExampleLosses::Plain(l) => *l,
-            ExampleLosses::Clipped(c, _) => c.loss(),
-        }
+        self.losses.loss()
     }
 
     /// The clipped loss, when the objective uses one.
     pub fn clipped_loss(&self) -> Option<ClippedLoss> {
-        match &self.losses {
-            ExampleLosses::Plain(_) => None,
-            ExampleLosses::Clipped(c, _) => Some(*c),
-        }
+        self.losses.clipped_loss()
     }
 
     /// Number of examples `n`.
@@ -198,10 +271,7 @@ impl<'a> GlmObjective<'a> {
     /// `φ_i'(z)`.
     #[inline]
     fn deriv(&self, i: usize, z: f64) -> f64 {
-        match &self.losses {
-            ExampleLosses::Plain(l) => l.deriv(z, self.data.y()[i]),
-            ExampleLosses::Clipped(_, rows) => rows[i].deriv(z),
-        }
+        self.losses.deriv(i, z, self.data.y()[i])
     }
 
     /// `⟨x_i, θ⟩` by a plain loop (rows of a few hundred entries: faster than a BLAS call).
@@ -266,39 +336,8 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
-    /// The sum over all rows of `leaf(rows, partial)` — a value, and a `d`-vector `partial`
-    /// (zero on entry) — over leaves of [`LEAF`] rows on the current rayon pool, combined by a
-    /// fixed binary tree (module docs, § Threads). Returns the value and the vector.
-    fn tree_sum<F>(&self, leaf: F) -> (f64, Array1<f64>)
-    where
-        F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
-    {
-        let d = self.n_features();
-        let leaf = |range| {
-            let mut g = Array1::zeros(d);
-            let v = leaf(range, g.view_mut());
-            (v, g)
-        };
-        self.tree_fold(&leaf, &|(v, mut g), (w, h)| {
-            g += &h;
-            (v + w, g)
-        })
-    }
-
-    /// `leaf` over leaves of [`LEAF`] rows on the current rayon pool, combined by `join` over
-    /// the fixed binary tree of [`tree_node`] (module docs, § Threads).
-    fn tree_fold<T, F, J>(&self, leaf: &F, join: &J) -> T
-    where
-        T: Send,
-        F: Fn(Range<usize>) -> T + Sync,
-        J: Fn(T, T) -> T + Sync,
-    {
-        let n = self.n_samples();
-        tree_node(n, 0, n.div_ceil(LEAF).max(1), leaf, join)
-    }
-
     /// Calls `f(rows)` on the rows of `range` in consecutive blocks of at most [`BLOCK`].
-    fn for_blocks(range: Range<usize>, mut f: impl FnMut(&[usize])) {
+    pub(crate) fn for_blocks(range: Range<usize>, mut f: impl FnMut(&[usize])) {
         let mut idx = [0usize; BLOCK];
         for start in range.clone().step_by(BLOCK) {
             let len = BLOCK.min(range.end - start);
@@ -381,11 +420,7 @@ impl<'a> GlmObjective<'a> {
 
     /// `(λ/2)‖θ‖²`.
     fn ridge(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        if self.lambda == 0.0 {
-            0.0
-        } else {
-            0.5 * self.lambda * theta.dot(&theta)
-        }
+        ridge(self.lambda, theta)
     }
 
     /// Overwrites `z_k` (the margin of row `i = row(k)`) by that row's clipped coefficient
@@ -409,6 +444,35 @@ impl<'a> GlmObjective<'a> {
             }
         }
     }
+}
+
+/// The sum over `n` rows of `leaf(rows, partial)` — a value, and a `d`-vector `partial`
+/// (zero on entry) — over leaves of [`LEAF`] rows on the current rayon pool, combined by a
+/// fixed binary tree (module docs, § Threads). Returns the value and the vector.
+pub(crate) fn tree_sum<F>(n: usize, d: usize, leaf: F) -> (f64, Array1<f64>)
+where
+    F: Fn(Range<usize>, ArrayViewMut1<'_, f64>) -> f64 + Sync,
+{
+    let leaf = |range| {
+        let mut g = Array1::zeros(d);
+        let v = leaf(range, g.view_mut());
+        (v, g)
+    };
+    tree_fold(n, &leaf, &|(v, mut g), (w, h)| {
+        g += &h;
+        (v + w, g)
+    })
+}
+
+/// `leaf` over the leaves of [`LEAF`] rows of `n` rows on the current rayon pool, combined by
+/// `join` over the fixed binary tree of [`tree_node`] (module docs, § Threads).
+pub(crate) fn tree_fold<T, F, J>(n: usize, leaf: &F, join: &J) -> T
+where
+    T: Send,
+    F: Fn(Range<usize>) -> T + Sync,
+    J: Fn(T, T) -> T + Sync,
+{
+    tree_node(n, 0, n.div_ceil(LEAF).max(1), leaf, join)
 }
 
 /// The combination over leaves `a..b` (of [`LEAF`] rows, the last one cut at `n`) of `leaf`
@@ -447,7 +511,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Rows handled together by the batch kernels.
-const GROUP: usize = 4;
+pub(crate) const GROUP: usize = 4;
 
 /// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries).
 #[inline]
@@ -511,7 +575,7 @@ impl Objective for GlmObjective<'_> {
 
     fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
         let y = self.data.y();
-        let (sum, _) = self.tree_sum(|range, _| {
+        let (sum, _) = tree_sum(self.n_samples(), self.n_features(), |range, _| {
             let mut sum = 0.0;
             let mut z = [0.0; BLOCK];
             Self::for_blocks(range, |idx| {
@@ -551,7 +615,7 @@ impl Objective for GlmObjective<'_> {
             }
         };
         let scale = self.scale;
-        let (sum, g) = self.tree_sum(|range, mut g| {
+        let (sum, g) = tree_sum(self.n_samples(), self.n_features(), |range, mut g| {
             let mut sum = 0.0;
             let mut coef = [0.0; BLOCK];
             Self::for_blocks(range, |idx| {
@@ -646,24 +710,12 @@ impl ClippedSum for GlmObjective<'_> {
         theta: ArrayView1<'_, f64>,
         batch: Option<&[usize]>,
         clip: f64,
-        mut out: ArrayViewMut1<'_, f64>,
+        out: ArrayViewMut1<'_, f64>,
     ) {
         let clip = if clip >= 0.0 { clip } else { 0.0 };
-        match batch {
-            None => {
-                let (_, g) = self.tree_sum(|range, mut g| {
-                    Self::for_blocks(range, |idx| {
-                        self.add_clipped(theta, idx, clip, g.view_mut())
-                    });
-                    0.0
-                });
-                out.assign(&g);
-            }
-            Some(batch) => {
-                out.fill(0.0);
-                self.add_clipped(theta, batch, clip, out);
-            }
-        }
+        clipped_sum_over(self.n_samples(), batch, out, |rows, g| {
+            self.add_clipped(theta, rows, clip, g)
+        });
     }
 
     /// The exact sum of the quantised terms of [`ClippedSum::clipped_sum`]'s terms (same
@@ -676,27 +728,65 @@ impl ClippedSum for GlmObjective<'_> {
         batch: Option<&[usize]>,
         out: &mut ExactSum,
     ) {
-        out.clear();
-        match batch {
-            None => {
-                let quantiser = *out.quantiser();
-                let leaf = |range: Range<usize>| {
-                    let mut sum = ExactSum::new(quantiser);
-                    Self::for_blocks(range, |idx| self.add_clipped_exact(theta, idx, &mut sum));
-                    sum
-                };
-                out.merge(self.tree_fold(&leaf, &|mut a: ExactSum, b| {
-                    a.merge(b);
-                    a
-                }));
-            }
-            Some(batch) => self.add_clipped_exact(theta, batch, out),
+        exact_sum_over(self.n_samples(), batch, out, |rows, sum| {
+            self.add_clipped_exact(theta, rows, sum)
+        });
+    }
+}
+
+/// A clipped sum over `batch` of `n` rows (`None`: all of them) into `out` (overwritten), `add`
+/// adding the terms of some rows to a vector: the full batch over the leaves and tree of
+/// § Threads, each leaf in blocks of [`BLOCK`] rows; a batch in one call.
+pub(crate) fn clipped_sum_over<F>(
+    n: usize,
+    batch: Option<&[usize]>,
+    mut out: ArrayViewMut1<'_, f64>,
+    add: F,
+) where
+    F: Fn(&[usize], ArrayViewMut1<'_, f64>) + Sync,
+{
+    match batch {
+        None => {
+            let (_, g) = tree_sum(n, out.len(), |range, mut g| {
+                GlmObjective::for_blocks(range, |idx| add(idx, g.view_mut()));
+                0.0
+            });
+            out.assign(&g);
+        }
+        Some(batch) => {
+            out.fill(0.0);
+            add(batch, out);
         }
     }
 }
 
+/// An exact clipped sum over `batch` of `n` rows (`None`: all of them) into `out`
+/// (overwritten), `add` adding the quantised terms of some rows: as [`clipped_sum_over`], each
+/// leaf in a sum of its own, merged (exactly) along the tree.
+pub(crate) fn exact_sum_over<F>(n: usize, batch: Option<&[usize]>, out: &mut ExactSum, add: F)
+where
+    F: Fn(&[usize], &mut ExactSum) + Sync,
+{
+    out.clear();
+    match batch {
+        None => {
+            let quantiser = *out.quantiser();
+            let leaf = |range: Range<usize>| {
+                let mut sum = ExactSum::new(quantiser);
+                GlmObjective::for_blocks(range, |idx| add(idx, &mut sum));
+                sum
+            };
+            out.merge(tree_fold(n, &leaf, &|mut a: ExactSum, b| {
+                a.merge(b);
+                a
+            }));
+        }
+        Some(batch) => add(batch, out),
+    }
+}
+
 /// Rows per block of the kernels (margins, coefficients and sums of a block in turn).
-const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 64;
 
 /// Rows per leaf of the full-batch sums: the unit of work of a rayon task and of the fixed
 /// summation tree (a multiple of [`BLOCK`]; 8192 rows of 100 features are 6.5 MB).

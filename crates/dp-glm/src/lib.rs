@@ -71,6 +71,7 @@ pub mod preprocess;
 mod report;
 pub mod scaling;
 pub mod selection;
+pub mod sparse;
 mod statement;
 pub mod sufficient;
 

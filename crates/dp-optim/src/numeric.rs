@@ -31,7 +31,15 @@ pub fn max_abs(v: ArrayView1<'_, f64>) -> f64 {
 /// most `f64::MAX`, and `+∞` only when the exact norm exceeds `f64::MAX` (e.g. three entries
 /// of `1.7e308`: exact norm `2.9e308`). A NaN entry gives NaN, an infinite one `+∞`.
 pub fn l2_norm(v: ArrayView1<'_, f64>) -> f64 {
-    let s = v.dot(&v);
+    norm_from_squares(v.dot(&v), v)
+}
+
+/// [`l2_norm`] given `s`, the plain sum of the squares of `v`'s entries as some summation
+/// order computed it: `√s` when `s` is finite and safely above the underflow range, else the
+/// scaled computation on `v`. For a sparse row (`v` its non-zero entries), with `s` added in
+/// the dense row's order, this is the dense row's [`l2_norm`] bit for bit: the scaled sum skips
+/// only zero squares.
+pub fn norm_from_squares(s: f64, v: ArrayView1<'_, f64>) -> f64 {
     if s.is_finite() && s >= SMALL {
         return s.sqrt();
     }

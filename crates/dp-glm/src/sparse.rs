@@ -1,0 +1,603 @@
+//! Sparse rows: a dataset in compressed sparse row (CSR) form and the GLM objective over it,
+//! touching only the non-zero entries (`O(nnz + d)` per pass instead of `O(n·d)`).
+//!
+//! [`SparseGlmObjective`] is [`GlmObjective`](crate::GlmObjective) on a [`SparseDataset`]:
+//! the same losses (plain or clipped), scale and ridge, the same `dp-optim` traits, and the
+//! same numbers:
+//! - the **exact** clipped sums ([`ClippedSum::exact_clipped_sum`]) are bit-identical to the
+//!   dense objective's on the same data. The margins are added in the dense kernels' order
+//!   (their accumulators, indexed by column, over the same blocks and groups of rows), the
+//!   row norms in the order of `ndarray`'s dot product, and a zero entry changes neither (an
+//!   accumulator that starts at `+0` is unchanged by adding `±0`); so the clipped
+//!   coefficients are the same numbers, each term quantises to the same integers
+//!   ([`ExactSum::add_scaled_sparse`]), and the integer sum is exact. Two conditions: a
+//!   finite `θ` (a dense `0·∞` is NaN, a skipped entry is not), and, in builds with `ndarray`'s
+//!   BLAS feature, a row norm (or a margin that overflowed) goes through BLAS `ddot` in the
+//!   dense path for rows of 32 entries or more, whose summation order is not specified: the
+//!   norms may then differ in the last place and, when that row's term is clipped, a
+//!   coordinate lying within that rounding of a half-integer on the noise grid can quantise to
+//!   the neighbouring integer.
+//! - values, gradients and `f64` clipped sums agree with the dense objective to rounding
+//!   (`1e-12` relative in the tests): they add the same terms in another order.
+//!
+//! # Threads
+//! As the dense objective (module `glm`, § Threads): the full-batch sums run over leaves of
+//! 8192 rows at fixed boundaries combined by a fixed binary tree, so a seeded run is
+//! bit-identical on 1 or N threads.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use dp_data::CsrData;
+use dp_optim::numeric::{max_abs, norm_from_squares};
+use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective};
+use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1};
+
+use crate::clipping::ClippedLoss;
+use crate::data::{Dataset, check_finite_labels, check_labels, max_norm};
+use crate::error::{Error, Result};
+use crate::glm::{
+    BLOCK, ExampleLosses, GROUP, Scale, clip_coefficient, clipped_sum_over, exact_sum_over, ridge,
+    scale_factor, tree_sum,
+};
+use crate::loss::Loss;
+
+/// A dataset `{(x_i, y_i)}` with sparse rows: `n` rows of `d` features in compressed sparse
+/// row form and `n` labels ([`CsrData`], as `dp-data`'s LIBSVM reader returns them), checked
+/// on construction (the CSR invariants, finite values, at least one row and one column), with
+/// the row norms `‖x_i‖` computed once — equal to [`Dataset::row_norms`] of the same rows
+/// (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseDataset {
+    csr: CsrData,
+    row_norms: Array1<f64>,
+}
+
+impl SparseDataset {
+    /// Checks and wraps `csr`: row `i` holds the entries `indptr[i]..indptr[i + 1]` of
+    /// `indices` (0-based columns, strictly increasing, each below `n_features`) and `values`;
+    /// all other entries are zero.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if `indptr.len() != y.len() + 1` or `indices` and `values`
+    /// differ in length; [`Error::EmptyData`] if `n = 0` or `n_features = 0`;
+    /// [`Error::MalformedSparse`] naming the first row whose pointers decrease (or do not
+    /// start at 0 and end at the number of entries), or whose columns are not strictly
+    /// increasing and below `n_features`; [`Error::NonFinite`] for the first NaN or infinite
+    /// value (its row and column), then label.
+    pub fn new(csr: CsrData) -> Result<Self> {
+        let CsrData {
+            n_features,
+            indptr,
+            indices,
+            values,
+            y,
+        } = &csr;
+        if indptr.len() != y.len() + 1 {
+            return Err(Error::ShapeMismatch {
+                left: "indptr",
+                left_shape: vec![indptr.len()],
+                right: "y (plus one)",
+                right_shape: vec![y.len() + 1],
+            });
+        }
+        if indices.len() != values.len() {
+            return Err(Error::ShapeMismatch {
+                left: "indices",
+                left_shape: vec![indices.len()],
+                right: "values",
+                right_shape: vec![values.len()],
+            });
+        }
+        if y.is_empty() {
+            return Err(Error::EmptyData { what: "no rows" });
+        }
+        let d = *n_features;
+        if d == 0 {
+            return Err(Error::EmptyData { what: "no columns" });
+        }
+        let malformed = |row, reason: String| Err(Error::MalformedSparse { row, reason });
+        if indptr[0] != 0 {
+            return malformed(0, format!("the first row pointer is {}, not 0", indptr[0]));
+        }
+        let nnz = values.len();
+        for (row, w) in indptr.windows(2).enumerate() {
+            if w[0] > w[1] || w[1] > nnz {
+                return malformed(
+                    row,
+                    format!(
+                        "row pointers {}..{} are not an increasing range within the {nnz} \
+                         entries",
+                        w[0], w[1]
+                    ),
+                );
+            }
+            let cols = &indices[w[0]..w[1]];
+            if let Some(&col) = cols.iter().find(|&&c| c >= d) {
+                return malformed(row, format!("column {col} is not below the {d} features"));
+            }
+            if let Some(p) = cols.windows(2).find(|p| p[0] >= p[1]) {
+                return malformed(
+                    row,
+                    format!(
+                        "column {} follows column {}: columns must increase",
+                        p[1], p[0]
+                    ),
+                );
+            }
+            if let Some(k) = values[w[0]..w[1]].iter().position(|v| !v.is_finite()) {
+                return Err(Error::NonFinite {
+                    array: "x",
+                    row,
+                    col: cols[k],
+                    value: values[w[0] + k],
+                });
+            }
+        }
+        if indptr[y.len()] != nnz {
+            return malformed(
+                y.len() - 1,
+                format!(
+                    "the last row pointer is {}, not the number of entries {nnz}",
+                    indptr[y.len()]
+                ),
+            );
+        }
+        check_finite_labels(ArrayView1::from(y))?;
+        let row_norms = (0..y.len()).map(|i| norm(&csr, i)).collect();
+        Ok(Self { csr, row_norms })
+    }
+
+    /// Number of examples `n`.
+    pub fn n_samples(&self) -> usize {
+        self.csr.n_samples()
+    }
+
+    /// Number of features `d`.
+    pub fn n_features(&self) -> usize {
+        self.csr.n_features
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.csr.nnz()
+    }
+
+    /// The columns and values of row `i`.
+    ///
+    /// # Panics
+    /// If `i ≥ n`.
+    pub fn row(&self, i: usize) -> (&[usize], &[f64]) {
+        self.csr.row(i)
+    }
+
+    /// The rows and labels.
+    pub fn csr(&self) -> &CsrData {
+        &self.csr
+    }
+
+    /// The labels, length `n`.
+    pub fn y(&self) -> ArrayView1<'_, f64> {
+        ArrayView1::from(&self.csr.y[..])
+    }
+
+    /// `‖x_i‖` for every row, equal to [`Dataset::row_norms`] of the same rows (module docs).
+    pub fn row_norms(&self) -> ArrayView1<'_, f64> {
+        self.row_norms.view()
+    }
+
+    /// `max_i ‖x_i‖`.
+    pub fn max_row_norm(&self) -> f64 {
+        max_norm(self.row_norms())
+    }
+
+    /// Checks that every label is in `loss`'s label domain.
+    ///
+    /// # Errors
+    /// [`Error::LabelOutOfDomain`] naming the first offending row.
+    pub fn check_labels(&self, loss: &Loss) -> Result<()> {
+        check_labels(self.y(), loss)
+    }
+
+    /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).
+    ///
+    /// # Errors
+    /// [`Error::ResourceLimit`] when `n × d` values exceed
+    /// [`MEMORY_BUDGET_BYTES`](crate::MEMORY_BUDGET_BYTES) (checked before the allocation).
+    pub fn to_dense(&self) -> Result<Dataset> {
+        let (n, d) = (self.n_samples() as f64, self.n_features() as f64);
+        crate::learners::check_memory("n_features", d, n * d)?;
+        let mut x = Array2::zeros((self.n_samples(), self.n_features()));
+        for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+            let (cols, vals) = self.row(i);
+            cols.iter().zip(vals).for_each(|(&j, &v)| row[j] = v);
+        }
+        Dataset::new(x, self.y().to_owned())
+    }
+}
+
+/// `‖x_i‖` as [`dp_optim::numeric::l2_norm`] computes it on the dense row: the squares added
+/// in the order of `ndarray`'s unrolled dot product (module docs).
+fn norm(csr: &CsrData, i: usize) -> f64 {
+    let (cols, vals) = csr.row(i);
+    let s = unrolled_dot(cols, csr.n_features, |k| vals[k] * vals[k]);
+    norm_from_squares(s, ArrayView1::from(vals))
+}
+
+/// The products `prod(k)` of the entries `k` of a sparse row (columns `cols`, strictly
+/// increasing, below `d`) added as a dense loop with `L` accumulators adds a row's products:
+/// accumulator `j mod L` takes column `j` for `j < L⌊d/L⌋`, in column order. Returns the
+/// accumulators and the position in `cols` where the remaining columns (the tail) start.
+#[inline]
+fn lanes<const L: usize>(
+    cols: &[usize],
+    d: usize,
+    prod: &impl Fn(usize) -> f64,
+) -> ([f64; L], usize) {
+    let end = d / L * L;
+    let mut acc = [0.0f64; L];
+    let tail = cols.partition_point(|&j| j < end);
+    for (k, &j) in cols[..tail].iter().enumerate() {
+        acc[j % L] += prod(k);
+    }
+    (acc, tail)
+}
+
+/// `⟨x, t⟩` for a sparse `x` in the order of glm's `dot` (four accumulators, then the tail
+/// summed apart), `prod(k)` the product of entry `k`.
+#[inline]
+fn single_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
+    let (a, tail) = lanes::<4>(cols, d, &prod);
+    let rest: f64 = (tail..cols.len()).map(&prod).sum();
+    (a[0] + a[1]) + (a[2] + a[3]) + rest
+}
+
+/// `⟨x, t⟩` in the order of glm's `dot_group` for one row of a group (two accumulators, then
+/// the last column when `d` is odd).
+#[inline]
+fn group_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
+    let (a, tail) = lanes::<2>(cols, d, &prod);
+    (tail..cols.len()).fold(a[0] + a[1], |z, k| z + prod(k))
+}
+
+/// `⟨x, t⟩` in the order of `ndarray`'s unrolled dot product (eight accumulators combined as
+/// `((p0 + p4) + (p1 + p5)) …`, then the tail one by one): what [`dp_optim::numeric`] adds.
+#[inline]
+fn unrolled_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
+    let (p, tail) = lanes::<8>(cols, d, &prod);
+    let mut sum = 0.0;
+    for l in 0..4 {
+        sum += p[l] + p[l + 4];
+    }
+    (tail..cols.len()).fold(sum, |z, k| z + prod(k))
+}
+
+/// The GLM objective `J(θ) = s·Σ_i φ_i(⟨x_i, θ⟩) + (λ/2)‖θ‖²` over a [`SparseDataset`]: the
+/// sparse twin of [`GlmObjective`](crate::GlmObjective), with the same constructors, traits
+/// and numbers (module docs). Implements [`Objective`], [`FiniteSum`] and [`GlmSum`] (terms
+/// `s·φ_i`, regulariser `(λ/2)‖θ‖²`) and [`ClippedSum`] (the unscaled per-example losses, no
+/// regulariser).
+///
+/// # Panics
+/// The trait methods panic if `θ` does not have length [`SparseGlmObjective::n_features`], or
+/// a batch index is `≥ n` (contract violations by the caller, not data errors).
+#[derive(Debug)]
+pub struct SparseGlmObjective<'a> {
+    data: &'a SparseDataset,
+    losses: ExampleLosses,
+    lambda: f64,
+    scale: f64,
+    relative: bool,
+}
+
+impl<'a> SparseGlmObjective<'a> {
+    /// The objective with loss `loss` and ridge `lambda ≥ 0`.
+    ///
+    /// # Errors
+    /// As [`GlmObjective::new`](crate::GlmObjective::new): [`Error::InvalidHyperParameter`] for a negative or non-finite
+    /// `lambda` or invalid loss parameters; [`Error::LabelOutOfDomain`] if a label is outside
+    /// the loss's domain.
+    pub fn new(data: &'a SparseDataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
+        let losses = ExampleLosses::plain(loss, |l| data.check_labels(l))?;
+        Self::build(data, losses, lambda, scale)
+    }
+
+    /// The objective with the clipped loss of [`ClippedLoss`] and ridge `lambda ≥ 0`
+    /// ([`GlmObjective::clipped`](crate::GlmObjective::clipped)).
+    ///
+    /// # Errors
+    /// As [`SparseGlmObjective::new`].
+    pub fn clipped(
+        data: &'a SparseDataset,
+        loss: ClippedLoss,
+        lambda: f64,
+        scale: Scale,
+    ) -> Result<Self> {
+        let losses =
+            ExampleLosses::clipped(loss, data.y(), data.row_norms(), |l| data.check_labels(l))?;
+        Self::build(data, losses, lambda, scale)
+    }
+
+    fn build(
+        data: &'a SparseDataset,
+        losses: ExampleLosses,
+        lambda: f64,
+        scale: Scale,
+    ) -> Result<Self> {
+        Ok(Self {
+            data,
+            losses,
+            lambda,
+            scale: scale_factor(lambda, scale, data.n_samples())?,
+            relative: false,
+        })
+    }
+
+    /// The same objective minus the constant `s·Σ_i φ_i(0)`, as the dense objective's
+    /// `relative_to_zero` (for objective perturbation's solver).
+    #[must_use]
+    pub fn relative_to_zero(mut self) -> Self {
+        self.relative = true;
+        self
+    }
+
+    /// The data.
+    pub fn data(&self) -> &'a SparseDataset {
+        self.data
+    }
+
+    /// The ridge coefficient `λ`.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// The factor `s` in front of the loss sum (`1` or `1/n`).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The (unclipped) loss.
+    pub fn loss(&self) -> Loss {
+        self.losses.loss()
+    }
+
+    /// The clipped loss, when the objective uses one.
+    pub fn clipped_loss(&self) -> Option<ClippedLoss> {
+        self.losses.clipped_loss()
+    }
+
+    /// Number of examples `n`.
+    pub fn n_samples(&self) -> usize {
+        self.data.n_samples()
+    }
+
+    /// Number of features `d`.
+    pub fn n_features(&self) -> usize {
+        self.data.n_features()
+    }
+
+    /// `⟨x_i, θ⟩` in the order of glm's `dot_group` (`grouped`) or `dot`, recomputed as
+    /// [`dp_optim::numeric::dot`] does when it is not finite (the dense `rescue_margins`).
+    fn margin(&self, i: usize, t: &[f64], grouped: bool) -> f64 {
+        let (cols, vals) = self.data.row(i);
+        let d = self.n_features();
+        let prod = |k: usize| vals[k] * t[cols[k]];
+        let z = if grouped {
+            group_dot(cols, d, prod)
+        } else {
+            single_dot(cols, d, prod)
+        };
+        if z.is_finite() {
+            z
+        } else {
+            self.robust_dot(i, t)
+        }
+    }
+
+    /// [`dp_optim::numeric::dot`] of row `i` and `t`, term for term: the unrolled dot product,
+    /// or when it is not finite the dot product of `x/max|x|` and `t/max|t|` multiplied back.
+    fn robust_dot(&self, i: usize, t: &[f64]) -> f64 {
+        let (cols, vals) = self.data.row(i);
+        let z = unrolled_dot(cols, self.n_features(), |k| vals[k] * t[cols[k]]);
+        if z.is_finite() {
+            return z;
+        }
+        let (sa, sb) = (
+            max_abs(ArrayView1::from(vals)),
+            max_abs(ArrayView1::from(t)),
+        );
+        if !(sa.is_finite() && sb.is_finite()) {
+            return z;
+        }
+        if sa == 0.0 || sb == 0.0 {
+            return 0.0;
+        }
+        let u: f64 = cols
+            .iter()
+            .zip(vals)
+            .map(|(&j, &x)| (x / sa) * (t[j] / sb))
+            .sum();
+        u * sa * sb
+    }
+
+    /// Calls `f(block, coef)` on `rows` in blocks of at most [`BLOCK`], `coef` the block's
+    /// clipped coefficients `φ_i'(z_i)·min(1, C/(|φ_i'|‖x_i‖))`: the dense `clipped_blocks`,
+    /// with each margin in the order its position in the block gives it there (the first
+    /// `GROUP·⌊len/GROUP⌋` rows in groups, the rest alone).
+    fn clipped_blocks(
+        &self,
+        t: &[f64],
+        rows: &[usize],
+        clip: f64,
+        mut f: impl FnMut(&[usize], &[f64]),
+    ) {
+        let (y, norms) = (self.data.y(), self.data.row_norms());
+        let mut coef = [0.0; BLOCK];
+        for block in rows.chunks(BLOCK) {
+            let grouped = block.len() / GROUP * GROUP;
+            let coef = &mut coef[..block.len()];
+            for (k, (c, &i)) in coef.iter_mut().zip(block).enumerate() {
+                let z = self.margin(i, t, k < grouped);
+                *c = clip_coefficient(self.losses.deriv(i, z, y[i]), norms[i], clip);
+            }
+            f(block, coef);
+        }
+    }
+
+    /// `out += Σ_{i ∈ rows} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`.
+    fn add_clipped(&self, t: &[f64], rows: &[usize], clip: f64, mut out: ArrayViewMut1<'_, f64>) {
+        self.clipped_blocks(t, rows, clip, |block, coef| {
+            for (&i, &c) in block.iter().zip(coef) {
+                let (cols, vals) = self.data.row(i);
+                cols.iter().zip(vals).for_each(|(&j, &v)| out[j] += c * v);
+            }
+        });
+    }
+
+    /// `out +=` the quantised terms of [`SparseGlmObjective::add_clipped`]'s terms.
+    fn add_clipped_exact(&self, t: &[f64], rows: &[usize], out: &mut ExactSum) {
+        let clip = out.quantiser().clip();
+        self.clipped_blocks(t, rows, clip, |block, coef| {
+            for (&i, &c) in block.iter().zip(coef) {
+                let (cols, vals) = self.data.row(i);
+                out.add_scaled_sparse(c, cols, vals);
+            }
+        });
+    }
+
+    /// `s·Σ_{i ∈ range} φ_i(z_i)` (relative to zero when asked), and `g += s·Σ φ_i'(z_i)·x_i`
+    /// when `g` is given.
+    fn leaf_value_grad(
+        &self,
+        t: &[f64],
+        range: Range<usize>,
+        mut g: Option<ArrayViewMut1<'_, f64>>,
+    ) -> f64 {
+        let y = self.data.y();
+        let mut sum = 0.0;
+        for i in range {
+            let z = self.margin(i, t, false);
+            let (v, d) = self.losses.value_deriv(i, z, y[i], self.relative);
+            sum += v;
+            if let Some(g) = g.as_mut() {
+                let c = self.scale * d;
+                let (cols, vals) = self.data.row(i);
+                cols.iter().zip(vals).for_each(|(&j, &x)| g[j] += c * x);
+            }
+        }
+        sum
+    }
+}
+
+/// `θ` as a slice (copied when it is not contiguous).
+fn contiguous<'t>(theta: &'t ArrayView1<'_, f64>) -> Cow<'t, [f64]> {
+    match theta.as_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(theta.to_vec()),
+    }
+}
+
+impl Objective for SparseGlmObjective<'_> {
+    fn dim(&self) -> usize {
+        self.n_features()
+    }
+
+    fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
+        let t = contiguous(&theta);
+        let (sum, _) = tree_sum(self.n_samples(), 0, |range, _| {
+            self.leaf_value_grad(&t, range, None)
+        });
+        self.scale * sum + ridge(self.lambda, theta)
+    }
+
+    fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
+        let t = contiguous(&theta);
+        let (sum, g) = tree_sum(self.n_samples(), self.n_features(), |range, g| {
+            self.leaf_value_grad(&t, range, Some(g))
+        });
+        grad.assign(&g);
+        if self.lambda != 0.0 {
+            grad.scaled_add(self.lambda, &theta);
+        }
+        self.scale * sum + ridge(self.lambda, theta)
+    }
+}
+
+impl FiniteSum for SparseGlmObjective<'_> {
+    fn n_terms(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn batch_grad(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: &[usize],
+        mut grad: ArrayViewMut1<'_, f64>,
+    ) {
+        let t = contiguous(&theta);
+        let y = self.data.y();
+        grad.fill(0.0);
+        for &i in batch {
+            let c = self.scale * self.losses.deriv(i, self.robust_dot(i, &t), y[i]);
+            self.add_scaled_row(i, c, grad.view_mut());
+        }
+    }
+
+    fn regulariser_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) {
+        grad.assign(&theta);
+        grad *= self.lambda;
+    }
+}
+
+impl GlmSum for SparseGlmObjective<'_> {
+    fn term_scalar(&self, theta: ArrayView1<'_, f64>, i: usize) -> f64 {
+        let t = contiguous(&theta);
+        let y = self.data.y();
+        self.scale * self.losses.deriv(i, self.margin(i, &t, false), y[i])
+    }
+
+    fn add_scaled_row(&self, i: usize, c: f64, mut grad: ArrayViewMut1<'_, f64>) {
+        let (cols, vals) = self.data.row(i);
+        cols.iter().zip(vals).for_each(|(&j, &x)| grad[j] += c * x);
+    }
+}
+
+impl ClippedSum for SparseGlmObjective<'_> {
+    fn n_examples(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn dim(&self) -> usize {
+        self.n_features()
+    }
+
+    /// `Σ_{i ∈ batch} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`, as the dense objective's (NaN or negative
+    /// `clip` as 0, `∞` without clipping; each term of norm `≤ C`).
+    fn clipped_sum(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        clip: f64,
+        out: ArrayViewMut1<'_, f64>,
+    ) {
+        let clip = if clip >= 0.0 { clip } else { 0.0 };
+        let t = contiguous(&theta);
+        clipped_sum_over(self.n_samples(), batch, out, |rows, g| {
+            self.add_clipped(&t, rows, clip, g)
+        });
+    }
+
+    /// The exact sum of the quantised terms, bit-identical to the dense objective's on the
+    /// same rows (module docs): the same blocks, margins, coefficients and integer terms.
+    fn exact_clipped_sum(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        batch: Option<&[usize]>,
+        out: &mut ExactSum,
+    ) {
+        let t = contiguous(&theta);
+        exact_sum_over(self.n_samples(), batch, out, |rows, sum| {
+            self.add_clipped_exact(&t, rows, sum)
+        });
+    }
+}
