@@ -358,6 +358,11 @@ pub(crate) struct ColumnArgs {
     /// -1/1).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub classes: Option<Vec<String>>,
+    /// The public number of features (required for LIBSVM training files, whose width read
+    /// from the file would be the largest index that occurs; checked against files that
+    /// state their width).
+    #[arg(long, value_name = "N")]
+    pub n_features: Option<usize>,
 }
 
 /// `dpglm schema`.

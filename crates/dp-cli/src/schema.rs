@@ -44,6 +44,7 @@ pub(crate) fn schema_of(label: Option<&str>, c: &ColumnArgs) -> Result<Schema, C
         classes: c.classes.clone(),
         features: c.features.clone(),
         drop: c.drop.clone(),
+        n_features: c.n_features,
         ..Schema::default()
     };
     for text in &c.categorical {

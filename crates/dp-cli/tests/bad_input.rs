@@ -449,9 +449,18 @@ fn malformed_data_files_name_file_and_line() {
     }
     let svm = dir.join("big.libsvm");
     std::fs::write(&svm, "1 1:1\n-1 4000000000:1\n").unwrap();
+    // A LIBSVM file's width is public input, never its largest index.
     usage(
         train(&svm, &["--seed", "1"]),
-        &["big.libsvm:2", "4000000000", "memory budget"],
+        &["big.libsvm", "--n-features", "largest feature index"],
+    );
+    usage(
+        train(&svm, &["--seed", "1", "--n-features", "2"]),
+        &["big.libsvm:2", "4000000000"],
+    );
+    usage(
+        train(&svm, &["--seed", "1", "--n-features", "0"]),
+        &["n_features", "at least 1"],
     );
     if Path::new("/dev/zero").exists() {
         usage(

@@ -526,7 +526,7 @@ fn rare_indicators_are_kept_and_libsvm_is_not_scaled_by_default() {
     // (with the indicator mapped to 1/3 instead, DP-SGD's defaults reached only 0.7714).
     assert!(v["train_accuracy"].as_f64().unwrap() > 0.85, "{v}");
     let (code, out, err) = dpglm(
-        &format!("train --data {} {base}", libsvm.display())
+        &format!("train --data {} --n-features 2 {base}", libsvm.display())
             .split_whitespace()
             .collect::<Vec<_>>(),
     );

@@ -532,6 +532,12 @@ pub struct Schema {
     /// apply them must refuse a schema that has them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scaling: BTreeMap<String, Range>,
+    /// The public number of features. Required to train on a LIBSVM file, whose width would
+    /// otherwise be its largest feature index that occurs — a fact about the rows (one row
+    /// with a rare high index would show in the model's width). Files that state their width
+    /// (CSV and Parquet headers after encoding, NPY shapes) must have this many features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_features: Option<usize>,
 }
 
 impl Schema {
@@ -635,6 +641,9 @@ impl Schema {
         }
         self.categorical.extend(flags.categorical);
         self.scaling.extend(flags.scaling);
+        if flags.n_features.is_some() {
+            self.n_features = flags.n_features;
+        }
         self
     }
 
@@ -659,6 +668,9 @@ impl Schema {
         }
         if self.features.is_some() && self.drop.is_some() {
             return bad("give either the features to keep or the columns to drop, not both".into());
+        }
+        if self.n_features == Some(0) {
+            return bad("n_features: must be at least 1".into());
         }
         for (what, list) in [("features", &self.features), ("drop", &self.drop)] {
             let list = list.as_deref().unwrap_or_default();
@@ -794,6 +806,16 @@ impl Schema {
                 ),
             });
         }
+        if format == Format::Libsvm && self.n_features.is_none() {
+            return Err(Error::Schema {
+                origin,
+                reason: "training on a LIBSVM file needs its public number of features \
+                         (--n-features, or n_features in the schema): read from the file, the \
+                         width would be the largest feature index that occurs, which depends \
+                         on the rows"
+                    .into(),
+            });
+        }
         Ok(TableSpec {
             label: self.label.clone(),
             labels: self.labels(task, &origin)?,
@@ -907,7 +929,9 @@ pub fn read_training_data(
         return Ok((blocks.collect_all(MEMORY_BUDGET_BYTES / 8, path)?, spec));
     }
     let spec = schema.resolve_unnamed(path, format, task)?;
-    let mut data = read_dataset_with_width(path, Some(format), spec.label.as_deref(), None)?;
+    let mut data =
+        read_dataset_with_width(path, Some(format), spec.label.as_deref(), schema.n_features)?;
+    check_width(data.n_features(), schema.n_features, path)?;
     data.y = spec.labels.map_values(&data.y, path)?;
     Ok((data, stored_spec(spec, format)))
 }
@@ -946,16 +970,27 @@ pub fn open_blocks(
             let spec = schema.resolve(&header, path, task)?;
             let names = spec.feature_names();
             let rows = CsvRows::new(lines, header, &spec, true)?;
-            Ok((RowBlocks::new(Box::new(rows), block_rows, names), spec))
+            let blocks = RowBlocks::new(Box::new(rows), block_rows, names);
+            check_width(blocks.n_features(), schema.n_features, path)?;
+            Ok((blocks, spec))
         }
         Format::Parquet => {
             let table = ParquetTable::open(path)?;
             let spec = schema.resolve(&table.header(), path, task)?;
-            Ok((table.blocks(&spec, true, block_rows)?, spec))
+            let blocks = table.blocks(&spec, true, block_rows)?;
+            check_width(blocks.n_features(), schema.n_features, path)?;
+            Ok((blocks, spec))
         }
         Format::Libsvm | Format::Npy => {
             let spec = schema.resolve_unnamed(path, format, task)?;
-            let blocks = read_blocks(path, Some(format), &spec, None, true, block_rows)?;
+            let blocks = read_blocks(
+                path,
+                Some(format),
+                &spec,
+                schema.n_features,
+                true,
+                block_rows,
+            )?;
             Ok((blocks, stored_spec(spec, format)))
         }
     }
@@ -1009,15 +1044,20 @@ pub fn read_blocks(
             RowBlocks::new(Box::new(rows), block_rows, None)
         }
     };
-    if let Some(w) = width
-        && blocks.n_features() != w
-    {
-        return Err(Error::DataMismatch {
-            path: path.into(),
-            reason: format!("{} features, but the model has {w}", blocks.n_features()),
-        });
-    }
+    check_width(blocks.n_features(), width, path)?;
     Ok(blocks)
+}
+
+/// [`Error::DataMismatch`] when a file's `n` features are not the `width` expected (the
+/// model's, or the public number of features given for training).
+fn check_width(n: usize, width: Option<usize>, path: &Path) -> Result<()> {
+    match width {
+        Some(w) if n != w => Err(Error::DataMismatch {
+            path: path.into(),
+            reason: format!("{n} features, but {w} were expected (the model's or --n-features)"),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The error for a file with column names scored with a model trained without them.

@@ -427,11 +427,15 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
 
     let classes = schema();
     let signs = Schema::default();
+    let svm_width = Schema {
+        n_features: Some(4),
+        ..Schema::default()
+    };
     let column = Schema::from_json(r#"{"label": "1"}"#, "t").unwrap();
     let cases: [(&Path, &Schema); 5] = [
         (&pq, &classes),
         (&csv, &classes),
-        (&svm, &signs),
+        (&svm, &svm_width),
         (&d.join("m_X.npy"), &signs),
         (&col, &column),
     ];

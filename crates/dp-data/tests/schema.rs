@@ -317,7 +317,22 @@ fn scoring_matches_columns_by_name() {
 #[test]
 fn libsvm_labels_are_mapped_too() {
     let path = file("d.svm", "1 1:1\n0 2:1\n");
-    let (data, spec) = train(&path, &Schema::default(), Task::Classification).unwrap();
+    // The width is public input: required, and wider than the largest index is fine.
+    match train(&path, &Schema::default(), Task::Classification) {
+        Err(Error::Schema { reason, .. }) => assert!(reason.contains("n_features"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    let width = |n| Schema {
+        n_features: Some(n),
+        ..Schema::default()
+    };
+    let (data, _) = train(&path, &width(5), Task::Classification).unwrap();
+    assert_eq!(data.x.ncols(), 5);
+    match train(&path, &width(1), Task::Classification) {
+        Err(Error::Parse { line: 2, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let (data, spec) = train(&path, &width(2), Task::Classification).unwrap();
     assert_eq!(data.y, array![1.0, -1.0]);
     assert_eq!(spec.columns, None);
     let bad = file("b.svm", "1 1:1\n3 2:1\n");

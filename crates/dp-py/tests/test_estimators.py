@@ -129,7 +129,7 @@ def test_other_class_pairs():
     assert list(m.classes_) == [-1, 1]
     assert set(np.unique(m.predict(x))) <= {-1, 1}
     assert m.score(x, signs) > 0.8
-    with pytest.raises(dpglm.InvalidInputError, match=r"both 0 and -1"):
+    with pytest.raises(dpglm.InvalidInputError, match=r"both 0 \(row \d+\) and -1"):
         dpglm.LogisticRegression().fit(x, np.where(np.arange(len(y)) % 3 == 0, -1, np.where(y == 1, 1, 0)))
 
 
