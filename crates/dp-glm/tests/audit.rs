@@ -56,7 +56,11 @@ fn replace_one(x1: f64, zeros: usize) -> (Dataset, Dataset) {
     (with_label(-1.0), with_label(1.0))
 }
 
-/// The threshold maximising the point-estimate bound on the selection runs.
+/// The fewest selection runs on the rare side of a threshold for it to be considered.
+const MIN_TAIL: u64 = 20;
+
+/// The threshold maximising the point-estimate bound on the selection runs, among those with
+/// at least [`MIN_TAIL`] runs on the side whose rate is the ratio's denominator.
 fn choose_threshold(on_d: &[f64], on_d_prime: &[f64]) -> f64 {
     let mut candidates: Vec<f64> = on_d.iter().chain(on_d_prime).copied().collect();
     candidates.sort_by(f64::total_cmp);
@@ -65,7 +69,18 @@ fn choose_threshold(on_d: &[f64], on_d_prime: &[f64]) -> f64 {
         let c = TestCounts::from_statistics(on_d, on_d_prime, t);
         let fpr = (c.false_positives as f64 + 0.5) / c.negatives as f64;
         let fnr = (c.false_negatives as f64 + 0.5) / c.positives as f64;
-        let score = ((1.0 - fnr) / fpr).ln().max(((1.0 - fpr) / fnr).ln());
+        // A ratio is scored only where its small side counts MIN_TAIL runs: further out the
+        // point estimate is mostly noise, the threshold it picks overfits the selection runs
+        // and the fresh runs then often bound nothing.
+        let tail = |count: u64| {
+            if count >= MIN_TAIL {
+                0.0
+            } else {
+                f64::NEG_INFINITY
+            }
+        };
+        let score = (((1.0 - fnr) / fpr).ln() + tail(c.false_positives))
+            .max(((1.0 - fpr) / fnr).ln() + tail(c.false_negatives));
         if score > best.0 {
             best = (score, t);
         }
