@@ -5,14 +5,13 @@
 use std::borrow::Cow;
 
 use dp_accounting::{
-    AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, calibrate_noise,
-    epsilon_of, gaussian_sigma,
+    AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, gaussian_sigma,
 };
 use dp_optim::{FiniteSum, GRID_BITS, GlmSum, GridRelease, Lbfgs, Noise, Objective, Sag};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
 
-use super::{Budget, positive, public_n_note, report};
+use super::{Budget, calibrate, joint_epsilon, positive, public_n_note, report};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
@@ -139,7 +138,10 @@ impl ObjectivePerturbation {
     /// # Privacy
     /// `σ` is an evaluated feasible point of the mechanism's accountant (Thm 3.1 / 3.2 of
     /// paper 001): [`dp_accounting::calibrate_noise`]'s feasible end when `λ` is given, the
-    /// rule's feasible end otherwise, so its ε is `≤` the target.
+    /// rule's feasible end otherwise, so its ε is `≤` the target. With a
+    /// [`Prior`](super::Prior) in the budget the price is that of the prior and the mechanism
+    /// composed (`calibrate_objpert`), or, where the accountant cannot compose them, the
+    /// mechanism's own against the ε the prior leaves by basic composition.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
         let b = self.bounds()?;
         calibrate_objpert(
@@ -498,6 +500,13 @@ fn gaussian_misses(s: f64, epsilon: f64, delta: f64) -> bool {
 /// ([`gaussian_misses`]), the composed mechanism is not either, since releasing both outputs
 /// is at least as revealing as releasing one; such a `λ` is rejected without asking the
 /// accountant, whose grid for it could need terabytes.
+///
+/// With a [`Prior`](super::Prior) in the budget every price is that of the prior followed by
+/// the mechanism, composed by the budget's accountant ([`joint_epsilon`]), so the whole
+/// ledger meets the target; `σ_Gauss` is then the least Gaussian `σ` meeting it after the
+/// prior ([`calibrate`]). If the accountant cannot price that composition (an accounting
+/// error) the calibration is made for the budget [`Budget::split`] leaves, without the prior
+/// (basic composition, Dwork & Roth Thm 3.16).
 pub(crate) fn calibrate_objpert<F, G>(
     budget: &Budget,
     b: &ObjPertBounds,
@@ -505,6 +514,29 @@ pub(crate) fn calibrate_objpert<F, G>(
     factor: f64,
     make: F,
     gaussian_part: G,
+) -> Result<(f64, f64)>
+where
+    F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
+    G: Fn(f64) -> Option<(f64, f64)>,
+{
+    match objpert_rule(budget, b, lambda, factor, &make, &gaussian_part) {
+        // The accountant could not price the prior with the mechanism: basic composition.
+        Err(Error::Accounting(_)) if budget.prior.count > 0 => {
+            objpert_rule(&budget.split(), b, lambda, factor, &make, &gaussian_part)
+        }
+        joint => joint,
+    }
+}
+
+/// [`calibrate_objpert`]'s rule with every price including the budget's prior (none: the
+/// mechanism's own price).
+fn objpert_rule<F, G>(
+    budget: &Budget,
+    b: &ObjPertBounds,
+    lambda: Option<f64>,
+    factor: f64,
+    make: &F,
+    gaussian_part: &G,
 ) -> Result<(f64, f64)>
 where
     F: Fn(ObjPertParams) -> dp_accounting::Result<Mechanism>,
@@ -528,10 +560,9 @@ where
                  the target: no sigma can meet it"
             )));
         }
-        let c = calibrate_noise(target, budget.accountant, budget.neighbouring, 1, |s| {
+        calibrate(budget, 1, |s| {
             make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
-        })?;
-        Ok(c.value)
+        })
     };
     if let Some(l) = lambda {
         ensure(
@@ -548,7 +579,11 @@ where
         factor,
         "must be finite and >= 1",
     )?;
-    let reference = gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?;
+    let reference = if budget.prior.count == 0 {
+        gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?
+    } else {
+        calibrate(budget, 1, |s| Mechanism::gaussian(s, b.lipschitz))?
+    };
     let lambda0 = (2.0 * b.beta / target.epsilon()).max(1.05 * b.beta);
     let lambda_k = |k: i32| lambda0 * 1.05_f64.powi(k);
     // λ is accepted when the calibrated σ is at most factor·σ_Gauss, i.e. (ε being monotone
@@ -565,14 +600,7 @@ where
             return Ok((0.125 * s * s - target.epsilon()).max(f64::MIN_POSITIVE));
         }
         let mech = make(ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz)?)?;
-        let eps = epsilon_of(
-            budget.accountant,
-            budget.neighbouring,
-            &mech,
-            1,
-            target.delta(),
-        )?;
-        Ok(eps - target.epsilon())
+        Ok(joint_epsilon(budget, &mech, 1)? - target.epsilon())
     };
     const TOP: i32 = 600;
     let top = excess(ceiling, lambda_k(TOP))?;
@@ -1131,6 +1159,32 @@ mod tests {
         rdp.budget.accountant = AccountantKind::Rdp;
         let (s_exact, s_rdp) = (fixed.calibrate().unwrap().0, rdp.calibrate().unwrap().0);
         assert!(s_exact < s_rdp, "{s_exact} vs {s_rdp}");
+    }
+
+    /// The exact accountant prices objective perturbation alone but not after pure-DP
+    /// estimates: with a prior the rule falls back to the ε basic composition leaves (the
+    /// split budget), while PLD composes the two and needs less noise than that split.
+    #[test]
+    fn a_prior_the_accountant_cannot_compose_falls_back_to_the_split_budget() {
+        let mut l = ObjectivePerturbation::new(Loss::Logistic).budget(1.0, 1e-5);
+        l.budget.prior = super::super::Prior {
+            count: 10,
+            epsilon: 0.02,
+        };
+        let mut split = l.clone();
+        split.budget = l.budget.split();
+        assert!((split.budget.epsilon - 0.8).abs() < 1e-12);
+        for kind in [AccountantKind::Exact, AccountantKind::Pld] {
+            l.budget.accountant = kind;
+            split.budget.accountant = kind;
+            let (joint, alone) = (l.calibrate().unwrap(), split.calibrate().unwrap());
+            eprintln!("{kind:?}: joint {joint:?}, split {alone:?}");
+            if kind == AccountantKind::Exact {
+                assert_eq!(joint, alone);
+            } else {
+                assert!(joint.0 < 0.98 * alone.0, "{joint:?} vs {alone:?}");
+            }
+        }
     }
 
     #[test]
