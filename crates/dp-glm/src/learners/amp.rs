@@ -6,8 +6,8 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::{
-    BOX_NOTE, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert, release_grid,
-    rows_note,
+    BOX_NOTE, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert, memoised,
+    release_grid, rows_note,
 };
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
 use crate::data::Dataset;
@@ -173,7 +173,11 @@ impl Amp {
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
         let d = data.n_features();
-        let (sigma, lambda) = self.calibrate_with(&b, tau, sigma_out, Some(d))?;
+        let key = format!(
+            "amp release {:?} {b:?} {:?} {:?} {tau:?} {sigma_out:?} {d}",
+            o.budget, o.lambda, o.sigma_factor
+        );
+        let (sigma, lambda) = memoised(key, || self.calibrate_with(&b, tau, sigma_out, Some(d)))?;
         // The release box and its grid check use public values only, before the rows are
         // read: the fit cannot fail on the data at the output grid.
         let n = o.public_n.unwrap_or_else(|| data.n_samples());
@@ -326,6 +330,17 @@ mod tests {
                 objpert_split.fit(&data, &mut rng(3)),
             ),
         ];
+        // The fits' (σ, λ) is a fresh calibration's, whether or not it was memoised.
+        let fresh = amp
+            .calibrate_with(
+                &amp.objpert.bounds().unwrap(),
+                amp.tau,
+                amp.sigma_out,
+                Some(data.n_features()),
+            )
+            .unwrap();
+        let again = amp.fit(&data, &mut rng(4)).unwrap();
+        assert_eq!(sigma(&again), fresh.0);
         for (joint, split) in fits {
             let (joint, split) = (joint.unwrap(), split.unwrap());
             let (t, ts) = (total(&joint), total(&split));

@@ -3,6 +3,7 @@
 //! (`L`, `β`), the perturbed objective and the `(σ, λ)` calibration.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 use dp_accounting::{
     AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, gaussian_sigma,
@@ -178,18 +179,24 @@ impl ObjectivePerturbation {
         }
         let b = self.bounds()?;
         let grid = release_grid(dim)?;
-        calibrate_objpert(
-            &self.budget,
-            &b,
-            self.lambda,
-            self.sigma_factor,
-            |p| {
-                // τ = 1 and σ_out = 2/(λ·ratio): the output Gaussian's ratio is κL/σ.
-                let ratio = OUTPUT_SHARE * p.lipschitz / p.sigma;
-                Ok(Mechanism::amp(p, 1.0, 2.0 / (p.lambda * ratio))?.with_grid(grid))
-            },
-            |_| None,
-        )
+        let key = format!(
+            "objpert release {:?} {b:?} {:?} {:?} {dim}",
+            self.budget, self.lambda, self.sigma_factor
+        );
+        memoised(key, || {
+            calibrate_objpert(
+                &self.budget,
+                &b,
+                self.lambda,
+                self.sigma_factor,
+                |p| {
+                    // τ = 1 and σ_out = 2/(λ·ratio): the output Gaussian's ratio is κL/σ.
+                    let ratio = OUTPUT_SHARE * p.lipschitz / p.sigma;
+                    Ok(Mechanism::amp(p, 1.0, 2.0 / (p.lambda * ratio))?.with_grid(grid))
+                },
+                |_| None,
+            )
+        })
     }
 
     /// Fits the model.
@@ -603,18 +610,18 @@ where
         Ok(joint_epsilon(budget, &mech, 1)? - target.epsilon())
     };
     const TOP: i32 = 600;
-    let top = excess(ceiling, lambda_k(TOP))?;
-    if top > 0.0 {
-        return Err(Error::Privacy(format!(
-            "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
-            lambda_k(TOP)
-        )));
-    }
     let first = excess(ceiling, lambda_k(0))?;
     // The accepted k, and ε − target at (ceiling, λ_k).
     let (k, at_ceiling) = if first <= 0.0 {
         (0, first)
     } else {
+        let top = excess(ceiling, lambda_k(TOP))?;
+        if top > 0.0 {
+            return Err(Error::Privacy(format!(
+                "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
+                lambda_k(TOP)
+            )));
+        }
         // The smallest accepted k, searched in u = log(1 − β/λ_k) = −c (ε is close to affine
         // in c, so the secant lands near it); each point is snapped to the grid.
         let u_of = |k: f64| (-b.beta / lambda_k(k as i32)).ln_1p();
@@ -638,26 +645,136 @@ where
     let lambda = lambda_k(k);
     // σ = ceiling is feasible at this λ; below σ_Gauss nothing is (ObjPert is never more
     // private than the Gaussian with the same σ, paper 001 Lemma 3.4), but if σ_Gauss is
-    // feasible it is the answer. Searched in log σ.
-    let at_reference = excess(reference, lambda)?;
-    if at_reference <= 0.0 {
-        return Ok((reference, lambda));
+    // feasible it is the answer.
+    let sigma = least_sigma(
+        (reference, ceiling, at_ceiling),
+        target.epsilon(),
+        |sigma| excess(sigma, lambda),
+    )?;
+    Ok((sigma, lambda))
+}
+
+/// The smallest feasible `σ` of `excess` (`ε(σ) − target`, non-increasing, feasible when
+/// `≤ 0`) in `[reference, ceiling]` to a relative [`SIGMA_TOL`], given `at_ceiling =
+/// excess(ceiling) ≤ 0`: an evaluated feasible `σ` whose relative distance to an evaluated
+/// infeasible one (or to `reference`, if that is feasible, which is then returned) is at
+/// most the tolerance.
+///
+/// Secant steps in `log σ`, the first with the slope of `ε ∝ 1/σ` (Gaussian-like profiles),
+/// each proposal leaning a quarter of the tolerance towards the end of the bracket farther
+/// from the predicted root, so that both ends close on it: two or three evaluations on a
+/// smooth `ε`. After [`LEAST_SIGMA_STEPS`] steps the bracket (`reference` evaluated if no
+/// infeasible point was found) goes to [`smallest_feasible`].
+///
+/// # Privacy
+/// Only a point `excess` found feasible is returned, and exactly the `σ` it was evaluated at.
+fn least_sigma(
+    (reference, ceiling, at_ceiling): (f64, f64, f64),
+    target: f64,
+    mut excess: impl FnMut(f64) -> Result<f64>,
+) -> Result<f64> {
+    let tol = SIGMA_TOL.ln_1p();
+    let floor = reference.ln();
+    // Feasible end (log σ, excess, σ) and infeasible end (log σ, excess).
+    let mut feasible = (ceiling.ln(), at_ceiling, ceiling);
+    let mut infeasible: Option<(f64, f64)> = None;
+    // The newest point and the secant slope of excess in log σ; ε ∝ 1/σ gives −ε.
+    let mut last = (feasible.0, at_ceiling);
+    let mut slope = -(at_ceiling + target);
+    for _ in 0..LEAST_SIGMA_STEPS {
+        let lower = match infeasible {
+            Some((a, _)) if feasible.0 - a <= tol => return Ok(feasible.2),
+            Some((a, _)) => a,
+            None if feasible.0 <= floor => return Ok(feasible.2),
+            None => floor,
+        };
+        let root = last.0 - last.1 / slope;
+        let lean = if feasible.0 - root > root - lower {
+            0.25 * tol
+        } else {
+            -0.25 * tol
+        };
+        let mut x = root + lean;
+        if infeasible.is_none() && x <= floor {
+            x = floor;
+        } else if !(x > lower && x < feasible.0) {
+            x = 0.5 * (lower + feasible.0);
+        }
+        let sigma = if x == floor { reference } else { x.exp() };
+        let fx = excess(sigma)?;
+        if fx <= 0.0 {
+            feasible = (x, fx, sigma);
+        } else {
+            infeasible = Some((x, fx));
+        }
+        let s = (fx - last.1) / (x - last.0);
+        if s < 0.0 && s.is_finite() {
+            slope = s;
+        }
+        last = (x, fx);
     }
-    let (log_sigma, _) = smallest_feasible(
-        (reference.ln(), at_reference),
-        (ceiling.ln(), at_ceiling),
-        |a, b| b - a <= SIGMA_TOL.ln_1p(),
+    let a = match infeasible {
+        Some(a) => a,
+        None => {
+            let at_reference = excess(reference)?;
+            if at_reference <= 0.0 {
+                return Ok(reference);
+            }
+            (floor, at_reference)
+        }
+    };
+    let (x, _) = smallest_feasible(
+        a,
+        (feasible.0, feasible.1),
+        |a, b| b - a <= tol,
         leaning(SIGMA_TOL),
-        |x| excess(x.exp(), lambda),
+        |x| excess(x.exp()),
     )?;
     // The σ returned is the one that was evaluated: exp(x) for a point the search evaluated,
-    // or the ceiling itself (exp(ln c) may round below c).
-    let sigma = if log_sigma == ceiling.ln() {
-        ceiling
-    } else {
-        log_sigma.exp()
-    };
-    Ok((sigma, lambda))
+    // or the feasible end's own σ (exp(ln c) may round below c).
+    Ok(if x == feasible.0 { feasible.2 } else { x.exp() })
+}
+
+/// The secant steps of [`least_sigma`] before its fallback to [`smallest_feasible`].
+const LEAST_SIGMA_STEPS: usize = 8;
+
+/// The released mechanisms' `(σ, λ)` calibrations made in this process (at most
+/// [`CALIBRATIONS_KEPT`], the oldest dropped first), by a key naming every input of the
+/// calibration: a fit repeated with the same public settings (a benchmark, a sweep over
+/// seeds or data sets of one shape) calibrates once.
+static CALIBRATIONS: Mutex<Vec<(String, (f64, f64))>> = Mutex::new(Vec::new());
+
+/// How many calibrations [`CALIBRATIONS`] keeps.
+const CALIBRATIONS_KEPT: usize = 16;
+
+/// `calibrate()`, or the value it returned before for the same `key`.
+///
+/// # Privacy
+/// A calibration reads no data: it is a deterministic function of public settings, all of
+/// which `key` must state exactly (callers format them with `{:?}`, which prints every
+/// `f64` so that it parses back to the same value). The value kept is the one the
+/// calibration returned, so a repeated fit gets the same feasible `(σ, λ)` a new
+/// calibration would, and its report prices the ledger again as always.
+pub(crate) fn memoised(
+    key: String,
+    calibrate: impl FnOnce() -> Result<(f64, f64)>,
+) -> Result<(f64, f64)> {
+    // A poisoned lock (a panic elsewhere while holding it) only disables the memo.
+    let kept = CALIBRATIONS
+        .lock()
+        .ok()
+        .and_then(|c| c.iter().find(|(k, _)| *k == key).map(|(_, v)| *v));
+    if let Some(v) = kept {
+        return Ok(v);
+    }
+    let v = calibrate()?;
+    if let Ok(mut c) = CALIBRATIONS.lock() {
+        if c.len() >= CALIBRATIONS_KEPT {
+            c.remove(0);
+        }
+        c.push((key, v));
+    }
+    Ok(v)
 }
 
 /// Which end of a bracket the last evaluation moved.
@@ -1131,6 +1248,60 @@ mod tests {
         let (x, calls) = search(&|x| if x >= 3.3 { -1.0 } else { 1.0 }, 1e-6);
         assert!((3.3..=3.3 + 1e-6).contains(&x), "{x}");
         assert!(calls <= 60, "{calls}");
+    }
+
+    /// `least_sigma` returns an evaluated feasible σ within the tolerance of the boundary:
+    /// in four evaluations on a Gaussian-like `ε = C/σ^0.9`, through its fallback on a
+    /// step, and `reference` when that is feasible.
+    #[test]
+    fn least_sigma_returns_an_evaluated_feasible_sigma_at_the_boundary() {
+        let search = |eps: &dyn Fn(f64) -> f64, reference: f64| {
+            let mut seen = Vec::new();
+            let sigma = least_sigma((reference, 6.5, eps(6.5) - 1.0), 1.0, |s| {
+                seen.push(s);
+                Ok(eps(s) - 1.0)
+            })
+            .unwrap();
+            assert!(
+                seen.contains(&sigma) || sigma == 6.5,
+                "{sigma} not evaluated"
+            );
+            assert!(eps(sigma) <= 1.0, "{sigma}");
+            (sigma, seen.len())
+        };
+        // Boundary at σ = 5.
+        let smooth = |s: f64| (5.0 / s).powf(0.9);
+        let (sigma, calls) = search(&smooth, 4.0);
+        assert!(sigma >= 5.0 && sigma <= 5.0 * (1.0 + SIGMA_TOL), "{sigma}");
+        assert!(calls <= 4, "{calls}");
+        let step = |s: f64| if s >= 5.2 { 0.5 } else { 2.0 };
+        let (sigma, calls) = search(&step, 4.0);
+        assert!(sigma >= 5.2 && sigma <= 5.2 * (1.0 + SIGMA_TOL), "{sigma}");
+        assert!(calls <= 40, "{calls}");
+        let (sigma, _) = search(&smooth, 5.5);
+        assert_eq!(sigma, 5.5);
+    }
+
+    #[test]
+    fn memoised_calibrations_are_the_values_computed_for_the_same_key() {
+        let key = format!("test {:?}", std::thread::current().id());
+        let mut calls = 0;
+        let first = memoised(key.clone(), || {
+            calls += 1;
+            Ok((1.5, 2.5))
+        });
+        let again = memoised(key.clone(), || {
+            calls += 1;
+            Ok((9.0, 9.0))
+        });
+        assert_eq!(
+            (first.unwrap(), again.unwrap(), calls),
+            ((1.5, 2.5), (1.5, 2.5), 1)
+        );
+        // An error is not kept.
+        let other = format!("{key} error");
+        assert!(memoised(other.clone(), || Err(Error::Privacy("no".into()))).is_err());
+        assert_eq!(memoised(other, || Ok((3.0, 4.0))).unwrap(), (3.0, 4.0));
     }
 
     #[test]
