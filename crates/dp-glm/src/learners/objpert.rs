@@ -870,6 +870,10 @@ pub(crate) struct Perturbed<'a> {
     grid: GridRelease,
     /// The std `σ` `b` was drawn for.
     sigma: f64,
+    /// The last point `value_grad` was evaluated at and the gradient it computed there, for
+    /// [`Perturbed::gradient_norm`] (the solvers' last evaluation is at the point they
+    /// return).
+    last: Mutex<Option<(Array1<f64>, Array1<f64>)>>,
 }
 
 impl<'a> Perturbed<'a> {
@@ -904,6 +908,7 @@ impl<'a> Perturbed<'a> {
             linear,
             grid,
             sigma,
+            last: Mutex::new(None),
         })
     }
 
@@ -1009,11 +1014,25 @@ impl<'a> Perturbed<'a> {
         Ok((released, ledger, noise))
     }
 
-    /// `‖∇J(θ)‖`.
+    /// `‖∇J(θ)‖`, of the gradient `value_grad` computes at `θ`: the one it computed last if
+    /// that was at exactly this `θ` (the sums are over a fixed tree, so a new evaluation
+    /// would give the same bits: `glm`'s § Threads), else a new evaluation.
     pub(crate) fn gradient_norm(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        let mut g = Array1::zeros(self.dim());
-        self.value_grad(theta, g.view_mut());
-        norm(g.view())
+        let kept = self.last.lock().ok().and_then(|last| match &*last {
+            Some((x, g))
+                if x.iter()
+                    .map(|v| v.to_bits())
+                    .eq(theta.iter().map(|v| v.to_bits())) =>
+            {
+                Some(norm(g.view()))
+            }
+            _ => None,
+        });
+        kept.unwrap_or_else(|| {
+            let mut g = Array1::zeros(self.dim());
+            self.value_grad(theta, g.view_mut());
+            norm(g.view())
+        })
     }
 
     /// L-BFGS from 0 to `‖∇J‖ ≤ tol` (the result is checked by the caller).
@@ -1084,6 +1103,9 @@ impl Objective for Perturbed<'_> {
     fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
         let v = self.glm.value_grad(theta, grad.view_mut());
         grad += &self.linear;
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((theta.to_owned(), grad.to_owned()));
+        }
         v + self.linear.dot(&theta)
     }
 }
@@ -1280,6 +1302,25 @@ mod tests {
         assert!(calls <= 40, "{calls}");
         let (sigma, _) = search(&smooth, 5.5);
         assert_eq!(sigma, 5.5);
+    }
+
+    /// The certificate's gradient norm is the same whether it is the solver's last
+    /// evaluation, remembered, or a new one.
+    #[test]
+    fn the_remembered_gradient_is_the_one_computed_anew() {
+        let (data, _) = logistic(20_000, 4, 3.0, 8);
+        let b = bounds(Loss::Logistic, 1.0, None).unwrap();
+        let j = Perturbed::draw(&data, &b, 2.0, 3.0, &mut rng(1)).unwrap();
+        let theta = j.minimise(1e-6).unwrap();
+        // L-BFGS evaluated the point it returns last.
+        let last = j.last.lock().unwrap().as_ref().map(|(x, _)| x.clone());
+        assert_eq!(last, Some(theta.clone()));
+        let remembered = j.gradient_norm(theta.view());
+        let mut g = Array1::zeros(4);
+        j.value_grad(Array1::zeros(4).view(), g.view_mut());
+        let anew = j.gradient_norm(theta.view());
+        assert_eq!(remembered.to_bits(), anew.to_bits());
+        assert!(anew <= 1e-6 && anew > 0.0, "{anew}");
     }
 
     #[test]
