@@ -8,7 +8,10 @@ use std::sync::Mutex;
 use dp_accounting::{
     AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring, ObjPertParams, gaussian_sigma,
 };
-use dp_optim::{FiniteSum, GRID_BITS, GlmSum, GridRelease, Lbfgs, Noise, Objective, Sag};
+use dp_optim::{
+    FiniteSum, GRID_BITS, GlmSum, GridRelease, IterationInfo, Lbfgs, Noise, Objective, Observer,
+    Sag,
+};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
 
@@ -874,6 +877,9 @@ pub(crate) struct Perturbed<'a> {
     /// [`Perturbed::gradient_norm`] (the solvers' last evaluation is at the point they
     /// return).
     last: Mutex<Option<(Array1<f64>, Array1<f64>)>>,
+    /// The diagonal preconditioner of [`Perturbed::minimise_from`]: `1/√h_j` with
+    /// `h_j = sup φ''·Σ_i x_ij² + λ`, a bound on `J`'s Hessian diagonal.
+    scale: Array1<f64>,
 }
 
 impl<'a> Perturbed<'a> {
@@ -903,12 +909,20 @@ impl<'a> Perturbed<'a> {
         let mut linear = Array1::zeros(data.n_features());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
         grid.add_to(rng, linear.view_mut())?;
+        // One pass over the rows (in storage order) for the squared column norms.
+        let mut squares = Array1::<f64>::zeros(data.n_features());
+        for row in data.x().rows() {
+            squares.zip_mut_with(&row, |a, &v| *a += v * v);
+        }
+        let curvature = b.loss.smoothness();
+        let scale = squares.mapv(|q| 1.0 / (curvature * q + lambda).sqrt());
         Ok(Self {
             glm,
             linear,
             grid,
             sigma,
             last: Mutex::new(None),
+            scale,
         })
     }
 
@@ -1040,13 +1054,32 @@ impl<'a> Perturbed<'a> {
         self.minimise_from(Array1::zeros(self.dim()), tol)
     }
 
-    /// L-BFGS from `x0` to `‖∇J‖ ≤ tol`.
+    /// L-BFGS from `x0` to `‖∇J‖ ≤ tol`, in the coordinates `φ = θ/s` of the Jacobi
+    /// preconditioner `s` (`scale`; on rows of unequal column norms, such as a bias feature
+    /// beside unit rows, it needs about a quarter fewer passes over the data). It stops as
+    /// soon as the gradient of `J` itself at the accepted point is within `tol` (or the
+    /// preconditioned one within `tol·min s`, which implies it). The solver costs no
+    /// privacy: the caller certifies the point it returns.
     pub(crate) fn minimise_from(&self, x0: Array1<f64>, tol: f64) -> Result<Array1<f64>> {
+        let scaled = Preconditioned { objective: self };
+        let smallest = self.scale.fold(f64::INFINITY, |m, &v| m.min(v));
+        let mut reached = Reached {
+            objective: self,
+            tol,
+        };
         let sol = Lbfgs::new()
             .max_iters(10_000)
-            .grad_tol(tol)
-            .minimize(self, x0.view(), None)?;
-        Ok(sol.x)
+            .grad_tol(tol * smallest)
+            .minimize(&scaled, (&x0 / &self.scale).view(), Some(&mut reached))?;
+        Ok(scaled.theta(sol.x.view()))
+    }
+
+    /// `‖∇J‖` at the point `value_grad` evaluated last, if any.
+    fn last_gradient_norm(&self) -> Option<f64> {
+        self.last
+            .lock()
+            .ok()
+            .and_then(|last| last.as_ref().map(|(_, g)| norm(g.view())))
     }
 
     /// SAG from `x0` to `‖∇J‖ ≤ tol`, with the per-term smoothness `β + λ/n`.
@@ -1062,6 +1095,52 @@ impl<'a> Perturbed<'a> {
             .grad_tol(tol)
             .minimize(self, x0.view(), rng, None)?;
         Ok(sol.x)
+    }
+}
+
+/// `J(s ⊙ φ)` as a function of `φ`, `s` the Jacobi preconditioner of [`Perturbed`].
+struct Preconditioned<'o, 'a> {
+    objective: &'o Perturbed<'a>,
+}
+
+impl Preconditioned<'_, '_> {
+    /// `θ = s ⊙ φ` (the same bits at every call).
+    fn theta(&self, phi: ArrayView1<'_, f64>) -> Array1<f64> {
+        &phi * &self.objective.scale
+    }
+}
+
+impl Objective for Preconditioned<'_, '_> {
+    fn dim(&self) -> usize {
+        self.objective.dim()
+    }
+
+    fn value(&self, phi: ArrayView1<'_, f64>) -> f64 {
+        self.objective.value(self.theta(phi).view())
+    }
+
+    fn value_grad(&self, phi: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
+        let v = self
+            .objective
+            .value_grad(self.theta(phi).view(), grad.view_mut());
+        grad *= &self.objective.scale;
+        v
+    }
+}
+
+/// Stops L-BFGS once `J`'s own gradient at the accepted point (its last evaluation) is
+/// within `tol`.
+struct Reached<'o, 'a> {
+    objective: &'o Perturbed<'a>,
+    tol: f64,
+}
+
+impl Observer for Reached<'_, '_> {
+    fn observe(&mut self, _: &IterationInfo) -> bool {
+        !self
+            .objective
+            .last_gradient_norm()
+            .is_some_and(|g| g <= self.tol)
     }
 }
 
