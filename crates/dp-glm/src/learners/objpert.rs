@@ -1373,11 +1373,11 @@ mod tests {
         // Boundary at σ = 5.
         let smooth = |s: f64| (5.0 / s).powf(0.9);
         let (sigma, calls) = search(&smooth, 4.0);
-        assert!(sigma >= 5.0 && sigma <= 5.0 * (1.0 + SIGMA_TOL), "{sigma}");
+        assert!((5.0..=5.0 * (1.0 + SIGMA_TOL)).contains(&sigma), "{sigma}");
         assert!(calls <= 4, "{calls}");
         let step = |s: f64| if s >= 5.2 { 0.5 } else { 2.0 };
         let (sigma, calls) = search(&step, 4.0);
-        assert!(sigma >= 5.2 && sigma <= 5.2 * (1.0 + SIGMA_TOL), "{sigma}");
+        assert!((5.2..=5.2 * (1.0 + SIGMA_TOL)).contains(&sigma), "{sigma}");
         assert!(calls <= 40, "{calls}");
         let (sigma, _) = search(&smooth, 5.5);
         assert_eq!(sigma, 5.5);
