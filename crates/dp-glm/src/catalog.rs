@@ -645,14 +645,20 @@ impl Learner {
     /// Whether its noise is calibrated against the whole ledger when bounds were estimated
     /// ([`PrivateBounds::learner_budget`]): the learners whose whole ledger is one
     /// calibration of `learners::calibrate` (DP-GD, noisy projected GD and its JL form,
-    /// untuned DP-SGD, DP-AMBSSGD, output perturbation, SSP). The others (objective
-    /// perturbation and AMP, DP-SSGD's shuffling, non-convex DP-GD's two parts, tuning and
-    /// selection) are calibrated for the ε the estimates leave.
+    /// untuned DP-SGD, DP-AMBSSGD, output perturbation, SSP) or of objective perturbation's
+    /// `(σ, λ)` rule (objective perturbation, AMP). The others (DP-SSGD's shuffling,
+    /// non-convex DP-GD's two parts, tuning and selection) are calibrated for the ε the
+    /// estimates leave.
     pub fn calibrates_jointly(&self, params: &Params) -> bool {
         match self.name {
-            "dp-gd" | "noisy-gd" | "jl-noisy-gd" | "dp-ambssgd" | "output-perturbation" | "ssp" => {
-                true
-            }
+            "dp-gd"
+            | "noisy-gd"
+            | "jl-noisy-gd"
+            | "dp-ambssgd"
+            | "output-perturbation"
+            | "ssp"
+            | "objpert"
+            | "amp" => true,
             "dp-sgd" => !params.contains("tune"),
             _ => false,
         }

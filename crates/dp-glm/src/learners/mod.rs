@@ -148,7 +148,8 @@ impl Budget {
 /// target less the prior's basic-composition ε ([`Budget::split`]); then, if the budget's
 /// accountant can price the prior and `steps × make(x)` together, the least noise (geometric
 /// bisection to a relative [`JOINT_TOLERANCE`]) at which that joint price is `≤` the target,
-/// searched below the split noise (where the accountant's price is checked first). An accountant that cannot compose them gets the split noise.
+/// searched below the split noise (where the accountant's price is checked first). An
+/// accountant that cannot compose them gets the split noise.
 ///
 /// # Privacy
 /// [`dp_accounting::calibrate_noise`]: its noise is the feasible end of the final bracket,
@@ -172,14 +173,11 @@ where
         return Ok(c.value);
     }
     let target = budget.target()?;
-    let prior = Mechanism::pure_dp(budget.prior.epsilon)?;
-    let joint = |x: f64| -> dp_accounting::Result<f64> {
-        let mut acc = budget.accountant.build(budget.neighbouring);
-        acc.compose(&prior, budget.prior.count)?;
-        acc.compose(&make(x)?, steps)?;
-        acc.epsilon(target.delta())
+    let feasible = |x: f64| {
+        make(x)
+            .and_then(|m| joint_epsilon(budget, &m, steps))
+            .is_ok_and(|e| e <= target.epsilon())
     };
-    let feasible = |x: f64| joint(x).is_ok_and(|e| e <= target.epsilon());
     // The split noise is feasible for the joint price unless the accountant cannot compose
     // the two (then the split stands, as basic composition prices it).
     let mut hi = c.value;
@@ -203,6 +201,31 @@ where
         }
     }
     Ok(hi)
+}
+
+/// The ε at the budget's δ of the budget's [`Prior`] followed by `steps` applications of
+/// `mech`, priced together by the budget's accountant.
+///
+/// # Errors
+/// The accountant's: it cannot compose the two, or cannot answer.
+///
+/// # Privacy
+/// The accountant's upper bound on the whole composition (MATH §3–4); the prior's `count`
+/// entries are pure-DP mechanisms at its `epsilon` (Dwork & Roth, Def. 2.4).
+pub(crate) fn joint_epsilon(
+    budget: &Budget,
+    mech: &Mechanism,
+    steps: u64,
+) -> dp_accounting::Result<f64> {
+    let mut acc = budget.accountant.build(budget.neighbouring);
+    if budget.prior.count > 0 {
+        acc.compose(
+            &Mechanism::pure_dp(budget.prior.epsilon)?,
+            budget.prior.count,
+        )?;
+    }
+    acc.compose(mech, steps)?;
+    acc.epsilon(budget.delta)
 }
 
 /// Relative precision of the joint calibration with a [`Prior`] (each step prices the
