@@ -108,11 +108,8 @@ pub const GRID_BITS: i32 = 24;
 /// The exact law of one coordinate in grid units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum GridLaw {
-    /// `N_ℤ(0, p)`, with its sampler's constants computed once.
-    Gaussian {
-        p: u128,
-        sampler: discrete::DiscreteGaussian,
-    },
+    /// `N_ℤ(0, p)`.
+    Gaussian { p: u128 },
     /// Discrete Laplace of integer scale `t`.
     Laplace { t: u128 },
 }
@@ -160,7 +157,7 @@ impl GridRelease {
     /// [`Error::Unsupported`] for a Laplace release.
     pub fn discrete_gaussian(&self, dim: usize) -> Result<GridGaussian> {
         match self.law {
-            GridLaw::Gaussian { p, .. } => {
+            GridLaw::Gaussian { p } => {
                 // p ≤ 2^50 is exact in f64; one relative ulp down covers the square root's
                 // rounding, and √p ≥ 1 since p ≥ 1.
                 let s = ((p as f64).sqrt() * (1.0 - f64::EPSILON)).max(1.0);
@@ -175,7 +172,7 @@ impl GridRelease {
     /// One coordinate's noise in grid units.
     pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
         match self.law {
-            GridLaw::Gaussian { sampler, .. } => sampler.sample(rng),
+            GridLaw::Gaussian { p } => discrete::discrete_gaussian(rng, p, 1),
             GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
         }
     }
@@ -328,10 +325,8 @@ impl Noise {
         let gamma = 2f64.powi(e);
         let scaled = s / gamma; // exact: a power-of-two scaling, in (0, 2^25)
         let law = if l2 {
-            let p = ceil_square(scaled);
             GridLaw::Gaussian {
-                p,
-                sampler: discrete::DiscreteGaussian::new(p, 1)?,
+                p: ceil_square(scaled),
             }
         } else {
             GridLaw::Laplace {
