@@ -72,6 +72,7 @@ mod report;
 pub mod scaling;
 pub mod selection;
 mod statement;
+pub mod streamed;
 pub mod sufficient;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};
