@@ -131,3 +131,36 @@ fn source_errors_and_changing_sources_are_errors() {
         "{e}"
     );
 }
+
+/// A batch (indices into the whole data) picks the same rows from the blocks as from the
+/// data in memory: the exact sums are equal, the `f64` sums equal up to the order of the
+/// additions; with no batch, every row.
+#[test]
+fn streamed_sums_over_a_batch_are_the_in_memory_ones() {
+    use dp_glm::streamed::StreamedSum;
+    use dp_glm::{GlmObjective, Scale};
+    use dp_optim::{ClippedSum, ExactSum, Quantiser};
+
+    let data = data(500, 4, 3);
+    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    let glm = GlmObjective::new(&ds, Loss::Logistic, 0.0, Scale::Mean).unwrap();
+    let sum = StreamedSum::new(|| data.blocks(37), Loss::Logistic, None).unwrap();
+    assert_eq!((sum.rows(), sum.n_examples(), sum.dim()), (500, 500, 4));
+    let x = ndarray::array![0.3, -1.0, 0.5, 2.0];
+    let quantiser = Quantiser::new(0.5, 2f64.powi(-30), 4).unwrap();
+    let batch: Vec<usize> = (0..500).filter(|i| i % 7 == 3 || *i > 480).collect();
+    for b in [Some(&batch[..]), None] {
+        let (mut s, mut m) = (ExactSum::new(quantiser), ExactSum::new(quantiser));
+        sum.exact_clipped_sum(x.view(), b, &mut s);
+        glm.exact_clipped_sum(x.view(), b, &mut m);
+        assert_eq!(s.totals(), m.totals());
+        assert!(s.totals().iter().any(|&t| t != 0));
+        let (mut fs, mut fm) = (Array1::zeros(4), Array1::zeros(4));
+        sum.clipped_sum(x.view(), b, 0.5, fs.view_mut());
+        glm.clipped_sum(x.view(), b, 0.5, fm.view_mut());
+        for (a, b) in fs.iter().zip(&fm) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{fs} vs {fm}");
+        }
+    }
+    sum.finish().unwrap();
+}
