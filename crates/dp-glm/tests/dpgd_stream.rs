@@ -1,13 +1,14 @@
-//! DP-GD on data read block by block: the exact clipped sums do not depend on the blocks, so
-//! the streamed fit equals the in-memory fit bit for bit, for every block size; a source
-//! error and a source that changes between passes are errors, not models.
+//! DP-GD and noisy projected GD on data read block by block: the exact clipped sums do not
+//! depend on the blocks, so the streamed fit equals the in-memory fit bit for bit, for every
+//! block size; a source error and a source that changes between passes are errors, not
+//! models.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use dp_accounting::Neighbouring;
 use dp_data::{LoadedData, RowBlock};
 use dp_glm::sufficient::StreamError;
-use dp_glm::{Dataset, DpGd, Error, LinearModel, Loss};
+use dp_glm::{Dataset, DpGd, Error, LinearModel, Loss, NoisyProjectedGd};
 use dp_optim::seeded_rng;
 use ndarray::{Array1, Array2};
 use rand::{RngExt, SeedableRng};
@@ -75,6 +76,46 @@ fn streamed_and_in_memory_fits_are_bit_identical() {
         // Another seed gives another model (the test can fail).
         assert_ne!(bits(&in_memory(&m, &data, 43)), bits(&whole));
     }
+}
+
+/// Noisy projected GD: its default steps and step size derive from the counted rows or the
+/// public n, as in memory; the same model for every block size.
+#[test]
+fn streamed_noisy_gd_equals_the_in_memory_fit() {
+    let data = data(700, 5, 4);
+    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    for (steps, public_n, relation) in [
+        (Some(30), None, Neighbouring::ReplaceOne),
+        (None, None, Neighbouring::ReplaceOne),
+        (None, Some(800), Neighbouring::AddRemove),
+    ] {
+        let mut m = NoisyProjectedGd::new(Loss::Logistic).radius(3.0);
+        m.x_bound = 2.0;
+        m.steps = steps;
+        m.public_n = public_n;
+        m.budget.neighbouring = relation;
+        let whole = m.fit(&ds, &mut seeded_rng(9)).unwrap();
+        let expected = steps.or(public_n).unwrap_or(700) as u64;
+        assert_eq!(whole.privacy().ledger.entries()[0].count, expected);
+        for block in [13, 256, 1000] {
+            let s = m
+                .fit_blocks(|| data.blocks(block), &mut seeded_rng(9))
+                .unwrap();
+            assert_eq!(bits(&s), bits(&whole), "block of {block} rows, {steps:?}");
+            assert_eq!(s, whole, "block of {block} rows, {steps:?}");
+        }
+    }
+    // A bad hyper-parameter fails before the data is read.
+    let mut m = NoisyProjectedGd::new(Loss::Logistic);
+    m.radius = -1.0;
+    let never = || -> std::iter::Empty<Result<RowBlock, dp_data::Error>> {
+        panic!("the source was opened")
+    };
+    let e = m.fit_blocks(never, &mut seeded_rng(1)).unwrap_err();
+    assert!(
+        matches!(e, StreamError::Fit(Error::InvalidHyperParameter { .. })),
+        "{e}"
+    );
 }
 
 /// A source error at any pass is returned (the run's output discarded), as is a source
