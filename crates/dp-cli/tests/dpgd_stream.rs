@@ -1,7 +1,7 @@
-//! `dpglm train --algorithm dp-gd --stream`: DP-GD read block by block (one pass per step)
-//! writes the same model file as the in-memory fit with the same seed (NPY over more than one
-//! block, CSV); what it cannot do without a pass over the data first is refused with a usage
-//! error and no model file.
+//! `dpglm train --algorithm dp-gd|noisy-gd --stream`: DP-GD and noisy projected GD read block
+//! by block (one pass per step) write the same model file as the in-memory fit with the same
+//! seed (NPY over more than one block, CSV); what they cannot do without a pass over the data
+//! first is refused with a usage error and no model file.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -51,15 +51,13 @@ fn write_csv(path: &Path, n: usize) {
     std::fs::write(path, text).unwrap();
 }
 
-/// `train --algorithm dp-gd` on `data` with the common flags and `extra`; returns (code,
+/// `train` on `data` with the common flags and `extra`; returns (code,
 /// stdout, stderr).
 fn train(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "train",
         "--data",
         data.to_str().unwrap(),
-        "--algorithm",
-        "dp-gd",
         "--epsilon",
         "1",
         "--delta",
@@ -82,9 +80,11 @@ fn coefficients(model: &str) -> Vec<f64> {
     c.iter().map(|x| x.as_f64().unwrap()).collect()
 }
 
-/// 20,000 NPY rows (two blocks of 2^14 rows and less) and 3,000 CSV rows; the defaults
-/// (unit-norm rows, the default clip), and public bounds without preprocessing, a bias, a
-/// ridge, a radius, a public n under add/remove, the squared loss.
+/// 20,000 NPY rows (two blocks of 2^14 rows and less) and 3,000 CSV rows. DP-GD with the
+/// defaults (unit-norm rows, the default clip), and public bounds without preprocessing, a
+/// bias, a ridge, a radius, a public n under add/remove, the squared loss, another loss and
+/// accountant; noisy GD with the unit-norm bound and a radius, and with public bounds on
+/// regression data.
 #[test]
 fn streamed_model_files_equal_the_in_memory_ones() {
     let dir = tempdir("dpgd-stream");
@@ -108,16 +108,23 @@ fn streamed_model_files_equal_the_in_memory_ones() {
         "--neighbouring",
         "add-remove",
     ];
-    let cases: [(&Path, usize, &[&str]); 5] = [
-        (&npy, 20_000, &["--label", "3", "--loss", "logistic"]),
+    let cases: [(&Path, usize, &str, &[&str]); 7] = [
         (
             &npy,
             20_000,
+            "dp-gd",
+            &["--label", "3", "--loss", "logistic"],
+        ),
+        (
+            &npy,
+            20_000,
+            "dp-gd",
             &[&["--label", "3", "--loss", "logistic"], &public[..]].concat(),
         ),
         (
             &npy,
             20_000,
+            "dp-gd",
             &[
                 "--label",
                 "3",
@@ -132,11 +139,13 @@ fn streamed_model_files_equal_the_in_memory_ones() {
         (
             &csv,
             3000,
+            "dp-gd",
             &["--label", "y", "--loss", "logistic", "--scale", "none"],
         ),
         (
             &csv,
             3000,
+            "dp-gd",
             &[
                 "--label",
                 "y",
@@ -148,8 +157,35 @@ fn streamed_model_files_equal_the_in_memory_ones() {
                 "rdp",
             ],
         ),
+        (
+            &npy,
+            20_000,
+            "noisy-gd",
+            &["--label", "3", "--loss", "logistic", "--radius", "2"],
+        ),
+        (
+            &csv,
+            3000,
+            "noisy-gd",
+            &[
+                "--label",
+                "y",
+                "--loss",
+                "squared",
+                "--x-bound",
+                "2",
+                "--y-bound",
+                "1.5",
+            ],
+        ),
     ];
-    for (data, n, extra) in cases {
+    for (data, n, algorithm, extra) in cases {
+        let extra: Vec<&str> = ["--algorithm", algorithm]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let extra = &extra[..];
         let (code, _, err) = train(data, &mem, extra);
         assert_eq!(code, 0, "{extra:?}: {err}");
         let with_stream: Vec<&str> = extra.iter().copied().chain(["--stream"]).collect();
@@ -171,23 +207,27 @@ fn streamed_model_files_equal_the_in_memory_ones() {
 }
 
 /// Feature scaling (asked for, or the default for classification on a file with named
-/// columns) and a clip to be estimated privately are refused: exit 2, naming what to give.
+/// columns) and bounds to be estimated privately are refused: exit 2, naming what to give.
 #[test]
 fn what_needs_a_first_pass_is_refused() {
     let dir = tempdir("dpgd-stream-refused");
     let data = dir.join("d.csv");
     write_csv(&data, 200);
     let out = dir.join("m.json");
-    for (extra, says) in [
+    let gd = "dp-gd";
+    for (algorithm, extra, says) in [
         (
+            gd,
             &["--loss", "logistic"][..],
             "feature scaling (min-max, the default",
         ),
         (
-            &["--loss", "logistic", "--scale", "standard"][..],
+            gd,
+            &["--loss", "logistic", "--scale", "standard"],
             "feature scaling",
         ),
         (
+            gd,
             &[
                 "--loss",
                 "logistic",
@@ -195,12 +235,17 @@ fn what_needs_a_first_pass_is_refused() {
                 "none",
                 "--preprocess",
                 "none",
-            ][..],
+            ],
             "give --clip",
         ),
-        (&["--loss", "squared", "--scale", "none"][..], "give --clip"),
+        (gd, &["--loss", "squared", "--scale", "none"], "give --clip"),
+        (
+            "noisy-gd",
+            &["--loss", "squared", "--scale", "none"],
+            "give --x-bound and --y-bound",
+        ),
     ] {
-        let args: Vec<&str> = ["--label", "y"]
+        let args: Vec<&str> = ["--label", "y", "--algorithm", algorithm]
             .into_iter()
             .chain(extra.iter().copied())
             .chain(["--stream"])

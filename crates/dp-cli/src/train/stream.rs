@@ -3,14 +3,15 @@
 //! learner's state:
 //! - AdaSSP ([`dp_glm::learners::Ssp::fit_blocks`]): its exact sufficient statistics are
 //!   summed in one pass, memory `O(d²)` plus one block;
-//! - DP-GD ([`dp_glm::DpGd::fit_blocks`]): one pass checks and counts the rows, then one pass
-//!   per step sums the exact clipped gradients, memory `O(d)` plus one block.
+//! - DP-GD ([`dp_glm::DpGd::fit_blocks`]) and noisy projected GD
+//!   ([`dp_glm::NoisyProjectedGd::fit_blocks`]): one pass checks and counts the rows, then one
+//!   pass per step sums the exact clipped gradients, memory `O(d)` plus one block.
 //!
 //! Either model is bit-identical to the in-memory fit's with the same seed (the sums are
 //! exact integers, whatever the blocks), and goes through the same [`release`]. A last pass
 //! scores the training rows for the operator's (not private) diagnostics.
 //!
-//! Supported: `--algorithm ssp|dp-gd`, public bounds (`--x-bound`, `--y-bound`, `--clip`;
+//! Supported: `--algorithm ssp|dp-gd|noisy-gd`, public bounds (`--x-bound`, `--y-bound`, `--clip`;
 //! the unit-norm preprocessing implies `--x-bound` and makes DP-GD's default clip public for
 //! Lipschitz losses), the per-row preprocessing (unit norm — the default for classification,
 //! as in memory without feature scaling — and bias), `--n`, `--test` (read into memory).
@@ -21,10 +22,10 @@
 
 use std::cell::RefCell;
 
-use dp_glm::DpGd;
 use dp_glm::catalog::Fallback;
 use dp_glm::learners::Ssp;
 use dp_glm::sufficient::StreamError;
+use dp_glm::{DpGd, NoisyProjectedGd};
 
 use super::*;
 use crate::cli::CalibrationAccountantArg;
@@ -71,10 +72,13 @@ fn preprocessed<'p>(
 pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     let algorithm = a.algorithm();
-    if !matches!(algorithm, AlgorithmArg::Ssp | AlgorithmArg::DpGd) {
+    if !matches!(
+        algorithm,
+        AlgorithmArg::Ssp | AlgorithmArg::DpGd | AlgorithmArg::NoisyGd
+    ) {
         return Err(unsupported(&format!(
-            "--algorithm {} (only ssp, whose sufficient statistics take one pass, and dp-gd, \
-             one pass per step)",
+            "--algorithm {} (only ssp, whose sufficient statistics take one pass, and dp-gd \
+             and noisy-gd, one pass per step)",
             algorithm.name()
         )));
     }
@@ -176,22 +180,37 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
     };
-    let fitted = if algorithm == AlgorithmArg::Ssp {
-        let mut ssp = Ssp::new(x_bound.unwrap_or(1.0), y_bound.unwrap_or(1.0));
-        ssp.budget = budget;
-        ssp.public_n = a.public_n;
-        ssp.fit_blocks(blocks(), &mut *rng)
-    } else {
-        // As the catalog's dp-gd.
-        let mut gd = DpGd::new(loss);
-        gd.budget = budget;
-        gd.clip = clip.unwrap_or(gd.clip);
-        gd.steps = a.steps.unwrap_or(gd.steps);
-        gd.learning_rate = a.learning_rate.unwrap_or(gd.learning_rate);
-        gd.lambda = a.lambda.unwrap_or(gd.lambda);
-        gd.radius = a.radius;
-        gd.public_n = a.public_n;
-        gd.fit_blocks(&blocks, &mut *rng)
+    // Each learner set up as the catalog's builder does.
+    let fitted = match algorithm {
+        AlgorithmArg::Ssp => {
+            let mut ssp = Ssp::new(x_bound.unwrap_or(1.0), y_bound.unwrap_or(1.0));
+            ssp.budget = budget;
+            ssp.public_n = a.public_n;
+            ssp.fit_blocks(blocks(), &mut *rng)
+        }
+        AlgorithmArg::NoisyGd => {
+            let mut gd = NoisyProjectedGd::new(loss);
+            gd.budget = budget;
+            gd.radius = a.radius.unwrap_or(gd.radius);
+            gd.x_bound = x_bound.unwrap_or(gd.x_bound);
+            gd.y_bound = y_bound.unwrap_or(gd.y_bound);
+            gd.steps = a.steps.or(gd.steps);
+            gd.learning_rate = a.learning_rate.or(gd.learning_rate);
+            gd.public_n = a.public_n;
+            gd.fit_blocks(&blocks, &mut *rng)
+        }
+        // dp-gd (the others are refused above).
+        _ => {
+            let mut gd = DpGd::new(loss);
+            gd.budget = budget;
+            gd.clip = clip.unwrap_or(gd.clip);
+            gd.steps = a.steps.unwrap_or(gd.steps);
+            gd.learning_rate = a.learning_rate.unwrap_or(gd.learning_rate);
+            gd.lambda = a.lambda.unwrap_or(gd.lambda);
+            gd.radius = a.radius;
+            gd.public_n = a.public_n;
+            gd.fit_blocks(&blocks, &mut *rng)
+        }
     };
     let model = fitted
         .map_err(|e| match e {
