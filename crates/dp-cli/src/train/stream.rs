@@ -197,7 +197,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             gd.steps = a.steps.or(gd.steps);
             gd.learning_rate = a.learning_rate.or(gd.learning_rate);
             gd.public_n = a.public_n;
-            gd.fit_blocks(&blocks, &mut *rng)
+            gd.fit_blocks(blocks, &mut *rng)
         }
         // dp-gd (the others are refused above).
         _ => {
@@ -209,7 +209,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             gd.lambda = a.lambda.unwrap_or(gd.lambda);
             gd.radius = a.radius;
             gd.public_n = a.public_n;
-            gd.fit_blocks(&blocks, &mut *rng)
+            gd.fit_blocks(blocks, &mut *rng)
         }
     };
     let model = fitted
