@@ -96,6 +96,20 @@ where
         self.failure.into_inner().map_or(Ok(()), Err)
     }
 
+    /// `fit(&self)` (a solver's run on these sums), then [`StreamedSum::finish`]: a source
+    /// error met during the run wins over the run's result, which is discarded.
+    ///
+    /// # Errors
+    /// That error, else `fit`'s.
+    pub fn fit_with<T>(
+        self,
+        fit: impl FnOnce(&Self) -> crate::error::Result<T>,
+    ) -> Result<T, StreamError<E>> {
+        let out = fit(&self);
+        self.finish()?;
+        Ok(out?)
+    }
+
     /// One pass: `f(block's objective, the batch's indices in the block)` for every non-empty
     /// block (`batch = None`: the whole block). Checks each block's width against the first
     /// and, once the rows are counted, the pass's count against it.

@@ -125,10 +125,7 @@ impl DpGd {
         E: std::error::Error + 'static,
     {
         self.check()?;
-        let sum = StreamedSum::new(open, self.loss, self.public_n)?;
-        let model = self.run(&sum, rng, None);
-        sum.finish()?;
-        Ok(model?)
+        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| self.run(sum, rng, None))
     }
 
     /// Checks the hyper-parameters.

@@ -187,11 +187,10 @@ impl NoisyProjectedGd {
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }
-        let sum = StreamedSum::new(open, self.loss, self.public_n)?;
-        let plan = self.plan(sum.n_examples(), sum.dim())?;
-        let model = self.run(plan, &sum, rng, None);
-        sum.finish()?;
-        Ok(model?)
+        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| {
+            let plan = self.plan(sum.n_examples(), sum.dim())?;
+            self.run(plan, sum, rng, None)
+        })
     }
 
     /// The clip, steps, noise multiplier and step size for `n` (public) rows of `dim`
