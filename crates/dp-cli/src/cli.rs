@@ -314,9 +314,10 @@ pub(crate) struct TrainArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Read the training data block by block instead of loading it (ssp only: one pass over
-    /// its exact sufficient statistics, memory O(d²) plus a block); needs public bounds
-    /// (--x-bound, --y-bound) and no feature scaling. See the README.
+    /// Read the training data block by block instead of loading it (ssp: one pass over its
+    /// exact sufficient statistics, memory O(d²) plus a block; dp-gd and noisy-gd: one pass
+    /// per step, memory O(d) plus a block); needs public bounds (--x-bound, --y-bound, --clip)
+    /// and no feature scaling. See the README.
     #[arg(long)]
     pub stream: bool,
 }

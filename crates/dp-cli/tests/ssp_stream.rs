@@ -109,7 +109,7 @@ fn what_needs_a_first_pass_is_refused() {
     write_csv(&data);
     let out = dir.join("m.json");
     for (extra, says) in [
-        (&["--algorithm", "dp-gd"][..], "--algorithm dp-gd"),
+        (&["--algorithm", "dp-sgd"][..], "--algorithm dp-sgd"),
         (&["--scale", "minmax"][..], "feature scaling"),
         (&["--n", "100"][..], "--n"),
     ] {

@@ -73,6 +73,7 @@ pub mod scaling;
 pub mod selection;
 pub mod sparse;
 mod statement;
+pub mod streamed;
 pub mod sufficient;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};

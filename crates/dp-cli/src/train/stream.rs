@@ -1,20 +1,34 @@
-//! `dpglm train --stream`: AdaSSP fitted from the data file read block by block
-//! ([`dp_data::open_blocks`]), never whole: its exact sufficient statistics are summed in one
-//! pass ([`dp_glm::learners::Ssp::fit_blocks`]), memory `O(d²)` plus one block; a second pass
+//! `dpglm train --stream`: a model fitted from the data file read block by block
+//! ([`dp_data::open_blocks`]), never whole, with memory bounded by one block plus the
+//! learner's state:
+//! - AdaSSP ([`dp_glm::learners::Ssp::fit_blocks`]): its exact sufficient statistics are
+//!   summed in one pass, memory `O(d²)` plus one block;
+//! - DP-GD ([`dp_glm::DpGd::fit_blocks`]) and noisy projected GD
+//!   ([`dp_glm::NoisyProjectedGd::fit_blocks`]): one pass checks and counts the rows, then one
+//!   pass per step sums the exact clipped gradients, memory `O(d)` plus one block.
+//!
+//! Either model is bit-identical to the in-memory fit's with the same seed (the sums are
+//! exact integers, whatever the blocks), and goes through the same [`release`]. A last pass
 //! scores the training rows for the operator's (not private) diagnostics.
 //!
-//! Supported: `--algorithm ssp` (the default for `--loss squared`), public bounds
-//! (`--x-bound`, `--y-bound`; the unit-norm preprocessing implies `--x-bound`), the per-row
-//! preprocessing (unit norm, bias), `--n`, `--test` (read into memory). Refused with a usage
-//! error: other algorithms, feature scaling (`--scale minmax|standard` or the schema's
-//! scaling values) and bounds to be estimated privately — each would need a pass over the
+//! Supported: `--algorithm ssp|dp-gd|noisy-gd`, public bounds (`--x-bound`, `--y-bound`, `--clip`;
+//! the unit-norm preprocessing implies `--x-bound` and makes DP-GD's default clip public for
+//! Lipschitz losses), the per-row preprocessing (unit norm — the default for classification,
+//! as in memory without feature scaling — and bias), `--n`, `--test` (read into memory).
+//! Refused with a usage error: other algorithms, feature scaling (`--scale minmax|standard`,
+//! the schema's scaling values, or the default min–max scaling of classification on a file
+//! with named columns) and bounds to be estimated privately — each would need a pass over the
 //! data before the fit.
 
+use std::cell::RefCell;
+
+use dp_glm::catalog::Fallback;
 use dp_glm::learners::Ssp;
 use dp_glm::sufficient::StreamError;
+use dp_glm::{DpGd, NoisyProjectedGd};
 
 use super::*;
-use crate::cli::{AlgorithmArg, CalibrationAccountantArg};
+use crate::cli::CalibrationAccountantArg;
 
 /// Rows per block: 2^14 rows (12.6 MiB of `f64` at d = 100).
 const BLOCK_ROWS: usize = 1 << 14;
@@ -29,98 +43,131 @@ fn unsupported(what: &str) -> CliError {
     ))
 }
 
-/// The training file's blocks, with the per-row preprocessing applied.
-fn blocks<'p>(
-    a: &TrainArgs,
-    loss: Loss,
+/// The feature-scaling refusal.
+fn scaling(which: &str) -> CliError {
+    unsupported(&format!(
+        "feature scaling ({which}): give --scale none and scale the file beforehand"
+    ))
+}
+
+/// `blocks` with the per-row preprocessing applied.
+fn preprocessed<'p>(
+    blocks: dp_data::RowBlocks<'static>,
     prep: &'p Preprocessing,
-) -> Result<(Blocks<'p>, TableSpec, Option<Vec<String>>), CliError> {
-    let schema = schema_of(a.label.as_deref(), &a.columns)?;
-    if matches!(a.scale, Some(ScaleArg::Standard | ScaleArg::Minmax)) || !schema.scaling.is_empty()
-    {
-        return Err(unsupported(
-            "feature scaling (--scale or the schema's scaling values): give --scale none and \
-             scale the file beforehand",
-        ));
-    }
-    let (blocks, spec) = dp_data::open_blocks(
-        &a.data,
-        a.format_arg.map(Format::from),
-        &schema,
-        task_of(loss),
-        BLOCK_ROWS,
-    )
-    .map_err(data_error)?;
-    let names = blocks.feature_names().map(<[String]>::to_vec);
-    let path = a.data.clone();
-    let mapped = blocks.map(move |b| {
+    path: &'p Path,
+) -> Blocks<'p> {
+    Box::new(blocks.map(move |b| {
         let mut b = b?;
         b.x = prep
             .apply(b.x.view())
             .map_err(|e| dp_data::Error::DataMismatch {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 reason: e.to_string(),
             })?;
         Ok(b)
-    });
-    Ok((Box::new(mapped), spec, names))
+    }))
 }
 
 /// `dpglm train --stream` (module docs).
 pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
-    if a.algorithm() != AlgorithmArg::Ssp {
+    let algorithm = a.algorithm();
+    if !matches!(
+        algorithm,
+        AlgorithmArg::Ssp | AlgorithmArg::DpGd | AlgorithmArg::NoisyGd
+    ) {
         return Err(unsupported(&format!(
-            "--algorithm {} (only ssp, whose sufficient statistics take one pass)",
-            a.algorithm().name()
+            "--algorithm {} (only ssp, whose sufficient statistics take one pass, and dp-gd \
+             and noisy-gd, one pass per step)",
+            algorithm.name()
         )));
     }
+    let schema = schema_of(a.label.as_deref(), &a.columns)?;
+    if matches!(a.scale, Some(ScaleArg::Standard | ScaleArg::Minmax)) || !schema.scaling.is_empty()
+    {
+        return Err(scaling("--scale or the schema's scaling values"));
+    }
+    let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
+    // As in memory without a scaling plan.
     let prep = Preprocessing {
         scaling: None,
         row_bound: None,
-        unit_norm: matches!(a.preprocess, Some(PreprocessArg::UnitNorm)),
+        unit_norm: match a.preprocess {
+            Some(PreprocessArg::UnitNorm) => true,
+            Some(PreprocessArg::None) => false,
+            None => classification,
+        },
         bias: (a.bias != 0.0).then_some(a.bias),
     };
     let row_bound = prep.unit_norm.then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
+    let learner = learner_of(a)?;
     let params = params_of(a);
-    let needs = learner_of(a)?
+    let needs = learner
         .needs(loss, row_bound, &params)
         .map_err(|e| catalog_error(a, e))?;
-    if needs.iter().any(catalog::Need::is_estimated) {
-        return Err(unsupported(
-            "bounds estimated privately (a pass over the data first): give --x-bound and \
-             --y-bound",
-        ));
+    let estimated: Vec<String> = needs
+        .iter()
+        .filter(|n| n.is_estimated())
+        .map(|n| bound_flag(n.name))
+        .collect();
+    if !estimated.is_empty() {
+        return Err(unsupported(&format!(
+            "bounds estimated privately (a pass over the data first): give {}",
+            estimated.join(" and ")
+        )));
     }
+    // The public bounds and the learner's budget, as `catalog::Learner::fit` records them.
     let mut bounds = bounds_budget(a, &needs, 0)?;
-    let mut value = |name: &'static str| {
-        let need = needs.iter().find(|n| n.name == name);
-        match need.map(|n| (n.given, n.fallback)) {
-            Some((Some(v), _)) | Some((None, catalog::Fallback::Default(v))) => {
-                Some(bounds.public(name, v, false))
-            }
-            Some((None, catalog::Fallback::Preprocessing(v))) => Some(bounds.public(name, v, true)),
-            _ => None,
-        }
+    for need in &needs {
+        match (need.given, need.fallback) {
+            (Some(v), _) | (None, Fallback::Default(v)) => bounds.public(need.name, v, false),
+            (None, Fallback::Preprocessing(v)) => bounds.public(need.name, v, true),
+            (None, Fallback::Estimate(_)) => continue,
+        };
+    }
+    let bound = |name: &str| {
+        bounds
+            .bounds()
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| b.value)
     };
-    let (bx, by) = (value("x_bound"), value("y_bound"));
-    let mut ssp = Ssp::new(bx.unwrap_or(1.0), by.unwrap_or(1.0));
-    ssp.budget.epsilon = bounds.learner_epsilon();
-    ssp.budget.delta = a.delta;
+    let (x_bound, y_bound, clip) = (bound("x_bound"), bound("y_bound"), bound("clip"));
+    let mut budget = (learner.default_budget)(loss);
+    budget.delta = a.delta;
     if let Some(n) = a.neighbouring {
-        ssp.budget.neighbouring = n.into();
+        budget.neighbouring = n.into();
     }
     match a.accountant {
         Some(CalibrationAccountantArg::Pld) => {
-            ssp.budget.accountant = dp_accounting::AccountantKind::Pld
+            budget.accountant = dp_accounting::AccountantKind::Pld
         }
         Some(CalibrationAccountantArg::Rdp) => {
-            ssp.budget.accountant = dp_accounting::AccountantKind::Rdp
+            budget.accountant = dp_accounting::AccountantKind::Rdp
         }
         None => {}
     }
-    ssp.public_n = a.public_n;
-    let (source, spec, names) = blocks(a, loss, &prep)?;
+    let budget = bounds.learner_budget(budget, learner.calibrates_jointly(&params));
+
+    let format = a.format_arg.map(Format::from);
+    let open = || dp_data::open_blocks(&a.data, format, &schema, task_of(loss), BLOCK_ROWS);
+    let (first, spec) = open().map_err(data_error)?;
+    if classification && a.scale.is_none() && spec.columns.is_some() {
+        return Err(scaling(
+            "min-max, the default for classification on a file with named columns",
+        ));
+    }
+    let names = first.feature_names().map(<[String]>::to_vec);
+    // The first pass reads the blocks opened above; every later one opens the file anew.
+    let first = RefCell::new(Some(first));
+    let blocks = || match first
+        .borrow_mut()
+        .take()
+        .map_or_else(|| open().map(|(b, _)| b), Ok)
+    {
+        Ok(b) => preprocessed(b, &prep, &a.data),
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    };
     let test = match &a.test {
         Some(p) => Some((p, read_test(a, p, &spec, &prep)?)),
         None => None,
@@ -133,16 +180,46 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
     };
-    let model = ssp
-        .fit_blocks(source, &mut *rng)
+    // Each learner set up as the catalog's builder does.
+    let fitted = match algorithm {
+        AlgorithmArg::Ssp => {
+            let mut ssp = Ssp::new(x_bound.unwrap_or(1.0), y_bound.unwrap_or(1.0));
+            ssp.budget = budget;
+            ssp.public_n = a.public_n;
+            ssp.fit_blocks(blocks(), &mut *rng)
+        }
+        AlgorithmArg::NoisyGd => {
+            let mut gd = NoisyProjectedGd::new(loss);
+            gd.budget = budget;
+            gd.radius = a.radius.unwrap_or(gd.radius);
+            gd.x_bound = x_bound.unwrap_or(gd.x_bound);
+            gd.y_bound = y_bound.unwrap_or(gd.y_bound);
+            gd.steps = a.steps.or(gd.steps);
+            gd.learning_rate = a.learning_rate.or(gd.learning_rate);
+            gd.public_n = a.public_n;
+            gd.fit_blocks(blocks, &mut *rng)
+        }
+        // dp-gd (the others are refused above).
+        _ => {
+            let mut gd = DpGd::new(loss);
+            gd.budget = budget;
+            gd.clip = clip.unwrap_or(gd.clip);
+            gd.steps = a.steps.unwrap_or(gd.steps);
+            gd.learning_rate = a.learning_rate.unwrap_or(gd.learning_rate);
+            gd.lambda = a.lambda.unwrap_or(gd.lambda);
+            gd.radius = a.radius;
+            gd.public_n = a.public_n;
+            gd.fit_blocks(blocks, &mut *rng)
+        }
+    };
+    let model = fitted
         .map_err(|e| match e {
             StreamError::Source(e) => data_error(e),
             StreamError::Fit(e) => fit_error(a, e),
         })
         .and_then(|m| bounds.compose(m).map_err(|e| fit_error(a, e)))?;
-    // Second pass: the training scores, for the operator only.
-    let (source, _, _) = blocks(a, loss, &prep)?;
-    let (n, tr) = streamed_score(&model, source, &a.data)?;
+    // A last pass: the training scores, for the operator only.
+    let (n, tr) = streamed_score(&model, blocks(), &a.data)?;
     let test = match &test {
         Some((p, t)) => Some(score(&model, t, p)?),
         None => None,

@@ -2,9 +2,10 @@
 //! with Gaussian noise, optional projection, averaged or last iterate.
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
+use dp_data::RowBlock;
 use dp_optim::{
-    Averaging, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize, Unconstrained,
-    sum_noise_multiplier,
+    Averaging, ClippedSum, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize,
+    Unconstrained, sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -17,6 +18,8 @@ use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::streamed::StreamedSum;
+use crate::sufficient::StreamError;
 
 /// Differentially private full-batch gradient descent (paper 000, Alg. 1).
 ///
@@ -91,8 +94,44 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        let clip = positive("clip", self.clip)?;
-        let eta = positive("learning_rate", self.learning_rate)?;
+        self.check()?;
+        data.check_labels(&self.loss)?;
+        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = PublicCount {
+            inner: &glm,
+            n: row_count(self.public_n, data)?,
+        };
+        self.run(&objective, rng, observer)
+    }
+
+    /// [`DpGd::fit`] on data read block by block: `open()` yields the blocks anew for each
+    /// pass (one pass counts and checks the rows, then one per step;
+    /// [`crate::streamed::StreamedSum`]), memory `O(d)` plus one block. The exact clipped
+    /// sums do not depend on the blocks, so the model is bit-identical to [`DpGd::fit`]'s on
+    /// the same rows with the same `rng`.
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`DpGd::fit`] and [`crate::streamed::StreamedSum::new`].
+    pub fn fit_blocks<R, F, I, E>(
+        &self,
+        open: F,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<E>>
+    where
+        R: Rng + ?Sized,
+        F: Fn() -> I,
+        I: IntoIterator<Item = std::result::Result<RowBlock, E>>,
+        E: std::error::Error + 'static,
+    {
+        self.check()?;
+        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| self.run(sum, rng, None))
+    }
+
+    /// Checks the hyper-parameters.
+    fn check(&self) -> Result<()> {
+        positive("clip", self.clip)?;
+        positive("learning_rate", self.learning_rate)?;
         if self.steps == 0 {
             return Err(Error::InvalidHyperParameter {
                 name: "steps",
@@ -110,19 +149,30 @@ impl DpGd {
         if let Some(r) = self.radius {
             positive("radius", r)?;
         }
-        check_steps("steps", self.steps as f64, self.steps as f64)?;
-        data.check_labels(&self.loss)?;
+        check_steps("steps", self.steps as f64, self.steps as f64)
+    }
+
+    /// The noisy descent on `objective` (its `n` the public count) and the report.
+    fn run<S, R>(
+        &self,
+        objective: &S,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel>
+    where
+        S: ClippedSum + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let (clip, eta) = (self.clip, self.learning_rate);
         let steps = self.steps as u64;
         // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
         // Calibrated on the multiplier the exact release is private as (dp_optim's `exact`
         // docs): the quantisation's slack is in the ledger NoisyGd records.
-        let (n, d) = (row_count(self.public_n, data)?, data.n_features());
+        let d = objective.dim();
         let sigma = calibrate(&self.budget, steps, |s| {
             let (z, grid) = sum_noise_multiplier(s, clip, d)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
         })?;
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount { inner: &glm, n };
         let gd = NoisyGd::new(
             StepSize::Constant(eta),
             self.steps,
@@ -134,12 +184,12 @@ impl DpGd {
         let reg = L2Regulariser {
             lambda: self.lambda,
         };
-        let x0 = Array1::zeros(data.n_features());
+        let x0 = Array1::zeros(d);
         let proj: Box<dyn Projection> = match self.radius {
             Some(radius) => Box::new(L2Ball { radius }),
             None => Box::new(Unconstrained),
         };
-        let sol = gd.minimize(&objective, &reg, proj.as_ref(), x0.view(), rng, observer)?;
+        let sol = gd.minimize(objective, &reg, proj.as_ref(), x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),

@@ -2,8 +2,9 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
+use dp_data::RowBlock;
 use dp_optim::{
-    Averaging, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, sum_noise_multiplier,
+    Averaging, ClippedSum, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, sum_noise_multiplier,
 };
 use ndarray::Array1;
 use rand::Rng;
@@ -17,6 +18,17 @@ use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::streamed::StreamedSum;
+use crate::sufficient::StreamError;
+
+/// What [`NoisyProjectedGd`] runs with: the clip `G`, `T`, the noise multiplier and `η`.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    clip: f64,
+    steps: usize,
+    sigma: f64,
+    eta: f64,
+}
 
 /// Noisy projected gradient descent on the ball `‖w‖ ≤ B`, averaged iterate (paper 003,
 /// Alg. 1; the lecture notes of paper 004 for logistic regression).
@@ -140,19 +152,59 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        let clip = self.gradient_bound()?;
         self.loss.validate()?;
         let n = row_count(self.public_n, data)?;
-        let d = data.n_features() as f64;
+        let plan = self.plan(n, data.n_features())?;
+        data.check_labels(&self.loss)?;
+        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = PublicCount { inner: &glm, n };
+        self.run(plan, &objective, rng, observer)
+    }
+
+    /// [`NoisyProjectedGd::fit`] on data read block by block: `open()` yields the blocks
+    /// anew for each pass (one pass counts and checks the rows, then one per step;
+    /// [`crate::streamed::StreamedSum`]), memory `O(d)` plus one block. The default steps
+    /// and step size derive from `public_n` or the counted rows, as in memory; the exact
+    /// clipped sums do not depend on the blocks, so the model is bit-identical to
+    /// [`NoisyProjectedGd::fit`]'s on the same rows with the same `rng`.
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`NoisyProjectedGd::fit`] and [`crate::streamed::StreamedSum::new`].
+    pub fn fit_blocks<R, F, I, E>(
+        &self,
+        open: F,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<E>>
+    where
+        R: Rng + ?Sized,
+        F: Fn() -> I,
+        I: IntoIterator<Item = std::result::Result<RowBlock, E>>,
+        E: std::error::Error + 'static,
+    {
+        // The hyper-parameters that do not depend on the data, before the first pass.
+        self.gradient_bound()?;
+        if let Some(eta) = self.learning_rate {
+            positive("learning_rate", eta)?;
+        }
+        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| {
+            let plan = self.plan(sum.n_examples(), sum.dim())?;
+            self.run(plan, sum, rng, None)
+        })
+    }
+
+    /// The clip, steps, noise multiplier and step size for `n` (public) rows of `dim`
+    /// features.
+    fn plan(&self, n: usize, dim: usize) -> Result<Plan> {
+        let clip = self.gradient_bound()?;
+        let d = dim as f64;
         let steps = self.steps.unwrap_or_else(|| self.default_steps(n));
         ensure(steps >= 1, "steps", steps as f64, "must be >= 1")?;
         check_steps("steps", steps as f64, steps as f64)?;
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }
-        data.check_labels(&self.loss)?;
         // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
-        let dim = data.n_features();
         let sigma = calibrate(&self.budget, steps as u64, |s| {
             let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
@@ -174,8 +226,33 @@ impl NoisyProjectedGd {
             }
             None => paper_eta(t, sigma),
         };
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount { inner: &glm, n };
+        Ok(Plan {
+            clip,
+            steps,
+            sigma,
+            eta,
+        })
+    }
+
+    /// The noisy projected descent of `plan` on `objective` (its `n` the public count) and
+    /// the report.
+    fn run<S, R>(
+        &self,
+        plan: Plan,
+        objective: &S,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel>
+    where
+        S: ClippedSum + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let Plan {
+            clip,
+            steps,
+            sigma,
+            eta,
+        } = plan;
         let gd = NoisyGd::new(
             StepSize::Constant(eta),
             steps,
@@ -187,8 +264,8 @@ impl NoisyProjectedGd {
         let ball = L2Ball {
             radius: self.radius,
         };
-        let x0 = Array1::zeros(data.n_features());
-        let sol = gd.minimize(&objective, &NoRegulariser, &ball, x0.view(), rng, observer)?;
+        let x0 = Array1::zeros(objective.dim());
+        let sol = gd.minimize(objective, &NoRegulariser, &ball, x0.view(), rng, observer)?;
         let ledger = ledger_of(sol.ledger)?;
         let noise = vec![
             ("noise_multiplier".to_string(), sigma),

@@ -1,0 +1,259 @@
+//! `dpglm train --algorithm dp-gd|noisy-gd --stream`: DP-GD and noisy projected GD read block
+//! by block (one pass per step) write the same model file as the in-memory fit with the same
+//! seed (NPY over more than one block, CSV); what they cannot do without a pass over the data
+//! first is refused with a usage error and no model file.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::path::Path;
+
+mod inprocess;
+use inprocess::{dpglm, tempdir};
+
+/// Deterministic rows: three features in [−1, 1] and a ±1 label from a noisy linear rule.
+fn rows(n: usize) -> Vec<[f64; 4]> {
+    let f = |i: usize, m: usize, p: usize| ((i * m) % p) as f64 / (p as f64 / 2.0) - 1.0;
+    (0..n)
+        .map(|i| {
+            let (a, b, c) = (f(i, 37, 101), f(i, 53, 97), f(i, 29, 89));
+            let flip = i % 11 == 0;
+            let y = if (a - b + 0.3 * c > 0.0) != flip {
+                1.0
+            } else {
+                -1.0
+            };
+            [a, b, c, y]
+        })
+        .collect()
+}
+
+/// An `n × 4` little-endian `f64` NPY file (version 1.0, C order), the label in column 3.
+fn write_npy(path: &Path, n: usize) {
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({n}, 4), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend(u16::try_from(header.len()).unwrap().to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for v in rows(n).iter().flatten() {
+        bytes.extend(v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn write_csv(path: &Path, n: usize) {
+    let mut text = String::from("a,b,c,y\n");
+    for [a, b, c, y] in rows(n) {
+        text.push_str(&format!("{a},{b},{c},{y}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// `train` on `data` with the common flags and `extra`; returns (code,
+/// stdout, stderr).
+fn train(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "train",
+        "--data",
+        data.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--steps",
+        "8",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    dpglm(&args)
+}
+
+/// The model's coefficients.
+fn coefficients(model: &str) -> Vec<f64> {
+    let v: serde_json::Value = serde_json::from_str(model).unwrap();
+    let c = v["coefficients"].as_array().unwrap();
+    c.iter().map(|x| x.as_f64().unwrap()).collect()
+}
+
+/// 20,000 NPY rows (two blocks of 2^14 rows and less) and 3,000 CSV rows. DP-GD with the
+/// defaults (unit-norm rows, the default clip), and public bounds without preprocessing, a
+/// bias, a ridge, a radius, a public n under add/remove, the squared loss, another loss and
+/// accountant; noisy GD with the unit-norm bound and a radius, and with public bounds on
+/// regression data.
+#[test]
+fn streamed_model_files_equal_the_in_memory_ones() {
+    let dir = tempdir("dpgd-stream");
+    let (npy, csv) = (dir.join("d.npy"), dir.join("d.csv"));
+    write_npy(&npy, 20_000);
+    write_csv(&csv, 3000);
+    let (mem, streamed) = (dir.join("mem.json"), dir.join("stream.json"));
+    let public = [
+        "--preprocess",
+        "none",
+        "--clip",
+        "0.5",
+        "--bias",
+        "1",
+        "--lambda",
+        "0.01",
+        "--radius",
+        "5",
+        "--n",
+        "21000",
+        "--neighbouring",
+        "add-remove",
+    ];
+    let cases: [(&Path, usize, &str, &[&str]); 7] = [
+        (
+            &npy,
+            20_000,
+            "dp-gd",
+            &["--label", "3", "--loss", "logistic"],
+        ),
+        (
+            &npy,
+            20_000,
+            "dp-gd",
+            &[&["--label", "3", "--loss", "logistic"], &public[..]].concat(),
+        ),
+        (
+            &npy,
+            20_000,
+            "dp-gd",
+            &[
+                "--label",
+                "3",
+                "--loss",
+                "squared",
+                "--clip",
+                "2",
+                "--learning-rate",
+                "0.5",
+            ],
+        ),
+        (
+            &csv,
+            3000,
+            "dp-gd",
+            &["--label", "y", "--loss", "logistic", "--scale", "none"],
+        ),
+        (
+            &csv,
+            3000,
+            "dp-gd",
+            &[
+                "--label",
+                "y",
+                "--loss",
+                "huber-svm",
+                "--scale",
+                "none",
+                "--accountant",
+                "rdp",
+            ],
+        ),
+        (
+            &npy,
+            20_000,
+            "noisy-gd",
+            &["--label", "3", "--loss", "logistic", "--radius", "2"],
+        ),
+        (
+            &csv,
+            3000,
+            "noisy-gd",
+            &[
+                "--label",
+                "y",
+                "--loss",
+                "squared",
+                "--x-bound",
+                "2",
+                "--y-bound",
+                "1.5",
+            ],
+        ),
+    ];
+    for (data, n, algorithm, extra) in cases {
+        let extra: Vec<&str> = ["--algorithm", algorithm]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let extra = &extra[..];
+        let (code, _, err) = train(data, &mem, extra);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let with_stream: Vec<&str> = extra.iter().copied().chain(["--stream"]).collect();
+        let (code, text, err) = train(data, &streamed, &with_stream);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert!(
+            text.contains("streamed") && text.contains(&format!("n = {n}")),
+            "{text}"
+        );
+        let (m, s) = (
+            std::fs::read_to_string(&mem).unwrap(),
+            std::fs::read_to_string(&streamed).unwrap(),
+        );
+        assert_eq!(m, s, "{extra:?}");
+        let coef = coefficients(&m);
+        assert!(coef.len() >= 3 && coef.iter().any(|c| *c != 0.0), "{m}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Feature scaling (asked for, or the default for classification on a file with named
+/// columns) and bounds to be estimated privately are refused: exit 2, naming what to give.
+#[test]
+fn what_needs_a_first_pass_is_refused() {
+    let dir = tempdir("dpgd-stream-refused");
+    let data = dir.join("d.csv");
+    write_csv(&data, 200);
+    let out = dir.join("m.json");
+    let gd = "dp-gd";
+    for (algorithm, extra, says) in [
+        (
+            gd,
+            &["--loss", "logistic"][..],
+            "feature scaling (min-max, the default",
+        ),
+        (
+            gd,
+            &["--loss", "logistic", "--scale", "standard"],
+            "feature scaling",
+        ),
+        (
+            gd,
+            &[
+                "--loss",
+                "logistic",
+                "--scale",
+                "none",
+                "--preprocess",
+                "none",
+            ],
+            "give --clip",
+        ),
+        (gd, &["--loss", "squared", "--scale", "none"], "give --clip"),
+        (
+            "noisy-gd",
+            &["--loss", "squared", "--scale", "none"],
+            "give --x-bound and --y-bound",
+        ),
+    ] {
+        let args: Vec<&str> = ["--label", "y", "--algorithm", algorithm]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["--stream"])
+            .collect();
+        let (code, _, err) = train(&data, &out, &args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?}: a model was written");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,207 @@
+//! DP-GD and noisy projected GD on data read block by block: the exact clipped sums do not
+//! depend on the blocks, so the streamed fit equals the in-memory fit bit for bit, for every
+//! block size; a source error and a source that changes between passes are errors, not
+//! models.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use dp_accounting::Neighbouring;
+use dp_data::{LoadedData, RowBlock};
+use dp_glm::sufficient::StreamError;
+use dp_glm::{Dataset, DpGd, Error, LinearModel, Loss, NoisyProjectedGd};
+use dp_optim::seeded_rng;
+use ndarray::{Array1, Array2};
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// `n × d` rows uniform in `[−1.5, 1.5)` (many gradients exceed the clip), labels ±1 from
+/// the sign of the first two coordinates' sum with some flipped.
+fn data(n: usize, d: usize, seed: u64) -> LoadedData {
+    let mut r = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let x = Array2::from_shape_fn((n, d), |_| 1.5 * r.random_range(-1.0..1.0));
+    let y = Array1::from_shape_fn(n, |i| {
+        let s = x[[i, 0]] + x[[i, 1]];
+        let flip = r.random_range(0.0..1.0) < 0.1;
+        if (s >= 0.0) != flip { 1.0 } else { -1.0 }
+    });
+    LoadedData {
+        x,
+        y,
+        feature_names: None,
+    }
+}
+
+fn learner() -> DpGd {
+    let mut m = DpGd::new(Loss::Logistic);
+    m.steps = 20;
+    m.clip = 0.5;
+    m.lambda = 1e-3;
+    m
+}
+
+fn in_memory(m: &DpGd, data: &LoadedData, seed: u64) -> LinearModel {
+    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    m.fit(&ds, &mut seeded_rng(seed)).unwrap()
+}
+
+fn bits(m: &LinearModel) -> Vec<u64> {
+    m.coef().iter().map(|v| v.to_bits()).collect()
+}
+
+/// Same rows, same seed: the same model (coefficients bit for bit, and the report), for
+/// blocks of 1, 7, 64, 1000 and more rows than the data has, under both relations and with
+/// a public n.
+#[test]
+fn streamed_and_in_memory_fits_are_bit_identical() {
+    let data = data(2503, 5, 1);
+    for (relation, public_n) in [
+        (Neighbouring::ReplaceOne, None),
+        (Neighbouring::AddRemove, Some(2600)),
+    ] {
+        let mut m = learner();
+        m.budget.neighbouring = relation;
+        m.public_n = public_n;
+        let whole = in_memory(&m, &data, 42);
+        for block in [1, 7, 64, 1000, 10_000] {
+            let s = m
+                .fit_blocks(|| data.blocks(block), &mut seeded_rng(42))
+                .unwrap();
+            assert_eq!(
+                bits(&s),
+                bits(&whole),
+                "block of {block} rows, {relation:?}"
+            );
+            assert_eq!(s, whole, "block of {block} rows, {relation:?}");
+        }
+        // Another seed gives another model (the test can fail).
+        assert_ne!(bits(&in_memory(&m, &data, 43)), bits(&whole));
+    }
+}
+
+/// Noisy projected GD: its default steps and step size derive from the counted rows or the
+/// public n, as in memory; the same model for every block size.
+#[test]
+fn streamed_noisy_gd_equals_the_in_memory_fit() {
+    let data = data(700, 5, 4);
+    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    for (steps, public_n, relation) in [
+        (Some(30), None, Neighbouring::ReplaceOne),
+        (None, None, Neighbouring::ReplaceOne),
+        (None, Some(800), Neighbouring::AddRemove),
+    ] {
+        let mut m = NoisyProjectedGd::new(Loss::Logistic).radius(3.0);
+        m.x_bound = 2.0;
+        m.steps = steps;
+        m.public_n = public_n;
+        m.budget.neighbouring = relation;
+        let whole = m.fit(&ds, &mut seeded_rng(9)).unwrap();
+        let expected = steps.or(public_n).unwrap_or(700) as u64;
+        assert_eq!(whole.privacy().ledger.entries()[0].count, expected);
+        for block in [13, 256, 1000] {
+            let s = m
+                .fit_blocks(|| data.blocks(block), &mut seeded_rng(9))
+                .unwrap();
+            assert_eq!(bits(&s), bits(&whole), "block of {block} rows, {steps:?}");
+            assert_eq!(s, whole, "block of {block} rows, {steps:?}");
+        }
+    }
+    // A bad hyper-parameter fails before the data is read.
+    let mut m = NoisyProjectedGd::new(Loss::Logistic);
+    m.radius = -1.0;
+    let never = || -> std::iter::Empty<Result<RowBlock, dp_data::Error>> {
+        panic!("the source was opened")
+    };
+    let e = m.fit_blocks(never, &mut seeded_rng(1)).unwrap_err();
+    assert!(
+        matches!(e, StreamError::Fit(Error::InvalidHyperParameter { .. })),
+        "{e}"
+    );
+}
+
+/// A source error at any pass is returned (the run's output discarded), as is a source
+/// whose row count changes between passes.
+#[test]
+fn source_errors_and_changing_sources_are_errors() {
+    let data = data(300, 3, 2);
+    let m = learner();
+    // Fails in the third pass (the first counts, then one per step), in its second block.
+    let passes = std::cell::Cell::new(0);
+    let failing = || {
+        passes.set(passes.get() + 1);
+        let fail = passes.get() == 3;
+        data.blocks(100).enumerate().map(move |(i, b)| {
+            if fail && i == 1 {
+                Err(dp_data::Error::Io {
+                    path: "broken.csv".into(),
+                    source: std::io::Error::other("disk gone"),
+                })
+            } else {
+                b
+            }
+        })
+    };
+    let e = m.fit_blocks(failing, &mut seeded_rng(1)).unwrap_err();
+    assert!(matches!(e, StreamError::Source(_)), "{e}");
+    assert!(e.to_string().contains("disk gone"), "{e}");
+    // A later pass with fewer rows than the first.
+    let calls = std::cell::Cell::new(0);
+    let shrinking = || {
+        calls.set(calls.get() + 1);
+        let take = if calls.get() == 1 { 3 } else { 2 };
+        data.blocks(100).take(take)
+    };
+    let e = m.fit_blocks(shrinking, &mut seeded_rng(1)).unwrap_err();
+    assert!(
+        matches!(e, StreamError::Fit(Error::ShapeMismatch { .. })),
+        "{e}"
+    );
+    // No rows; labels outside the loss's domain.
+    let none = || std::iter::empty::<Result<RowBlock, dp_data::Error>>();
+    let e = m.fit_blocks(none, &mut seeded_rng(1)).unwrap_err();
+    assert!(
+        matches!(e, StreamError::Fit(Error::EmptyData { .. })),
+        "{e}"
+    );
+    let mut bad = data.clone();
+    bad.y[150] = 0.5;
+    let e = m
+        .fit_blocks(|| bad.blocks(64), &mut seeded_rng(1))
+        .unwrap_err();
+    assert!(
+        matches!(e, StreamError::Fit(Error::LabelOutOfDomain { .. })),
+        "{e}"
+    );
+}
+
+/// A batch (indices into the whole data) picks the same rows from the blocks as from the
+/// data in memory: the exact sums are equal, the `f64` sums equal up to the order of the
+/// additions; with no batch, every row.
+#[test]
+fn streamed_sums_over_a_batch_are_the_in_memory_ones() {
+    use dp_glm::streamed::StreamedSum;
+    use dp_glm::{GlmObjective, Scale};
+    use dp_optim::{ClippedSum, ExactSum, Quantiser};
+
+    let data = data(500, 4, 3);
+    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    let glm = GlmObjective::new(&ds, Loss::Logistic, 0.0, Scale::Mean).unwrap();
+    let sum = StreamedSum::new(|| data.blocks(37), Loss::Logistic, None).unwrap();
+    assert_eq!((sum.rows(), sum.n_examples(), sum.dim()), (500, 500, 4));
+    let x = ndarray::array![0.3, -1.0, 0.5, 2.0];
+    let quantiser = Quantiser::new(0.5, 2f64.powi(-30), 4).unwrap();
+    let batch: Vec<usize> = (0..500).filter(|i| i % 7 == 3 || *i > 480).collect();
+    for b in [Some(&batch[..]), None] {
+        let (mut s, mut m) = (ExactSum::new(quantiser), ExactSum::new(quantiser));
+        sum.exact_clipped_sum(x.view(), b, &mut s);
+        glm.exact_clipped_sum(x.view(), b, &mut m);
+        assert_eq!(s.totals(), m.totals());
+        assert!(s.totals().iter().any(|&t| t != 0));
+        let (mut fs, mut fm) = (Array1::zeros(4), Array1::zeros(4));
+        sum.clipped_sum(x.view(), b, 0.5, fs.view_mut());
+        glm.clipped_sum(x.view(), b, 0.5, fm.view_mut());
+        for (a, b) in fs.iter().zip(&fm) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{fs} vs {fm}");
+        }
+    }
+    sum.finish().unwrap();
+}
