@@ -325,6 +325,29 @@ fn a_seeded_private_descent_gives_the_same_model_bit_for_bit() {
     assert!(a.iter().any(|&v| v != 0));
 }
 
+/// DP-GD on sparse rows (`DpGd::fit_sparse`) releases the dense fit's model file, under both
+/// relations and with a public n (dyadic values: bit-identical with BLAS too).
+#[test]
+fn dpgd_on_sparse_rows_is_the_dense_fit() {
+    use dp_accounting::Neighbouring;
+    let sparse = random(700, 29, 0.08, 37, false, dyadic);
+    let dense = sparse.to_dense().unwrap();
+    for (relation, public_n) in [
+        (Neighbouring::ReplaceOne, None),
+        (Neighbouring::AddRemove, Some(800)),
+    ] {
+        let mut learner = dp_glm::DpGd::new(Loss::Logistic).budget(1.0, 1e-6);
+        learner.budget.neighbouring = relation;
+        learner.public_n = public_n;
+        learner.steps = 20;
+        let seeded = || Xoshiro256PlusPlus::seed_from_u64(8);
+        let a = learner.fit_sparse(&sparse, &mut seeded()).unwrap();
+        let b = learner.fit(&dense, &mut seeded()).unwrap();
+        assert_eq!(a.to_json().unwrap(), b.to_json().unwrap(), "{relation:?}");
+        assert!(a.coef().iter().any(|&c| c != 0.0));
+    }
+}
+
 fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

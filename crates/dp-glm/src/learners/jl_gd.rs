@@ -96,7 +96,10 @@ impl JlNoisyGd {
         let radius = positive("radius", self.base.radius)?;
         data.check_labels(&self.base.loss)?;
         // The default k grows with n: the public count when given.
-        let k = self.dimension(row_count(self.base.public_n, data)?, data.n_features())?;
+        let k = self.dimension(
+            row_count(self.base.public_n, data.n_samples())?,
+            data.n_features(),
+        )?;
         let inner = NoisyProjectedGd {
             radius: 2.0 * radius,
             ..self.base.clone()

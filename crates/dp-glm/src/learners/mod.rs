@@ -314,8 +314,8 @@ pub(crate) fn rows_note(
 ///
 /// # Errors
 /// `public_n = 0` ([`Error::InvalidHyperParameter`] naming `public_n`).
-pub(crate) fn row_count(public_n: Option<usize>, data: &crate::data::Dataset) -> Result<usize> {
-    let n = public_n.unwrap_or_else(|| data.n_samples());
+pub(crate) fn row_count(public_n: Option<usize>, rows: usize) -> Result<usize> {
+    let n = public_n.unwrap_or(rows);
     crate::error::ensure(n >= 1, "public_n", n as f64, "must be >= 1")?;
     Ok(n)
 }

@@ -107,7 +107,10 @@ impl NonConvexDpGd {
             ..self.budget
         };
         let eps_select = self.budget.epsilon / 2.0;
-        let (rows, dim) = (row_count(self.public_n, data)?, data.n_features());
+        let (rows, dim) = (
+            row_count(self.public_n, data.n_samples())?,
+            data.n_features(),
+        );
         let sigma = calibrate(&half, self.steps as u64, |s| {
             let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
             Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))

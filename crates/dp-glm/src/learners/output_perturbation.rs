@@ -115,7 +115,7 @@ impl OutputPerturbation {
             )?;
         }
         let rel = self.budget.neighbouring;
-        let n = row_count(self.public_n, data)?;
+        let n = row_count(self.public_n, data.n_samples())?;
         // The distance between the releases on neighbours: replace-one's sensitivity, or
         // under add/remove G/(λn) plus twice the certified solver error 1e-3·2G/(λn).
         let delta_2 = match rel {

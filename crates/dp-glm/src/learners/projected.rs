@@ -153,7 +153,7 @@ impl NoisyProjectedGd {
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
         self.loss.validate()?;
-        let n = row_count(self.public_n, data)?;
+        let n = row_count(self.public_n, data.n_samples())?;
         let plan = self.plan(n, data.n_features())?;
         data.check_labels(&self.loss)?;
         let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
