@@ -256,6 +256,21 @@ pub(crate) fn check_output(
     Ok(())
 }
 
+/// The noise source `--seed` selects and its generator: the seeded Xoshiro256++ stream
+/// (reproducible, not a private release) or the OS-seeded CSPRNG.
+fn noise(a: &TrainArgs) -> Result<(NoiseSource, Box<dyn rand::Rng>), CliError> {
+    Ok(match a.seed {
+        Some(seed) => (
+            NoiseSource::Seeded { seed },
+            Box::new(dp_optim::seeded_rng(seed)),
+        ),
+        None => (
+            NoiseSource::Secure,
+            Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
+        ),
+    })
+}
+
 fn loss_of(a: &TrainArgs) -> Result<Loss, CliError> {
     catalog::loss(a.loss.name(), a.huber_h).map_err(|e| catalog_error(a, e))
 }
@@ -879,14 +894,7 @@ pub(crate) fn train(
         )),
         None => None,
     };
-    let noise_source = match a.seed {
-        Some(seed) => NoiseSource::Seeded { seed },
-        None => NoiseSource::Secure,
-    };
-    let mut rng: Box<dyn rand::Rng> = match a.seed {
-        Some(s) => Box::new(dp_optim::seeded_rng(s)),
-        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
-    };
+    let (noise_source, mut rng) = noise(a)?;
     // The public row bound the preprocessing guarantees (unit rows, or every feature clipped
     // by the scaling, plus a bias `b`), the default `X` of the algorithms that need one.
     let rows = if prep.unit_norm {

@@ -172,14 +172,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         Some(p) => Some((p, read_test(a, p, &spec, &prep)?)),
         None => None,
     };
-    let noise_source = match a.seed {
-        Some(seed) => NoiseSource::Seeded { seed },
-        None => NoiseSource::Secure,
-    };
-    let mut rng: Box<dyn rand::Rng> = match a.seed {
-        Some(s) => Box::new(dp_optim::seeded_rng(s)),
-        None => Box::new(dp_optim::secure_rng().map_err(|e| CliError::Failure(e.to_string()))?),
-    };
+    let (noise_source, mut rng) = noise(a)?;
     // Each learner set up as the catalog's builder does.
     let fitted = match algorithm {
         AlgorithmArg::Ssp => {
