@@ -89,9 +89,11 @@
 //!   sensitivity `Δ₁ + slack` (the geometric mechanism of Ghosh, Roughgarden & Sundararajan,
 //!   "Universally utility-maximizing privacy mechanisms", 2009; sampled by CKS Alg. 2). The
 //!   ledger entries built from it are pure-DP ones, valid for every accountant.
-//! * The discrete Gaussian's variance is `p = ⌈σ_g²⌉` grid units² (on the default grid
-//!   `σ_g² ≥ 2^48`, so at most a relative `2^-48` above the requested one; on a grid coarsened
-//!   for a value bound it can be much more): more noise than stated, never less.
+//! * The discrete Gaussian's variance is `p = ⌈σ_g⌉²` grid units² on the default grid
+//!   (`σ_g ≥ 2^24`, so at most a relative `2^-23` above the requested one: an integer `σ`
+//!   makes the exact sampler cheaper, [`discrete::DiscreteGaussian`]) and `p = ⌈σ_g²⌉` on a
+//!   grid coarsened for a value bound (it can be much more there): more noise than stated,
+//!   never less. The accountants see `√p` ([`GridRelease::discrete_gaussian`]).
 
 pub mod discrete;
 
@@ -108,8 +110,11 @@ pub const GRID_BITS: i32 = 24;
 /// The exact law of one coordinate in grid units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum GridLaw {
-    /// `N_ℤ(0, p)`.
-    Gaussian { p: u128 },
+    /// `N_ℤ(0, p)`, with its sampler's constants computed once.
+    Gaussian {
+        p: u128,
+        sampler: discrete::DiscreteGaussian,
+    },
     /// Discrete Laplace of integer scale `t`.
     Laplace { t: u128 },
 }
@@ -157,7 +162,7 @@ impl GridRelease {
     /// [`Error::Unsupported`] for a Laplace release.
     pub fn discrete_gaussian(&self, dim: usize) -> Result<GridGaussian> {
         match self.law {
-            GridLaw::Gaussian { p } => {
+            GridLaw::Gaussian { p, .. } => {
                 // p ≤ 2^50 is exact in f64; one relative ulp down covers the square root's
                 // rounding, and √p ≥ 1 since p ≥ 1.
                 let s = ((p as f64).sqrt() * (1.0 - f64::EPSILON)).max(1.0);
@@ -172,7 +177,7 @@ impl GridRelease {
     /// One coordinate's noise in grid units.
     pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
         match self.law {
-            GridLaw::Gaussian { p } => discrete::discrete_gaussian(rng, p, 1),
+            GridLaw::Gaussian { sampler, .. } => sampler.sample(rng),
             GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
         }
     }
@@ -325,8 +330,19 @@ impl Noise {
         let gamma = 2f64.powi(e);
         let scaled = s / gamma; // exact: a power-of-two scaling, in (0, 2^25)
         let law = if l2 {
+            // On the default grid (s/γ ≥ 2^24) the variance is the square of the integer
+            // ⌈s/γ⌉ (relatively at most 2^-23 above s²/γ²), whose sampler has the best
+            // acceptance rate and 64-bit trials (`discrete::DiscreteGaussian`); on a coarser
+            // grid ⌈(s/γ)²⌉, which can be much closer to the requested variance.
+            let p = if scaled >= 2f64.powi(GRID_BITS) {
+                let root = scaled.ceil() as u128;
+                root * root
+            } else {
+                ceil_square(scaled)
+            };
             GridLaw::Gaussian {
-                p: ceil_square(scaled),
+                p,
+                sampler: discrete::DiscreteGaussian::new(p, 1)?,
             }
         } else {
             GridLaw::Laplace {
@@ -597,7 +613,9 @@ mod tests {
         let g = grid.discrete_gaussian(7).unwrap();
         assert_eq!(g.dim(), 7);
         let scaled = std / grid.gamma();
-        assert!(g.sigma() >= scaled * (1.0 - 1e-15) && g.sigma() <= scaled * (1.0 + 1e-14));
+        // √p = ⌈s/γ⌉ on the default grid.
+        assert!(g.sigma() >= scaled * (1.0 - 1e-15) && g.sigma() <= scaled.ceil());
+        assert_eq!(g.sigma(), scaled.ceil() * (1.0 - f64::EPSILON));
         assert!((2f64.powi(24)..2f64.powi(25)).contains(&g.sigma()));
         assert_eq!(grid.discrete_gaussian(0).unwrap().dim(), 1);
         let coarse = Noise::Gaussian { std: 1e-9 }.on_grid(Some(1e6)).unwrap();

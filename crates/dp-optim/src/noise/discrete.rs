@@ -22,12 +22,13 @@ fn overflow(value: f64) -> Error {
     }
 }
 
-/// A uniform integer in `[0, n)`, `n ≥ 1`, by rejection from the smallest enclosing power of two
-/// (exactly uniform; fewer than two draws of 1–2 words on average).
+/// A uniform integer in `[0, n)`, `n ≥ 1`, exactly: for `n ≤ 2^64` by
+/// [`uniform_below_u64`] (one word almost always); above, by rejection of two-word draws
+/// outside the smallest enclosing power of two (fewer than two draws on average).
 fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u128) -> u128 {
     debug_assert!(n >= 1);
-    if n == 1 {
-        return 0;
+    if let Ok(small) = u64::try_from(n) {
+        return u128::from(uniform_below_u64(rng, small));
     }
     let bits = 128 - (n - 1).leading_zeros();
     let mask = if bits == 128 {
@@ -36,17 +37,29 @@ fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u128) -> u128 {
         (1u128 << bits) - 1
     };
     loop {
-        let lo = u128::from(rng.next_u64());
-        let word = if bits > 64 {
-            lo | (u128::from(rng.next_u64()) << 64)
-        } else {
-            lo
-        };
+        let word = u128::from(rng.next_u64()) | (u128::from(rng.next_u64()) << 64);
         let v = word & mask;
         if v < n {
             return v;
         }
     }
+}
+
+/// A uniform integer in `[0, n)`, `n ≥ 1`, by Lemire's multiply-and-reject (D. Lemire, "Fast
+/// random integer generation in an interval", ACM TOMACS 29(1), 2019, Algorithm 5): for a
+/// uniform word `x`, `m = x·n` (128 bits); reject when `m mod 2^64 < 2^64 mod n`, else return
+/// `⌊m / 2^64⌋`. Each `j < n` is returned by exactly `⌊2^64/n⌋` accepted words (Lemire,
+/// §4), so the law is exactly uniform; a word is rejected with probability `< n/2^64`.
+fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+    let mut m = u128::from(rng.next_u64()) * u128::from(n);
+    if (m as u64) < n {
+        // 2^64 mod n, computed in 64 bits as (2^64 − n) mod n.
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = u128::from(rng.next_u64()) * u128::from(n);
+        }
+    }
+    (m >> 64) as u64
 }
 
 /// Bernoulli(`num/den`) for `den ≥ 1` (certain when `num ≥ den`).
@@ -154,11 +167,7 @@ fn floor_sqrt_ratio(p: u128, q: u128) -> u128 {
 }
 
 /// One draw of the discrete Gaussian `N_ℤ(0, σ²)` with `σ² = p/q` (`p, q ≥ 1`):
-/// `P(X = x) = e^{−x²/(2σ²)} / Σ_{y∈ℤ} e^{−y²/(2σ²)}` (CKS Alg. 3).
-///
-/// Proposal `Y` discrete Laplace with scale `t = ⌊σ⌋ + 1`, accepted with probability
-/// `exp(−(|Y| − σ²/t)²/(2σ²))`; with `σ² = p/q` the exponent is the ratio of integers
-/// `(|Y|·t·q − p)² / (2·p·q·t²)`. Fewer than two proposals on average (CKS, §5).
+/// `P(X = x) = e^{−x²/(2σ²)} / Σ_{y∈ℤ} e^{−y²/(2σ²)}` (CKS Alg. 3; [`DiscreteGaussian`]).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for `p = 0` or `q = 0`, or an arithmetic overflow (see the
@@ -168,16 +177,26 @@ pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, p: u128, q: u128) -> Resu
 }
 
 /// The discrete Gaussian `N_ℤ(0, p/q)` of [`discrete_gaussian`] with its proposal scale and
-/// acceptance denominator computed once, for many draws at one scale (a release draws one per
+/// acceptance constants computed once, for many draws at one scale (a release draws one per
 /// coordinate).
+///
+/// CKS Alg. 3: a proposal `Y` from the discrete Laplace law of integer scale `t`, accepted
+/// with probability `exp(−(|Y| − σ²/t)²/(2σ²))`. Whatever `t > 0`, the accepted law is
+/// `∝ e^{−|y|/t}·e^{−(|y| − σ²/t)²/(2σ²)} = e^{−y²/(2σ²)}·e^{−σ²/(2t²)} ∝ e^{−y²/(2σ²)}`
+/// (complete the square); `t` only sets the acceptance rate. The exponent is the ratio of
+/// integers `(|Y|·a − b)² / c`:
+/// * in general `t = ⌊σ⌋ + 1` (CKS's choice), `a = t·q`, `b = p`, `c = 2·p·q·t²`;
+/// * when `σ` is an integer (`q = 1`, `p = σ²`), `t = σ`, `a = 1`, `b = σ`, `c = 2σ²` — the
+///   best rate (about 0.76 for large `σ`), and for `σ < 2^31` every Bernoulli trial of a
+///   typical draw compares integers below `2^64` (one 64-bit word each, [`uniform_below`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DiscreteGaussian {
-    p: u128,
-    q: u128,
-    /// The discrete Laplace proposal's scale `t = ⌊σ⌋ + 1`.
+    /// The discrete Laplace proposal's scale `t`.
     t: u128,
-    /// The acceptance exponent's denominator `2·p·q·t²`.
-    den: u128,
+    /// `a`, `b` and `c` of the acceptance exponent `(|Y|·a − b)²/c`.
+    a: u128,
+    b: u128,
+    c: u128,
 }
 
 impl DiscreteGaussian {
@@ -193,33 +212,42 @@ impl DiscreteGaussian {
                 reason: "the discrete Gaussian's variance p/q needs p, q >= 1",
             });
         }
-        let t = floor_sqrt_ratio(p, q) + 1;
-        let den = t
+        let too_big = || overflow(p as f64 / q as f64);
+        let root = floor_sqrt_ratio(p, q);
+        if q == 1 && root * root == p {
+            // σ = root ≥ 1 is an integer; 2σ² = 2p fits since σ ≤ 2^64.
+            let c = p.checked_mul(2).ok_or_else(too_big)?;
+            return Ok(Self {
+                t: root,
+                a: 1,
+                b: root,
+                c,
+            });
+        }
+        let t = root + 1;
+        let c = t
             .checked_mul(t)
             .and_then(|tt| tt.checked_mul(p))
             .and_then(|v| v.checked_mul(q))
             .and_then(|v| v.checked_mul(2))
-            .ok_or_else(|| overflow(p as f64 / q as f64))?;
-        Ok(Self { p, q, t, den })
+            .ok_or_else(too_big)?;
+        let a = t.checked_mul(q).ok_or_else(too_big)?;
+        Ok(Self { t, a, b: p, c })
     }
 
-    /// One draw (CKS Alg. 3, as [`discrete_gaussian`]).
+    /// One draw (CKS Alg. 3 with this law's constants).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for an arithmetic overflow (see the module docs).
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
-        let Self { p, q, t, den } = *self;
-        let too_big = || overflow((p as f64 / q as f64).sqrt());
+        let Self { t, a, b, c } = *self;
+        let too_big = || overflow(t as f64);
         loop {
             let y = discrete_laplace(rng, t)?;
-            let scaled = y
-                .unsigned_abs()
-                .checked_mul(t)
-                .and_then(|v| v.checked_mul(q))
-                .ok_or_else(too_big)?;
-            let gap = scaled.abs_diff(p);
+            let scaled = y.unsigned_abs().checked_mul(a).ok_or_else(too_big)?;
+            let gap = scaled.abs_diff(b);
             let num = gap.checked_mul(gap).ok_or_else(too_big)?;
-            if bernoulli_exp(rng, num, den)? {
+            if bernoulli_exp(rng, num, c)? {
                 return Ok(y);
             }
         }

@@ -1,0 +1,136 @@
+//! Criterion benchmarks of DP-SGD at the floor (issue 12 §4): one epoch of 50,000 × 100 with
+//! Poisson batches of expected size 256 and exact Gaussian noise, its parts, and the same
+//! epoch at d = 1000 beside one pass of the two gemv a full gradient is made of.
+//!
+//! `cargo xtask bench dpsgd` (BLAS on, one core). The numbers to report: examples per second
+//! of `dpsgd_epoch_50000x100_b256/poisson_gaussian_sgd` (criterion's throughput), and
+//! `dpsgd_epoch_50000x1000_b256/poisson_gaussian_sgd` over `…/two_gemv`. The parts of one step
+//! at d = 100 (`dpsgd_step_parts_d100`): the exact clipped sum of a batch of 256 rows (and the
+//! `f64` clipped sum it replaces), and the noise of one release (100 exact discrete Gaussian
+//! draws); an epoch runs about 195 such steps, the rest is the batch draws and the update.
+//! Times are the benchmarking thread's CPU time ([`cpu_time::CpuTime`]: the machine may be
+//! shared), with one BLAS thread.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use cpu_time::CpuTime;
+use dp_glm::{Dataset, GlmObjective, Loss, Scale};
+use dp_optim::{
+    BatchSchedule, ClippedSum, DpSgd, ExactSum, L2Regulariser, Length, StepSize, Unconstrained,
+    seeded_rng, sum_multiplier,
+};
+use ndarray::Array1;
+use rand::RngExt;
+
+mod common;
+mod cpu_time;
+use common::{data_of, two_gemv};
+
+type Bench = Criterion<CpuTime>;
+
+const N: usize = 50_000;
+const D: usize = 100;
+const D_WIDE: usize = 1000;
+const BATCH: usize = 256;
+
+fn data(d: usize) -> Dataset {
+    data_of(N, d)
+}
+
+/// One DP-SGD epoch (Poisson sampling at `q = 256/n`, Gaussian noise multiplier 1, clip 1,
+/// plain SGD) at dimension `d`; at `d = 1000` also the two-gemv pass it is compared with.
+fn epoch_at(c: &mut Bench, d: usize) {
+    let data = data(d);
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let sgd = DpSgd::new(
+        BatchSchedule::Poisson {
+            q: BATCH as f64 / N as f64,
+        },
+        Length::Epochs(1),
+        StepSize::Constant(0.1),
+        1.0,
+        1.0,
+    );
+    let x0 = Array1::zeros(d);
+    let mut group = c.benchmark_group(format!("dpsgd_epoch_{N}x{d}_b{BATCH}"));
+    group.sampling_mode(cpu_time::FLAT);
+    group.throughput(Throughput::Elements(N as u64));
+    if d > D {
+        group.sample_size(10);
+    }
+    group.bench_function("poisson_gaussian_sgd", |b| {
+        let mut rng = seeded_rng(2);
+        b.iter(|| {
+            black_box(
+                sgd.minimize(
+                    &obj,
+                    &L2Regulariser { lambda: 0.0 },
+                    &Unconstrained,
+                    x0.view(),
+                    &mut rng,
+                    None,
+                )
+                .expect("runs"),
+            )
+        })
+    });
+    if d > D {
+        let theta = Array1::from_elem(d, 0.01);
+        let coeffs = Array1::from_elem(N, 0.5);
+        group.bench_function("two_gemv", |b| {
+            b.iter(|| black_box(two_gemv(&data, &theta, &coeffs)))
+        });
+    }
+    group.finish();
+}
+
+/// The parts of one step at d = 100: the exact and the `f64` clipped sum of 256 random rows,
+/// and one release's noise (the exact sum of nothing plus 100 discrete Gaussian draws).
+fn step_parts(c: &mut Bench) {
+    let data = data(D);
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let mut rng = seeded_rng(4);
+    let batch: Vec<usize> = (0..BATCH).map(|_| rng.random_range(0..N)).collect();
+    let theta = Array1::from_elem(D, 0.01);
+    let (release, _) = sum_multiplier(1.0, 1.0, D).expect("release");
+    let mut sum = ExactSum::new(*release.quantiser());
+    let mut out = Array1::zeros(D);
+    let mut group = c.benchmark_group(format!("dpsgd_step_parts_d{D}"));
+    group.sampling_mode(cpu_time::FLAT);
+    group.bench_function(format!("exact_clipped_sum_{BATCH}_rows"), |b| {
+        b.iter(|| {
+            sum.clear();
+            obj.exact_clipped_sum(theta.view(), Some(&batch), &mut sum);
+            black_box(sum.totals()[0])
+        })
+    });
+    group.bench_function(format!("f64_clipped_sum_{BATCH}_rows"), |b| {
+        b.iter(|| {
+            obj.clipped_sum(theta.view(), Some(&batch), 1.0, out.view_mut());
+            black_box(out[0])
+        })
+    });
+    group.bench_function(format!("noise_{D}_draws"), |b| {
+        let mut empty = ExactSum::new(*release.quantiser());
+        b.iter(|| {
+            release
+                .release(&mut rng, &mut empty, out.view_mut())
+                .expect("draws");
+            black_box(out[0])
+        })
+    });
+    group.finish();
+}
+
+fn epochs(c: &mut Bench) {
+    epoch_at(c, D);
+    epoch_at(c, D_WIDE);
+}
+
+criterion_group! {
+    name = benches;
+    config = cpu_time::config();
+    targets = step_parts, epochs
+}
+criterion_main!(benches);
