@@ -89,11 +89,9 @@
 //!   sensitivity `Δ₁ + slack` (the geometric mechanism of Ghosh, Roughgarden & Sundararajan,
 //!   "Universally utility-maximizing privacy mechanisms", 2009; sampled by CKS Alg. 2). The
 //!   ledger entries built from it are pure-DP ones, valid for every accountant.
-//! * The discrete Gaussian's variance is `p = ⌈σ_g⌉²` grid units² on the default grid
-//!   (`σ_g ≥ 2^24`, so at most a relative `2^-23` above the requested one: an integer `σ`
-//!   makes the exact sampler cheaper, [`discrete::DiscreteGaussian`]) and `p = ⌈σ_g²⌉` on a
-//!   grid coarsened for a value bound (it can be much more there): more noise than stated,
-//!   never less. The accountants see `√p` ([`GridRelease::discrete_gaussian`]).
+//! * The discrete Gaussian's variance is `p = ⌈σ_g²⌉` grid units² (on the default grid
+//!   `σ_g² ≥ 2^48`, so at most a relative `2^-48` above the requested one; on a grid coarsened
+//!   for a value bound it can be much more): more noise than stated, never less.
 
 pub mod discrete;
 
@@ -330,16 +328,7 @@ impl Noise {
         let gamma = 2f64.powi(e);
         let scaled = s / gamma; // exact: a power-of-two scaling, in (0, 2^25)
         let law = if l2 {
-            // On the default grid (s/γ ≥ 2^24) the variance is the square of the integer
-            // ⌈s/γ⌉ (relatively at most 2^-23 above s²/γ²), whose sampler has the best
-            // acceptance rate and 64-bit trials (`discrete::DiscreteGaussian`); on a coarser
-            // grid ⌈(s/γ)²⌉, which can be much closer to the requested variance.
-            let p = if scaled >= 2f64.powi(GRID_BITS) {
-                let root = scaled.ceil() as u128;
-                root * root
-            } else {
-                ceil_square(scaled)
-            };
+            let p = ceil_square(scaled);
             GridLaw::Gaussian {
                 p,
                 sampler: discrete::DiscreteGaussian::new(p, 1)?,
@@ -613,9 +602,7 @@ mod tests {
         let g = grid.discrete_gaussian(7).unwrap();
         assert_eq!(g.dim(), 7);
         let scaled = std / grid.gamma();
-        // √p = ⌈s/γ⌉ on the default grid.
-        assert!(g.sigma() >= scaled * (1.0 - 1e-15) && g.sigma() <= scaled.ceil());
-        assert_eq!(g.sigma(), scaled.ceil() * (1.0 - f64::EPSILON));
+        assert!(g.sigma() >= scaled * (1.0 - 1e-15) && g.sigma() <= scaled * (1.0 + 1e-14));
         assert!((2f64.powi(24)..2f64.powi(25)).contains(&g.sigma()));
         assert_eq!(grid.discrete_gaussian(0).unwrap().dim(), 1);
         let coarse = Noise::Gaussian { std: 1e-9 }.on_grid(Some(1e6)).unwrap();

@@ -22,7 +22,7 @@ fn overflow(value: f64) -> Error {
     }
 }
 
-/// A uniform integer in `[0, n)`, `n ≥ 1`, exactly: for `n ≤ 2^64` by
+/// A uniform integer in `[0, n)`, `n ≥ 1`, exactly: for `n < 2^64` by
 /// [`uniform_below_u64`] (one word almost always); above, by rejection of two-word draws
 /// outside the smallest enclosing power of two (fewer than two draws on average).
 fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u128) -> u128 {
@@ -62,9 +62,40 @@ fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
     (m >> 64) as u64
 }
 
-/// Bernoulli(`num/den`) for `den ≥ 1` (certain when `num ≥ den`).
+/// Bernoulli(`num/den`) for `den ≥ 1` (certain when `num ≥ den`): whether a uniform integer
+/// `V` on `[0, den)` is below `num`.
+///
+/// For `den < 2^64`, `V` by [`uniform_below_u64`]. Above, `V = h·2^64 + l` by rejection
+/// from `h` uniform on `[0, 2^b)` (`2^b` the smallest power of two above `⌊(den−1)/2^64⌋`)
+/// and `l` a whole word, drawn lazily: `h` alone rejects (`h > ⌊(den−1)/2^64⌋`) or, when
+/// below that and `≠ ⌊num/2^64⌋`, decides `V < num`; only the remaining ties draw `l`. The
+/// draws that decide are exactly those of the full comparison, so the law is exactly
+/// Bernoulli(`num/den`), in one word per attempt almost always (fewer than two attempts on
+/// average).
 fn bernoulli<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    num >= den || uniform_below(rng, den) < num
+    if num >= den {
+        return true;
+    }
+    if let Ok(small) = u64::try_from(den) {
+        // num < den < 2^64.
+        return u128::from(uniform_below_u64(rng, small)) < num;
+    }
+    let top = ((den - 1) >> 64) as u64;
+    let num_hi = (num >> 64) as u64;
+    let mask = u64::MAX.checked_shr(top.leading_zeros()).unwrap_or(0);
+    loop {
+        let h = rng.next_u64() & mask;
+        if h > top {
+            continue; // V ≥ (top + 1)·2^64 ≥ den
+        }
+        if h < top && h != num_hi {
+            return h < num_hi; // V < top·2^64 < den, and V < num iff h < num_hi
+        }
+        let v = (u128::from(h) << 64) | u128::from(rng.next_u64());
+        if v < den {
+            return v < num;
+        }
+    }
 }
 
 /// Bernoulli(`exp(−num/den)`) for `num/den ∈ [0, 1]` (CKS Alg. 1, first part): draw
@@ -167,7 +198,11 @@ fn floor_sqrt_ratio(p: u128, q: u128) -> u128 {
 }
 
 /// One draw of the discrete Gaussian `N_ℤ(0, σ²)` with `σ² = p/q` (`p, q ≥ 1`):
-/// `P(X = x) = e^{−x²/(2σ²)} / Σ_{y∈ℤ} e^{−y²/(2σ²)}` (CKS Alg. 3; [`DiscreteGaussian`]).
+/// `P(X = x) = e^{−x²/(2σ²)} / Σ_{y∈ℤ} e^{−y²/(2σ²)}` (CKS Alg. 3).
+///
+/// Proposal `Y` discrete Laplace with scale `t = ⌊σ⌋ + 1`, accepted with probability
+/// `exp(−(|Y| − σ²/t)²/(2σ²))`; with `σ² = p/q` the exponent is the ratio of integers
+/// `(|Y|·t·q − p)² / (2·p·q·t²)`. Fewer than two proposals on average (CKS, §5).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for `p = 0` or `q = 0`, or an arithmetic overflow (see the
@@ -177,26 +212,16 @@ pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, p: u128, q: u128) -> Resu
 }
 
 /// The discrete Gaussian `N_ℤ(0, p/q)` of [`discrete_gaussian`] with its proposal scale and
-/// acceptance constants computed once, for many draws at one scale (a release draws one per
+/// acceptance denominator computed once, for many draws at one scale (a release draws one per
 /// coordinate).
-///
-/// CKS Alg. 3: a proposal `Y` from the discrete Laplace law of integer scale `t`, accepted
-/// with probability `exp(−(|Y| − σ²/t)²/(2σ²))`. Whatever `t > 0`, the accepted law is
-/// `∝ e^{−|y|/t}·e^{−(|y| − σ²/t)²/(2σ²)} = e^{−y²/(2σ²)}·e^{−σ²/(2t²)} ∝ e^{−y²/(2σ²)}`
-/// (complete the square); `t` only sets the acceptance rate. The exponent is the ratio of
-/// integers `(|Y|·a − b)² / c`:
-/// * in general `t = ⌊σ⌋ + 1` (CKS's choice), `a = t·q`, `b = p`, `c = 2·p·q·t²`;
-/// * when `σ` is an integer (`q = 1`, `p = σ²`), `t = σ`, `a = 1`, `b = σ`, `c = 2σ²` — the
-///   best rate (about 0.76 for large `σ`), and for `σ < 2^31` every Bernoulli trial of a
-///   typical draw compares integers below `2^64` (one 64-bit word each, [`uniform_below`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DiscreteGaussian {
-    /// The discrete Laplace proposal's scale `t`.
+    p: u128,
+    q: u128,
+    /// The discrete Laplace proposal's scale `t = ⌊σ⌋ + 1`.
     t: u128,
-    /// `a`, `b` and `c` of the acceptance exponent `(|Y|·a − b)²/c`.
-    a: u128,
-    b: u128,
-    c: u128,
+    /// The acceptance exponent's denominator `2·p·q·t²`.
+    den: u128,
 }
 
 impl DiscreteGaussian {
@@ -212,42 +237,33 @@ impl DiscreteGaussian {
                 reason: "the discrete Gaussian's variance p/q needs p, q >= 1",
             });
         }
-        let too_big = || overflow(p as f64 / q as f64);
-        let root = floor_sqrt_ratio(p, q);
-        if q == 1 && root * root == p {
-            // σ = root ≥ 1 is an integer; 2σ² = 2p fits since σ ≤ 2^64.
-            let c = p.checked_mul(2).ok_or_else(too_big)?;
-            return Ok(Self {
-                t: root,
-                a: 1,
-                b: root,
-                c,
-            });
-        }
-        let t = root + 1;
-        let c = t
+        let t = floor_sqrt_ratio(p, q) + 1;
+        let den = t
             .checked_mul(t)
             .and_then(|tt| tt.checked_mul(p))
             .and_then(|v| v.checked_mul(q))
             .and_then(|v| v.checked_mul(2))
-            .ok_or_else(too_big)?;
-        let a = t.checked_mul(q).ok_or_else(too_big)?;
-        Ok(Self { t, a, b: p, c })
+            .ok_or_else(|| overflow(p as f64 / q as f64))?;
+        Ok(Self { p, q, t, den })
     }
 
-    /// One draw (CKS Alg. 3 with this law's constants).
+    /// One draw (CKS Alg. 3, as [`discrete_gaussian`]).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for an arithmetic overflow (see the module docs).
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
-        let Self { t, a, b, c } = *self;
-        let too_big = || overflow(t as f64);
+        let Self { p, q, t, den } = *self;
+        let too_big = || overflow((p as f64 / q as f64).sqrt());
         loop {
             let y = discrete_laplace(rng, t)?;
-            let scaled = y.unsigned_abs().checked_mul(a).ok_or_else(too_big)?;
-            let gap = scaled.abs_diff(b);
+            let scaled = y
+                .unsigned_abs()
+                .checked_mul(t)
+                .and_then(|v| v.checked_mul(q))
+                .ok_or_else(too_big)?;
+            let gap = scaled.abs_diff(p);
             let num = gap.checked_mul(gap).ok_or_else(too_big)?;
-            if bernoulli_exp(rng, num, c)? {
+            if bernoulli_exp(rng, num, den)? {
                 return Ok(y);
             }
         }
@@ -333,6 +349,10 @@ mod tests {
             (3, 9, 1, 200_000),
             (4, 2, 3, 200_000),
             (5, 400, 1, 200_000),
+            // The same laws as ratios of large integers: acceptance denominators 2pqt² of
+            // about 2^98, so every trial takes the two-word path of `bernoulli`.
+            (14, 400 << 40, 1 << 40, 200_000),
+            (15, 2 * 3u128.pow(30), 3u128.pow(31), 200_000),
         ] {
             let mut rng = seeded_rng(seed);
             let c = tally((0..n).map(|_| discrete_gaussian(&mut rng, p, q).unwrap()));
@@ -395,6 +415,58 @@ mod tests {
             let f = hits as f64 / n as f64;
             crate::testutil::assert_z(f, p, (p * (1.0 - p) / n as f64).sqrt(), "bernoulli_exp");
         }
+    }
+
+    /// `uniform_below` for `n = 7` (exact cells) and for `n = 3·2^62 + 1` and `2^64 + 3` (where
+    /// Lemire's method rejects a quarter of the words, and the two-word path): χ² of the 7
+    /// values, or of 9 equal-width bins, each with false-failure rate 1e-6 (`assert_chi2`).
+    #[test]
+    fn uniform_below_is_uniform() {
+        let mut rng = seeded_rng(12);
+        let n = 120_000u64;
+        let c = tally((0..n).map(|_| uniform_below(&mut rng, 7) as i128 - 3));
+        assert_chi2(
+            &c,
+            |x| if x.abs() <= 3 { 1.0 / 7.0 } else { 0.0 },
+            n,
+            "U[0,7)",
+        );
+        for big in [(3u128 << 62) + 1, (1u128 << 64) + 3] {
+            let bins = tally((0..n).map(|_| {
+                let v = uniform_below(&mut rng, big);
+                assert!(v < big);
+                // 9 bins of width ⌈big/9⌉ (the last short by < 9 values of ~2^60).
+                (v / big.div_ceil(9)) as i128 - 4
+            }));
+            assert_chi2(
+                &bins,
+                |x| if x.abs() <= 4 { 1.0 / 9.0 } else { 0.0 },
+                n,
+                "bins",
+            );
+        }
+    }
+
+    /// `bernoulli` with denominators of two words, where the high word decides or ties:
+    /// binomial z-tests (|z| ≤ 5.5, false-failure rate ≈ 4e-8 each).
+    #[test]
+    fn wide_bernoulli_frequencies() {
+        let mut rng = seeded_rng(13);
+        let n = 200_000;
+        let two64 = 1u128 << 64;
+        for (num, den) in [
+            (two64 + 7, 3 * two64 + 5),        // high words 1 of 3: frequent ties
+            (5 * two64 / 2, 3 * two64),        // a tie at the boundary word itself
+            (3 << 62, two64),                  // den = 2^64: one word, no high part
+            (1u128 << 99, (1u128 << 100) + 1), // wide: ties almost never
+            (7 * (two64 - 1), 7 * two64),      // num close to den
+        ] {
+            let hits = (0..n).filter(|_| bernoulli(&mut rng, num, den)).count();
+            let p = num as f64 / den as f64;
+            let sd = (p * (1.0 - p) / n as f64).sqrt().max(1.0 / n as f64);
+            crate::testutil::assert_z(hits as f64 / n as f64, p, sd, "bernoulli");
+        }
+        assert!(bernoulli(&mut rng, 3 * two64, 3 * two64));
     }
 
     #[test]
