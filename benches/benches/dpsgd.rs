@@ -13,8 +13,8 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use cpu_time::CpuTime;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dp_glm::{Dataset, GlmObjective, Loss, Scale};
 use dp_optim::{
     BatchSchedule, ClippedSum, DpSgd, ExactSum, L2Regulariser, Length, StepSize, Unconstrained,

@@ -4,21 +4,33 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
 use cpu_time::CpuTime;
-use dp_optim::{discrete, seeded_rng};
+use criterion::{Criterion, criterion_group, criterion_main};
+use dp_optim::discrete::DiscreteGaussian;
+use dp_optim::{secure_rng, seeded_rng};
 
 mod cpu_time;
 
 fn discrete_gaussian(c: &mut Criterion<CpuTime>) {
     let mut group = c.benchmark_group("discrete_gaussian");
     group.sampling_mode(cpu_time::FLAT);
-    // σ² = 2^48 (σ = 2^24) and 3·2^47 (σ ≈ 2^24.3, a scale that is not a power of two).
-    for (name, p) in [("sigma_2^24", 1u128 << 48), ("sigma_2^24.3", 3u128 << 47)] {
+    // σ² = 2^48 (σ = 2^24) and 3·2^47 (σ ≈ 2^24.3, a scale that is not a power of two), with
+    // the seeded generator and (for the second) the default CSPRNG.
+    for (name, p, csprng) in [
+        ("sigma_2^24", 1u128 << 48, false),
+        ("sigma_2^24.3", 3u128 << 47, true),
+    ] {
+        let law = DiscreteGaussian::new(p, 1).expect("law");
         group.bench_function(name, |b| {
             let mut rng = seeded_rng(3);
-            b.iter(|| black_box(discrete::discrete_gaussian(&mut rng, p, 1).expect("draw")))
+            b.iter(|| black_box(law.sample(&mut rng).expect("draw")))
         });
+        if csprng {
+            group.bench_function(format!("{name}_csprng"), |b| {
+                let mut rng = secure_rng().expect("entropy");
+                b.iter(|| black_box(law.sample(&mut rng).expect("draw")))
+            });
+        }
     }
     group.finish();
 }

@@ -71,6 +71,9 @@ const EXACT: f64 = 9_007_199_254_740_992.0;
 /// `2^63`.
 const TWO_63: f64 = 9_223_372_036_854_775_808.0;
 
+/// Independent accumulators of [`ExactSum::add_scaled`]'s sum of squares.
+const LANES: usize = 8;
+
 /// The quantisation of clipped terms on a grid: the clip `C`, the grid `γ`, the dimension `d`
 /// and the integer norm bound `R²` every quantised term satisfies exactly (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -255,12 +258,13 @@ impl ExactSum {
         // One pass: the candidate partial sums `partial + k` go to `scratch`, swapped in if the
         // term is accepted (then every addition was exact: |partial + k| ≤ 2^53, integers).
         let (partial, cand) = (&self.partial[..d], &mut self.scratch[..d]);
-        let mut sq = [0.0f64; 4];
-        let mut rows = row.chunks_exact(4);
-        let mut parts = partial.chunks_exact(4);
-        let mut cands = cand.chunks_exact_mut(4);
+        // LANES independent sums of squares: the additions do not wait on each other.
+        let mut sq = [0.0f64; LANES];
+        let mut rows = row.chunks_exact(LANES);
+        let mut parts = partial.chunks_exact(LANES);
+        let mut cands = cand.chunks_exact_mut(LANES);
         for ((cc, pc), rc) in (&mut cands).zip(&mut parts).zip(&mut rows) {
-            for l in 0..4 {
+            for l in 0..LANES {
                 let v = (s * rc[l] + ROUNDER) - ROUNDER;
                 cc[l] = pc[l] + v;
                 sq[l] += v * v;
@@ -276,7 +280,7 @@ impl ExactSum {
             *cv = p + v;
             sq[0] += v * v;
         }
-        let total = (sq[0] + sq[1]) + (sq[2] + sq[3]);
+        let total: f64 = sq.iter().sum();
         // Exact: the computed sum of squares is below 2^53, so equal to the true one, and
         // every k_j is an integer (module docs, § Cost). NaN fails the comparison.
         if total <= self.quantiser.fast_bound {
