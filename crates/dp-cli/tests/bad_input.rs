@@ -178,10 +178,15 @@ fn metrics_are_finite_or_refused_never_null() {
     let (dir, data) = with_training_data("metrics", 200);
     let model = dir.join("m.json");
     // DP-GD bounds gradients, not rows: its model applies no projection to scoring rows
-    // (ObjPert's model projects them onto its ball, so its scores stay finite).
+    // (ObjPert's model projects them onto its ball, so its scores stay finite). At ε = 100 the
+    // noise is small and the fit on these separable rows has both weights near 2.8 whatever
+    // the seed (at ε = 1 the private clip, hence the weights' size, depends on the stream).
+    let tight = ["--epsilon", "100"];
     let (code, _, err) = train(
         &data,
         &[
+            tight[0],
+            tight[1],
             "--seed",
             "1",
             "--out",
@@ -195,6 +200,12 @@ fn metrics_are_finite_or_refused_never_null() {
         ],
     );
     assert_eq!(code, 0, "{err}");
+    let fitted: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let w = &fitted["coefficients"];
+    assert!(
+        (0..2).all(|j| w[j].as_f64().unwrap() > 1.8),
+        "the weights must exceed f64::MAX/1e308 for the row below to overflow: {w}"
+    );
     // Features near f64::MAX: ⟨w, x⟩ overflows (before: NaN/∞ metrics printed as null).
     let huge = dir.join("huge.csv");
     std::fs::write(&huge, "a,b,label\n1,1,1\n1e308,-1e308,-1\n").unwrap();
@@ -208,6 +219,8 @@ fn metrics_are_finite_or_refused_never_null() {
         train(
             &data,
             &[
+                tight[0],
+                tight[1],
                 "--seed",
                 "1",
                 "--preprocess",

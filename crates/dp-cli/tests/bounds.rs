@@ -191,8 +191,11 @@ fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
 /// clip estimated), output perturbation (X and Y estimated, ridge from the public rule) and
 /// DP-AMBSSGD (X estimated, batch size from the public rule `DpAmbSsgd::batch_size_for`)
 /// with defaults beat predicting 0 (test MSE 1.99). Measured: 1.101, 0.995, 1.139, 1.183
-/// (oracle 0.995). DP-AMBSSGD with its former fixed batch of 1000 (41 noisy steps) measured
-/// 4.29 on this problem (issue 10), worse than predicting 0.
+/// (oracle 0.995). DP-AMBSSGD's test MSE varies with the seeded stream: seeds 1–6 gave
+/// 1.11–1.52 (and 1.08–1.49 with another draw order of the same noise law), so its bound is
+/// 1.75 × oracle, not a value one seed happened to meet. DP-AMBSSGD with its former fixed
+/// batch of 1000 (41 noisy steps) measured 4.29 on this problem (issue 10), worse than
+/// predicting 0.
 #[test]
 fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
     let (tr, te, oracle, zero) = regression_files("squared");
@@ -200,7 +203,7 @@ fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
         ("dp-ssgd", 1.3),
         ("objpert", 1.05),
         ("output-perturbation", 1.3),
-        ("dp-ambssgd", 1.3),
+        ("dp-ambssgd", 1.75),
     ] {
         let v = train(&tr, &te, &format!("--algorithm {alg} --loss squared"));
         eprintln!(
