@@ -2,8 +2,9 @@
 //! Poisson batches of expected size 256 and exact Gaussian noise, its parts, and the same
 //! epoch at d = 1000 beside one pass of the two gemv a full gradient is made of.
 //!
-//! `cargo xtask bench dpsgd` (BLAS on, one core). The numbers to report: examples per second
-//! of `dpsgd_epoch_50000x100_b256/poisson_gaussian_sgd` (criterion's throughput), and
+//! `cargo xtask bench "^dpsgd_"` (BLAS on, one core; a bare `dpsgd` also matches accounting
+//! benches). The numbers to report: examples per second of
+//! `dpsgd_epoch_50000x100_b256/poisson_gaussian_sgd` (criterion's throughput), and
 //! `dpsgd_epoch_50000x1000_b256/poisson_gaussian_sgd` over `…/two_gemv`. The parts of one step
 //! at d = 100 (`dpsgd_step_parts_d100`): the exact clipped sum of a batch of 256 rows (and the
 //! `f64` clipped sum it replaces), and the noise of one release (100 exact discrete Gaussian
