@@ -21,6 +21,7 @@ use crate::model_file::{
 };
 use crate::schema::{data_error, schema_of, task_of};
 
+mod storage;
 mod stream;
 
 pub(crate) fn io(e: std::io::Error) -> CliError {
@@ -112,6 +113,10 @@ fn glm_error(
         e @ dp_glm::Error::NonFinite {
             array: "x" | "y", ..
         } => CliError::Usage(format!("{}: {e}", data.display())),
+        e @ dp_glm::Error::OutOfStorageRange { .. } => CliError::Usage(format!(
+            "{}: {e} (after the preprocessing); use --storage f64",
+            data.display()
+        )),
         other => CliError::Failure(other.to_string()),
     }
 }
@@ -450,9 +455,7 @@ fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, Cli
     let loss = model.loss();
     data.check_labels(&loss)
         .map_err(|e| data_glm_error(path, e))?;
-    let z = model
-        .decision_function(data.x())
-        .map_err(|e| data_glm_error(path, e))?;
+    let z = storage::decision_values(model, data).map_err(|e| data_glm_error(path, e))?;
     let losses: Vec<f64> = z
         .iter()
         .zip(data.y())
@@ -765,6 +768,9 @@ fn statement(
         dp_data::Labels::Numeric => {}
     }
     dp_glm::frontdoor::assume_preprocessing(&mut s, prep);
+    if let Some(storage) = storage::assumption(a) {
+        s.assume_public(storage);
+    }
     s.assume_public(
         "the algorithm and its hyper-parameters (flags and defaults, as the report above \
          records them)",
@@ -857,21 +863,24 @@ pub(crate) fn train(
     check_out(a)?;
     let loss = loss_of(a)?;
     if a.stream {
+        storage::check_stream(a)?;
         return stream::train(a, loss, out);
     }
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
-    let (train, spec, schema) = read(a, loss)?;
-    let n = a.public_n.unwrap_or(train.x.nrows());
+    let (train, spec, schema) = storage::open(a, loss)?;
+    // Not yet counted (f32 storage): as if many rows, so the plan is the one data would get.
+    let n = a.public_n.or(train.n_rows()).unwrap_or(usize::MAX);
     let mut warnings = Vec::new();
     let plan = scaling_plan(
         a,
         classification,
         &schema,
         &spec,
-        (n, train.x.ncols()),
+        (n, train.n_features()),
         &mut warnings,
     )?;
+    storage::check_plan(a, plan.as_ref())?;
     for w in &warnings {
         writeln!(err, "warning: {w}").map_err(io)?;
     }
@@ -889,7 +898,7 @@ pub(crate) fn train(
     let test = match &a.test {
         Some(p) => Some((
             p,
-            dp_data::read_scoring_data(p, format, &spec, train.x.ncols(), true)
+            dp_data::read_scoring_data(p, format, &spec, train.n_features(), true)
                 .map_err(data_error)?,
         )),
         None => None,
@@ -910,9 +919,14 @@ pub(crate) fn train(
         .map_err(|e| catalog_error(a, e))?;
     let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
     if let Some(plan) = &plan {
-        let names = train.feature_names.as_deref();
+        let names = train.feature_names();
         let fitted = plan
-            .fit(train.x.view(), names, &mut bounds, &mut *rng)
+            .fit(
+                train.for_scaling().view(),
+                names.as_deref(),
+                &mut bounds,
+                &mut *rng,
+            )
             .map_err(|e| match e {
                 dp_glm::Error::Optim(e) => CliError::Usage(format!(
                     "the feature ranges of --scale cannot be estimated privately with \
@@ -925,10 +939,8 @@ pub(crate) fn train(
             })?;
         prep.scaling = Some(fitted);
     }
-    let data = prep
-        .apply(train.x.view())
-        .and_then(|x| Dataset::new(x, train.y))
-        .map_err(|e| data_glm_error(&a.data, e))?;
+    let names = train.feature_names();
+    let data = train.into_dataset(a, &prep)?;
     if let Some(k) = a.k
         && k > data.n_features()
     {
@@ -969,8 +981,8 @@ pub(crate) fn train(
         noise_source,
         spec,
         prep,
-        names: train.feature_names.clone(),
-        headline: String::new(),
+        names,
+        headline: storage::headline(a),
         streamed: false,
     };
     let diagnostics = NotPrivate {
@@ -1071,6 +1083,7 @@ fn release(
             "statement": statement.text(),
             "scaling": prep.scaling,
             "streamed": streamed,
+            "storage": value_name(&a.storage),
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);

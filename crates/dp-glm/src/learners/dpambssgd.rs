@@ -163,7 +163,7 @@ impl DpAmbSsgd {
             let base = t * (b + s);
             let stat = &order[base..base + s];
             let batch = &order[base + s..base + s + b];
-            let gamma = dp_stat(x, y, stat, w.view(), width, rounds, alpha, rng)?;
+            let gamma = dp_stat(x.view(), y, stat, w.view(), width, rounds, alpha, rng)?;
             let zeta = rx * gamma * kappa;
             grad.fill(0.0);
             for &i in batch {

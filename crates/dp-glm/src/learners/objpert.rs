@@ -474,8 +474,10 @@ pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Datas
     if data.row_norms().iter().all(|&r| r <= radius) {
         return Ok(Cow::Borrowed(data));
     }
-    let x = BallProjector::new(radius)?.transform(data.x())?;
-    Ok(Cow::Owned(Dataset::new(x, data.y().to_owned())?))
+    let x = BallProjector::new(radius)?.transform(data.x().view())?;
+    // Narrowed toward zero for f32 storage: no norm grows.
+    let rows = Dataset::with_storage(x, data.y().to_owned(), data.storage())?;
+    Ok(Cow::Owned(rows))
 }
 
 /// The noise parameters a report lists for ObjPert.

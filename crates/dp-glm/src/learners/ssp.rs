@@ -133,7 +133,7 @@ impl Ssp {
     /// cannot analyse the Gaussian; a non-finite result.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let mut stats = self.statistics(data.n_features())?;
-        stats.add_block(data.x(), data.y(), 0)?;
+        stats.add_block(data.x().view(), data.y(), 0)?;
         self.fit_statistics(stats, rng)
     }
 
