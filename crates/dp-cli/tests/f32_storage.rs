@@ -149,7 +149,8 @@ fn parquet_with_and_without_scaling() {
     let dir = tempdir("f32-parquet");
     let data = dir.join("train.parquet");
     let rows = rows(5_000);
-    let col = |j: usize| dp_data::ParquetColumn::Double(rows.iter().map(|r| f64::from(r[j])).collect());
+    let col =
+        |j: usize| dp_data::ParquetColumn::Double(rows.iter().map(|r| f64::from(r[j])).collect());
     let file = std::fs::File::create(&data).unwrap();
     dp_data::write_parquet(
         file,
@@ -190,7 +191,12 @@ fn the_report_records_the_storage() {
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(v["storage"], "f32");
-    assert!(v["statement"].as_str().unwrap().contains("feature storage f32"));
+    assert!(
+        v["statement"]
+            .as_str()
+            .unwrap()
+            .contains("feature storage f32")
+    );
     let (code, stdout, _) = train(&data, &out, &[&base[..], &["--json"]].concat());
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -198,7 +204,14 @@ fn the_report_records_the_storage() {
     assert!(!v["statement"].as_str().unwrap().contains("feature storage"));
     let (code, stdout, _) = train(&data, &out, &[&base[..], &["--storage", "f32"]].concat());
     assert_eq!(code, 0);
-    assert!(stdout.lines().next().unwrap().contains("features stored as f32"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .contains("features stored as f32"),
+        "{stdout}"
+    );
 }
 
 /// Refused with a usage error and no model file: `--stream --storage f32`, a value beyond f32's
@@ -211,11 +224,20 @@ fn unsupported_uses_are_usage_errors() {
     write_npy(&data, &rows, "<f4");
     let out = dir.join("model.json");
     let stream = [
-        "--algorithm", "dp-gd", "--label", "3", "--stream", "--storage", "f32",
+        "--algorithm",
+        "dp-gd",
+        "--label",
+        "3",
+        "--stream",
+        "--storage",
+        "f32",
     ];
     let (code, _, stderr) = train(&data, &out, &stream);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--stream") && stderr.contains("--storage f32"), "{stderr}");
+    assert!(
+        stderr.contains("--stream") && stderr.contains("--storage f32"),
+        "{stderr}"
+    );
     assert!(!out.exists());
 
     // 1e39 in an f8 file: f32 cannot hold it.
@@ -227,8 +249,16 @@ fn unsupported_uses_are_usage_errors() {
     bytes[at..at + 8].copy_from_slice(&1e39f64.to_le_bytes());
     std::fs::write(&big, bytes).unwrap();
     let args = [
-        "--algorithm", "dp-gd", "--label", "3", "--preprocess", "none", "--clip", "1",
-        "--storage", "f32",
+        "--algorithm",
+        "dp-gd",
+        "--label",
+        "3",
+        "--preprocess",
+        "none",
+        "--clip",
+        "1",
+        "--storage",
+        "f32",
     ];
     let (code, _, stderr) = train(&big, &out, &args);
     assert_eq!(code, 2, "{stderr}");

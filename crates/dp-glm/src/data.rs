@@ -135,6 +135,19 @@ impl<'a> Features<'a> {
             Self::F32(x) => Self::F32(x.slice_axis_move(ndarray::Axis(0), s)),
         }
     }
+
+    /// The rows in consecutive blocks of at most `rows` rows (at least 1), each with its range
+    /// and as `f64` (`f32` storage widened one block at a time: never an `8·n·d`-byte copy).
+    pub fn f64_blocks(
+        self,
+        rows: usize,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, CowArray<'a, f64, Ix2>)> {
+        let n = self.dim().0;
+        (0..n).step_by(rows.max(1)).map(move |start| {
+            let range = start..start.saturating_add(rows.max(1)).min(n);
+            (range.clone(), self.slice_rows(range).to_f64())
+        })
+    }
 }
 
 /// `f64` → `f32` rounding toward zero (`|result| ≤ |v|`), for `|v| ≤ f32::MAX`.

@@ -362,3 +362,67 @@ fn widening_is_exact() {
     assert_eq!(d.features().slice_rows(1..2).to_f64(), array![[3.0, -0.25]]);
     assert_eq!(d.features().dim(), (2, 2));
 }
+
+/// Privacy: the rows are narrowed before their norms are computed, and the clip is applied to
+/// the row actually used. A row of values whose nearest `f32` is larger (0.1, −0.3, 0.2: rounding
+/// to nearest would lengthen it) is stored no longer than its `f64` original; with the clip just
+/// below the stored row's norm, the row's clipped gradient (squared loss at `θ = 0`, `y = 1`: the
+/// gradient is `−x_i`, of norm `‖x_i‖`) is still clipped, to norm at most the clip; with the
+/// clip at the `f64` row's norm it is within the clip too.
+#[test]
+fn a_row_just_above_the_clip_after_narrowing_is_clipped() {
+    let x: Array2<f64> = array![[0.1, -0.3, 0.2]];
+    for v in &x {
+        assert!(
+            f64::from(*v as f32).abs() > v.abs(),
+            "{v} rounds up to nearest"
+        );
+    }
+    let original = x.row(0).dot(&x.row(0)).sqrt();
+    let data = Dataset::with_storage(x, array![1.0], Storage::F32).unwrap();
+    let stored = data.x().row(0).to_owned();
+    let norm = stored.dot(&stored).sqrt();
+    assert_eq!(data.row_norms()[0].to_bits(), norm.to_bits());
+    assert!(norm <= original);
+    let obj = GlmObjective::new(&data, Loss::Squared, 0.0, Scale::Sum).unwrap();
+    let theta = Array1::zeros(3);
+    let mut grad = Array1::zeros(3);
+    obj.value_grad(theta.view(), grad.view_mut());
+    assert_eq!(bits(&grad), bits(&stored.mapv(|v| -v)));
+    for clip in [norm.next_down(), norm * (1.0 - 1e-7), original] {
+        let mut c = Array1::zeros(3);
+        obj.clipped_sum(theta.view(), None, clip, c.view_mut());
+        let len = c.dot(&c).sqrt();
+        assert!(len <= clip, "clip {clip:e}: clipped norm {len:e}");
+        assert!(
+            len >= clip.min(norm) * (1.0 - 1e-12),
+            "clip {clip:e}: {len:e} not the clip"
+        );
+    }
+}
+
+/// L-BFGS's first-step curvature bound `s·β·Σ⟨x_i, p⟩² + λ‖p‖²` reads the stored rows too: bit
+/// for bit the `f64` one on representable data, within 1e-5 relative on general data; `None`
+/// for clipped losses either way.
+#[test]
+fn curvature_bound_on_f32_storage() {
+    for (data, exact) in [(representable(1.0), true), (general(), false)] {
+        let (d64, d32) = pair(data);
+        for ((name, a), (_, b)) in objectives(&d64).iter().zip(objectives(&d32).iter()) {
+            for p in thetas() {
+                let (c64, c32) = (a.curvature_bound(p.view()), b.curvature_bound(p.view()));
+                assert_eq!(c64.is_some(), !name.starts_with("clipped"), "{name}");
+                let (Some(c64), Some(c32)) = (c64, c32) else {
+                    assert_eq!(c32, None, "{name}");
+                    continue;
+                };
+                if exact {
+                    assert_eq!(c64.to_bits(), c32.to_bits(), "{name}");
+                } else {
+                    let rel = (c32 - c64).abs() / c64;
+                    assert!(rel <= 1e-5 && rel > 0.0, "{name}: {c32} vs {c64} ({rel:e})");
+                }
+            }
+        }
+    }
+}

@@ -174,13 +174,9 @@ pub(super) fn decision_values(
     model: &LinearModel,
     data: &Dataset,
 ) -> Result<Array1<f64>, dp_glm::Error> {
-    let n = data.n_samples();
-    let mut z = Vec::with_capacity(n);
-    for start in (0..n).step_by(SCORE_ROWS) {
-        let rows = data
-            .features()
-            .slice_rows(start..(start + SCORE_ROWS).min(n));
-        z.extend(model.decision_function(rows.to_f64().view())?);
+    let mut z = Vec::with_capacity(data.n_samples());
+    for (_, rows) in data.features().f64_blocks(SCORE_ROWS) {
+        z.extend(model.decision_function(rows.view())?);
     }
     Ok(Array1::from(z))
 }

@@ -341,7 +341,17 @@ mod tests {
         let idx: Vec<usize> = (0..2000).collect();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         // At w*, residuals are N(0, 1): the max of 2000 is ~3.5; γ is within a factor 4 of it.
-        let g = dp_stat(data.x().view(), data.y(), &idx, w.view(), 0.01, 12, 2.0, &mut rng).unwrap();
+        let g = dp_stat(
+            data.x().view(),
+            data.y(),
+            &idx,
+            w.view(),
+            0.01,
+            12,
+            2.0,
+            &mut rng,
+        )
+        .unwrap();
         assert!((3.0..=16.0).contains(&g), "{g}");
     }
 

@@ -10,6 +10,9 @@ use rand::Rng;
 
 use super::{Budget, calibrate, positive, public_n_note, report};
 use crate::data::Dataset;
+
+/// Rows widened to `f64` at a time by [`Ssp::fit`] (`f32` storage).
+const FIT_BLOCK: usize = 1 << 14;
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -126,14 +129,22 @@ impl Ssp {
     }
 
     /// Fits the model (squared loss) on data in memory: [`Ssp::fit_statistics`] of the exact
-    /// statistics of `data`.
+    /// statistics of `data`, accumulated in `f64` over blocks of rows (`f32` storage is widened
+    /// one block at a time).
     ///
     /// # Errors
     /// Invalid bounds, failure probability, public row count or budget; an accountant that
     /// cannot analyse the Gaussian; a non-finite result.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let mut stats = self.statistics(data.n_features())?;
-        stats.add_block(data.x().view(), data.y(), 0)?;
+        for (rows, x) in data.features().f64_blocks(FIT_BLOCK) {
+            stats.add_block(
+                x.view(),
+                data.y()
+                    .slice_axis(ndarray::Axis(0), ndarray::Slice::from(rows.clone())),
+                rows.start,
+            )?;
+        }
         self.fit_statistics(stats, rng)
     }
 
