@@ -274,3 +274,46 @@ fn unsupported_uses_are_usage_errors() {
     let (code, _, stderr) = train(&data, &out, &["--storage", "f16"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// The `f32` model scores like the `f64` one: the training loss (scored on the stored rows)
+/// within 1e-5 relative, and the accuracy on a test file (read as `f64`) within one row of
+/// 1,000.
+#[test]
+fn the_f32_model_scores_like_the_f64_one() {
+    let dir = tempdir("f32-scores");
+    let (data, test) = (dir.join("train.npy"), dir.join("test.npy"));
+    let all = rows(4_000);
+    write_npy(&data, &all[..3_000], "<f4");
+    write_npy(&test, &all[3_000..], "<f8");
+    let mut scores = Vec::new();
+    for storage in ["f64", "f32"] {
+        let out = dir.join(format!("model-{storage}.json"));
+        let args = [
+            "--algorithm",
+            "dp-gd",
+            "--label",
+            "3",
+            "--test",
+            test.to_str().unwrap(),
+            "--json",
+            "--storage",
+            storage,
+        ];
+        let (code, stdout, stderr) = train(&data, &out, &args);
+        assert_eq!(code, 0, "{storage}: {stderr}");
+        let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        let f = |k: &str| v[k].as_f64().unwrap();
+        scores.push((f("train_loss"), f("train_accuracy"), f("test_accuracy")));
+    }
+    let ((l64, a64, t64), (l32, a32, t32)) = (scores[0], scores[1]);
+    assert!((l32 - l64).abs() <= 1e-5 * l64, "train loss {l32} vs {l64}");
+    assert!(
+        (a32 - a64).abs() <= 1.0 / 3_000.0,
+        "train accuracy {a32} vs {a64}"
+    );
+    assert!(
+        (t32 - t64).abs() <= 1.0 / 1_000.0,
+        "test accuracy {t32} vs {t64}"
+    );
+    assert!(t64 > 0.7, "the rule is learned: {t64}");
+}
