@@ -150,6 +150,10 @@ impl<'a> Features<'a> {
     }
 }
 
+/// Rows widened to `f64` at a time by the learners that read `f32` storage through
+/// [`Features::f64_blocks`] (12.5 MiB of `f64` at d = 100).
+pub(crate) const WIDEN_ROWS: usize = 1 << 14;
+
 /// `f64` → `f32` rounding toward zero (`|result| ≤ |v|`), for `|v| ≤ f32::MAX`.
 pub(crate) fn narrow(v: f64) -> f32 {
     let f = v as f32;
@@ -305,8 +309,10 @@ impl Dataset {
     }
 
     /// The features as `f64`, `n × d`: a view for `f64` storage; for `f32` storage, a widened
-    /// copy (`8·n·d` bytes — the learners that read whole rows through
-    /// [`crate::GlmObjective`] never make it).
+    /// copy (`8·n·d` bytes). The full-batch learners (DP-GD, noisy GD, ObjPert, AMP, output
+    /// perturbation, SSP) and DP-SGD read the stored rows through [`crate::GlmObjective`] or
+    /// [`Features::f64_blocks`] and never make it; DP-SSGD, DP-AMB-SSGD, JL noisy GD and
+    /// ObjPert's projection of rows beyond its bound do (their memory is that of `f64`).
     pub fn x(&self) -> CowArray<'_, f64, Ix2> {
         self.features().to_f64()
     }

@@ -911,10 +911,13 @@ impl<'a> Perturbed<'a> {
         let mut linear = Array1::zeros(data.n_features());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
         grid.add_to(rng, linear.view_mut())?;
-        // One pass over the rows (in storage order) for the squared column norms.
+        // One pass over the rows (in storage order) for the squared column norms; f32 storage
+        // widened a block at a time.
         let mut squares = Array1::<f64>::zeros(data.n_features());
-        for row in data.x().rows() {
-            squares.zip_mut_with(&row, |a, &v| *a += v * v);
+        for (_, x) in data.features().f64_blocks(crate::data::WIDEN_ROWS) {
+            for row in x.rows() {
+                squares.zip_mut_with(&row, |a, &v| *a += v * v);
+            }
         }
         let curvature = b.loss.smoothness();
         let scale = squares.mapv(|q| 1.0 / (curvature * q + lambda).sqrt());

@@ -9,10 +9,7 @@ use ndarray::{Array1, Array2, ArrayView1};
 use rand::Rng;
 
 use super::{Budget, calibrate, positive, public_n_note, report};
-use crate::data::Dataset;
-
-/// Rows widened to `f64` at a time by [`Ssp::fit`] (`f32` storage).
-const FIT_BLOCK: usize = 1 << 14;
+use crate::data::{Dataset, WIDEN_ROWS};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -137,7 +134,7 @@ impl Ssp {
     /// cannot analyse the Gaussian; a non-finite result.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let mut stats = self.statistics(data.n_features())?;
-        for (rows, x) in data.features().f64_blocks(FIT_BLOCK) {
+        for (rows, x) in data.features().f64_blocks(WIDEN_ROWS) {
             stats.add_block(
                 x.view(),
                 data.y()
