@@ -157,6 +157,9 @@ fn f32_sums_do_not_depend_on_the_pool() {
     }
 }
 
+/// A seeded fit of a dataset.
+type Fit<'a> = dyn Fn(&Dataset) -> LinearModel + Sync + 'a;
+
 fn coef_bits(m: &LinearModel) -> Vec<u64> {
     m.coef().iter().map(|v| v.to_bits()).collect()
 }
@@ -175,7 +178,7 @@ fn fits_run_on_f32_and_match_f64_on_representable_data() {
     let mut noisy = NoisyProjectedGd::new(Loss::Logistic);
     noisy.steps = Some(10);
     noisy.x_bound = 2.0;
-    let fits: Vec<(&str, Box<dyn Fn(&Dataset) -> LinearModel + Sync>)> = vec![
+    let fits: Vec<(&str, Box<Fit<'_>>)> = vec![
         ("dp-gd", Box::new(|d| gd.fit(d, &mut rng()).unwrap())),
         ("noisy-gd", Box::new(|d| noisy.fit(d, &mut rng()).unwrap())),
         (
