@@ -223,15 +223,8 @@ fn unsupported_uses_are_usage_errors() {
     let mut rows = rows(100);
     write_npy(&data, &rows, "<f4");
     let out = dir.join("model.json");
-    let stream = [
-        "--algorithm",
-        "dp-gd",
-        "--label",
-        "3",
-        "--stream",
-        "--storage",
-        "f32",
-    ];
+    let dp_gd = ["--algorithm", "dp-gd", "--label", "3"];
+    let stream = [&dp_gd[..], &["--stream", "--storage", "f32"]].concat();
     let (code, _, stderr) = train(&data, &out, &stream);
     assert_eq!(code, 2, "{stderr}");
     assert!(
@@ -249,17 +242,10 @@ fn unsupported_uses_are_usage_errors() {
     bytes[at..at + 8].copy_from_slice(&1e39f64.to_le_bytes());
     std::fs::write(&big, bytes).unwrap();
     let args = [
-        "--algorithm",
-        "dp-gd",
-        "--label",
-        "3",
-        "--preprocess",
-        "none",
-        "--clip",
-        "1",
-        "--storage",
-        "f32",
-    ];
+        &dp_gd[..],
+        &["--preprocess", "none", "--clip", "1", "--storage", "f32"],
+    ]
+    .concat();
     let (code, _, stderr) = train(&big, &out, &args);
     assert_eq!(code, 2, "{stderr}");
     assert!(
