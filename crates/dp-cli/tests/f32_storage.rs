@@ -141,21 +141,22 @@ fn default_preprocessing_is_within_1e_5() {
     }
 }
 
-/// Parquet, whose named columns make min–max scaling the default for classification:
-/// estimated ranges are refused with f32 storage (naming the flags), `--scale none` fits, the
-/// same model as f64.
+/// Parquet with `FLOAT` feature columns (and a `DOUBLE` label), whose named columns make
+/// min–max scaling the default for classification: estimated ranges are refused with f32
+/// storage (naming the flags); `--scale none` fits, the same model as f64 (the `FLOAT` values
+/// are stored exactly).
 #[test]
 fn parquet_with_and_without_scaling() {
     let dir = tempdir("f32-parquet");
     let data = dir.join("train.parquet");
     let rows = rows(5_000);
-    let col =
-        |j: usize| dp_data::ParquetColumn::Double(rows.iter().map(|r| f64::from(r[j])).collect());
+    let col = |j: usize| dp_data::ParquetColumn::Float(rows.iter().map(|r| r[j]).collect());
+    let y = dp_data::ParquetColumn::Double(rows.iter().map(|r| f64::from(r[3])).collect());
     let file = std::fs::File::create(&data).unwrap();
     dp_data::write_parquet(
         file,
         &data,
-        &[("a", col(0)), ("b", col(1)), ("c", col(2)), ("y", col(3))],
+        &[("a", col(0)), ("b", col(1)), ("c", col(2)), ("y", y)],
         1_000,
     )
     .unwrap();
