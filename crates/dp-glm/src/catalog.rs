@@ -786,15 +786,19 @@ impl Learner {
         rng: &mut dyn Rng,
         progress: &mut dyn Progress,
     ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
+        let no_path = || {
+            CatalogError::Conflict(format!(
+                "{} has no sparse path: fit the rows densified",
+                self.name
+            ))
+        };
+        // Before any estimate spends budget.
+        if !self.fits_sparse() {
+            return Err(no_path());
+        }
         let shape = (data.n_samples(), data.n_features());
         self.fit_records(request, data, shape, bounds, rng, progress, |l, rng, o| {
-            let fitted = l.fit_sparse(data, rng, o).ok_or_else(|| {
-                CatalogError::Conflict(format!(
-                    "{} has no sparse path: fit the rows densified",
-                    self.name
-                ))
-            })?;
-            Ok(fitted?)
+            Ok(l.fit_sparse(data, rng, o).ok_or_else(no_path)??)
         })
     }
 
