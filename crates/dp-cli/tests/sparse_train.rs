@@ -58,7 +58,10 @@ fn write(dir: &Path, name: &str, n: usize, real: bool) -> (PathBuf, PathBuf) {
         let cells: Vec<String> = dense.iter().map(f64::to_string).collect();
         csv.push_str(&format!("{},{y}\n", cells.join(",")));
     }
-    let (s, c) = (dir.join(format!("{name}.svm")), dir.join(format!("{name}.csv")));
+    let (s, c) = (
+        dir.join(format!("{name}.svm")),
+        dir.join(format!("{name}.csv")),
+    );
     std::fs::write(&s, svm).unwrap();
     std::fs::write(&c, csv).unwrap();
     (s, c)
@@ -120,7 +123,16 @@ fn sparse_rows_give_the_dense_model() {
             &csv_real,
         ),
     ];
-    let common = ["--epsilon", "1", "--delta", "1e-5", "--seed", "7", "--steps", "20"];
+    let common = [
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--seed",
+        "7",
+        "--steps",
+        "20",
+    ];
     for (algorithm, extra, svm, csv, svm_test, csv_test) in cases {
         let mut base = vec!["--algorithm", algorithm];
         base.extend(common);
@@ -129,13 +141,23 @@ fn sparse_rows_give_the_dense_model() {
         sparse.extend(["--data", svm.to_str().unwrap(), "--n-features", &d]);
         sparse.extend(["--test", svm_test.to_str().unwrap()]);
         let mut dense = base.clone();
-        dense.extend(["--data", csv.to_str().unwrap(), "--label", "y", "--scale", "none"]);
+        dense.extend([
+            "--data",
+            csv.to_str().unwrap(),
+            "--label",
+            "y",
+            "--scale",
+            "none",
+        ]);
         dense.extend(["--test", csv_test.to_str().unwrap()]);
         let (s_json, s_model, s_err) = train(&sparse, &dir.join("s.json"));
         let (d_json, d_model, _) = train(&dense, &dir.join("d.json"));
         let case = format!("{algorithm} {extra:?}");
         assert!(!s_err.contains("densified"), "{case}: {s_err}");
-        assert!(s_model["coefficients"].as_array().unwrap().len() >= D, "{case}");
+        assert!(
+            s_model["coefficients"].as_array().unwrap().len() >= D,
+            "{case}"
+        );
         // Raw rows: every bound estimated privately (the ledger's entries compared below).
         let estimated = s_json["bounds"]
             .as_array()
@@ -147,6 +169,15 @@ fn sparse_rows_give_the_dense_model() {
         assert_eq!(estimated > 0, raw, "{case}: {}", s_json["bounds"]);
         let model = |v: Value| fitted(v, &["input", "feature_names", "digest"]);
         assert_eq!(model(s_model), model(d_model), "{case}");
+        // The dense scores are `x.dot(w)`, BLAS `dgemv` in builds with BLAS (another order of
+        // the same products): the mean losses to rounding, the rest below as it is.
+        for key in ["train_loss", "test_mse"] {
+            let (s, d) = (&s_json[key], &d_json[key]);
+            assert_eq!(s.is_null(), d.is_null(), "{case}: {key}");
+            if let (Some(s), Some(d)) = (s.as_f64(), d.as_f64()) {
+                assert!((s - d).abs() <= 1e-12 * d.abs(), "{case}: {key} {s} {d}");
+            }
+        }
         // The whole answer but the time taken, the model path and the public columns (by position,
         // by name).
         let answer = |v: Value| {
@@ -154,7 +185,12 @@ fn sparse_rows_give_the_dense_model() {
             let columns = |l: &&str| l.contains("number of features") || l.contains("columns");
             let kept: Vec<&str> = statement.iter().copied().filter(|l| !columns(l)).collect();
             assert_eq!(kept.len() + 1, statement.len(), "{case}: {statement:?}");
-            (kept.join("\n"), fitted(v.clone(), &["seconds", "statement", "model"]))
+            let scored = ["train_loss", "test_mse"];
+            let other = ["seconds", "statement", "model"];
+            (
+                kept.join("\n"),
+                fitted(v.clone(), &[&scored[..], &other].concat()),
+            )
         };
         assert_eq!(answer(s_json), answer(d_json), "{case}");
     }
@@ -183,10 +219,15 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
         args.extend(extra);
         let (json, _, err) = train(&args, &dir.join("m.json"));
         let warning = format!("the LIBSVM rows are densified (n × d values in memory): {why}");
-        assert!(err.contains(&format!("warning: {warning}")), "{extra:?}: {err}");
+        assert!(
+            err.contains(&format!("warning: {warning}")),
+            "{extra:?}: {err}"
+        );
         let warnings = json["warnings"].as_array().unwrap();
         assert!(
-            warnings.iter().any(|w| w.as_str().unwrap().starts_with(&warning)),
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with(&warning)),
             "{json}"
         );
     }

@@ -100,7 +100,10 @@ fn per_row_steps_on_sparse_rows_are_the_dense_values() {
         let sparse = SparseDataset::preprocessed(csr.clone(), &prep).unwrap();
         let dense = prep.apply(raw.x()).unwrap();
         let bits = |x: &ndarray::Array2<f64>| x.mapv(f64::to_bits);
-        assert_eq!(bits(&sparse.to_dense().unwrap().x().to_owned()), bits(&dense));
+        assert_eq!(
+            bits(&sparse.to_dense().unwrap().x().to_owned()),
+            bits(&dense)
+        );
         assert_eq!(sparse.y(), raw.y());
         // The bias is stored in every row, empty ones too; no other entry is added.
         let extra = usize::from(bias.is_some());
