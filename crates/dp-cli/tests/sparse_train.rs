@@ -42,14 +42,17 @@ fn rows(n: usize, real: bool) -> Vec<(f64, Vec<(usize, f64)>)> {
         .collect()
 }
 
+/// The same rows as a LIBSVM file and as a CSV file.
+type Files = (PathBuf, PathBuf);
+
 /// The rows as a LIBSVM file and as a CSV file (columns `f1…fD` and `y`) under `dir`.
-fn write(dir: &Path, name: &str, n: usize, real: bool) -> (PathBuf, PathBuf) {
+fn write(dir: &Path, name: &str, n: usize, real: bool) -> Files {
     let (mut svm, mut csv) = (String::new(), String::new());
     let header: Vec<String> = (1..=D).map(|j| format!("f{j}")).collect();
     csv.push_str(&format!("{},y\n", header.join(",")));
     for (y, entries) in rows(n, real) {
         svm.push_str(&y.to_string());
-        let mut dense = vec![0.0; D];
+        let mut dense = [0.0; D];
         for &(j, v) in &entries {
             svm.push_str(&format!(" {}:{v}", j + 1));
             dense[j] = v;
@@ -89,38 +92,32 @@ fn fitted(mut v: Value, keys: &[&str]) -> Value {
 #[test]
 fn sparse_rows_give_the_dense_model() {
     let dir = tempdir("sparse-train");
-    let (svm, csv) = write(&dir, "class", 300, false);
-    let (svm_test, csv_test) = write(&dir, "class-test", 40, false);
-    let (svm_real, csv_real) = write(&dir, "real", 300, true);
+    let class = write(&dir, "class", 300, false);
+    let class_test = write(&dir, "class-test", 40, false);
+    let real = write(&dir, "real", 300, true);
     let d = D.to_string();
-    let cases: [(&str, &[&str], &Path, &Path, &Path, &Path); 5] = [
+    let cases: [(&str, &[&str], &Files, &Files); 5] = [
         // Unit rows and a bias: public bounds.
-        ("dp-gd", &["--bias", "1"], &svm, &csv, &svm_test, &csv_test),
-        ("noisy-gd", &[], &svm, &csv, &svm_test, &csv_test),
+        ("dp-gd", &["--bias", "1"], &class, &class_test),
+        ("noisy-gd", &[], &class, &class_test),
         // Raw rows: the clip, and X and Y, estimated privately from the same norms and labels.
         (
             "dp-gd",
             &["--preprocess", "none", "--bias", "0.5"],
-            &svm,
-            &csv,
-            &svm_test,
-            &csv_test,
+            &class,
+            &class_test,
         ),
         (
             "noisy-gd",
             &["--loss", "squared", "--preprocess", "none"],
-            &svm_real,
-            &csv_real,
-            &svm_test,
-            &csv_test,
+            &real,
+            &class_test,
         ),
         (
             "dp-gd",
             &["--loss", "squared", "--preprocess", "none"],
-            &svm_real,
-            &csv_real,
-            &svm_real,
-            &csv_real,
+            &real,
+            &real,
         ),
     ];
     let common = [
@@ -133,7 +130,7 @@ fn sparse_rows_give_the_dense_model() {
         "--steps",
         "20",
     ];
-    for (algorithm, extra, svm, csv, svm_test, csv_test) in cases {
+    for (algorithm, extra, (svm, csv), (svm_test, csv_test)) in cases {
         let mut base = vec!["--algorithm", algorithm];
         base.extend(common);
         base.extend(extra);
