@@ -937,7 +937,7 @@ pub fn read_training_data(
 }
 
 /// [`read_training_data`] for a LIBSVM file, into compressed sparse rows
-/// ([`read_libsvm_sparse`](crate::read_libsvm_sparse)): the same rules (the schema's public
+/// ([`read_libsvm_sparse`]): the same rules (the schema's public
 /// width, required; no label option; labels mapped for `task`) and the same spec, with
 /// memory growing with the stored entries rather than `n × d`.
 ///
