@@ -216,7 +216,7 @@ fn the_report_records_the_storage() {
 }
 
 /// Refused with a usage error and no model file: `--stream --storage f32`, a value beyond f32's
-/// range (naming the file and `--storage f64`), an unknown storage.
+/// range (naming the file and `--storage f64`), LIBSVM rows kept sparse, an unknown storage.
 #[test]
 fn unsupported_uses_are_usage_errors() {
     let dir = tempdir("f32-refused");
@@ -256,6 +256,21 @@ fn unsupported_uses_are_usage_errors() {
     assert!(!out.exists());
     // The same file fits with f64 storage.
     let (code, _, stderr) = train(&big, &out, &args[..8]);
+    assert_eq!(code, 0, "{stderr}");
+
+    // dp-gd keeps LIBSVM rows sparse (f64 entries).
+    std::fs::remove_file(&out).unwrap();
+    let libsvm = dir.join("train.libsvm");
+    std::fs::write(&libsvm, "1 1:0.5 3:0.25\n-1 2:0.75\n1 1:0.125\n").unwrap();
+    let args = [&dp_gd[..2], &["--n-features", "3", "--storage", "f32"]].concat();
+    let (code, _, stderr) = train(&libsvm, &out, &args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("sparse") && stderr.contains("--storage"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let (code, _, stderr) = train(&libsvm, &out, &args[..4]);
     assert_eq!(code, 0, "{stderr}");
 
     let (code, _, stderr) = train(&data, &out, &["--storage", "f16"]);

@@ -149,6 +149,18 @@ pub(super) fn check_stream(a: &TrainArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The usage error for `--storage f32` on LIBSVM rows kept sparse (their CSR values are `f64`;
+/// `f32` storage is for dense rows).
+pub(super) fn check_sparse(a: &TrainArgs) -> Result<(), CliError> {
+    if a.storage == StorageArg::F32 {
+        return Err(CliError::Usage(format!(
+            "--storage f32 stores dense rows, but the LIBSVM rows of --algorithm {} are kept              sparse (memory of the non-zeros only): leave out --storage",
+            learner_of(a)?.name
+        )));
+    }
+    Ok(())
+}
+
 /// The storage in the summary's first line (empty for the default `f64`).
 pub(super) fn headline(a: &TrainArgs) -> String {
     match a.storage {
