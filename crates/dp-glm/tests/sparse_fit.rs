@@ -98,7 +98,7 @@ fn per_row_steps_on_sparse_rows_are_the_dense_values() {
             ..Preprocessing::default()
         };
         let sparse = SparseDataset::preprocessed(csr.clone(), &prep).unwrap();
-        let dense = prep.apply(raw.x()).unwrap();
+        let dense = prep.apply(raw.x().view()).unwrap();
         let bits = |x: &ndarray::Array2<f64>| x.mapv(f64::to_bits);
         assert_eq!(
             bits(&sparse.to_dense().unwrap().x().to_owned()),
