@@ -14,7 +14,7 @@
 //! statistic of the training data computed without noise. Applying the pipeline to new rows
 //! is post-processing of the release: no privacy cost.
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis, CowArray};
 
 use crate::error::{Error, Result, ensure};
 use crate::preprocess::BallProjector;
@@ -89,14 +89,31 @@ impl Preprocessing {
     /// As [`Preprocessing::validate`] with `n_features_in = x.ncols()`; a non-finite entry
     /// when rows are projected ([`Error::NonFinite`]).
     pub fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mut out = Array2::zeros((0, 0));
+        self.apply_into(x, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Preprocessing::apply`] into `out` (resized; its allocation reused when large
+    /// enough, as for the blocks of a streamed pass).
+    ///
+    /// # Errors
+    /// As [`Preprocessing::apply`].
+    pub fn apply_into(&self, x: ArrayView2<'_, f64>, out: &mut Array2<f64>) -> Result<()> {
         self.validate(x.ncols())?;
         let scaled = match &self.scaling {
-            Some(s) => s.transform(x)?,
-            None => x.to_owned(),
+            Some(s) => CowArray::from(s.transform(x)?),
+            None => CowArray::from(x),
         };
-        let d = scaled.ncols();
-        let mut out = Array2::zeros((scaled.nrows(), d + self.extra_columns()));
-        for (i, row) in scaled.axis_iter(Axis(0)).enumerate() {
+        let (n, d) = scaled.dim();
+        let width = d + self.extra_columns();
+        let (mut values, _) = std::mem::take(out).into_raw_vec_and_offset();
+        values.clear();
+        values.resize(n * width, 0.0);
+        for (row, o) in scaled
+            .axis_iter(Axis(0))
+            .zip(values.chunks_exact_mut(width))
+        {
             let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
             let (pre, post) = if self.unit_norm && m > 0.0 {
                 let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
@@ -104,17 +121,25 @@ impl Preprocessing {
             } else {
                 (1.0, 1.0)
             };
-            for (j, v) in row.iter().enumerate() {
-                out[[i, j]] = v / pre / post;
+            for (o, v) in o.iter_mut().zip(row) {
+                *o = v / pre / post;
             }
             if let Some(b) = self.bias {
-                out[[i, d]] = b;
+                o[d] = b;
             }
         }
-        match self.row_bound {
-            Some(r) => BallProjector::new(r)?.transform(out.view()),
-            None => Ok(out),
-        }
+        let rows =
+            Array2::from_shape_vec((n, width), values).map_err(|_| Error::ShapeMismatch {
+                left: "preprocessed rows",
+                left_shape: vec![n, width],
+                right: "raw rows",
+                right_shape: vec![n, d],
+            })?;
+        *out = match self.row_bound {
+            Some(r) => BallProjector::new(r)?.transform(rows.view())?,
+            None => rows,
+        };
+        Ok(())
     }
 }
 
