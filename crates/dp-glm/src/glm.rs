@@ -49,6 +49,23 @@ pub(crate) enum ExampleLosses {
 }
 
 impl ExampleLosses {
+    /// `s·β·Σ_i ⟨x_i, p⟩² + λ‖p‖²` (`β = sup φ''`, the sum of squared margins from
+    /// `squares`) for plain losses: an upper bound on `pᵀ∇²f p` everywhere. `None` for
+    /// clipped example losses (not twice differentiable) or when the bound is not finite.
+    pub(crate) fn curvature_bound(
+        &self,
+        scale: f64,
+        lambda: f64,
+        p: ArrayView1<'_, f64>,
+        squares: impl FnOnce() -> f64,
+    ) -> Option<f64> {
+        let ExampleLosses::Plain(loss) = self else {
+            return None;
+        };
+        let bound = scale * loss.smoothness() * squares() + lambda * p.dot(&p);
+        bound.is_finite().then_some(bound)
+    }
+
     /// `loss` for every row, after checking it and the labels `y` against its domain
     /// (`check_labels`).
     pub(crate) fn plain(
@@ -647,6 +664,27 @@ impl Objective for GlmObjective<'_> {
             grad.scaled_add(self.lambda, &theta);
         }
         scale * sum + self.ridge(theta)
+    }
+
+    /// `s·β·Σ_i ⟨x_i, p⟩² + λ‖p‖²`, `β` the loss's smoothness (`sup φ''`), for the plain
+    /// loss; `None` for clipped example losses. One pass of margins, no loss evaluations.
+    fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
+        self.losses.curvature_bound(self.scale, self.lambda, p, || {
+            tree_fold(
+                self.n_samples(),
+                &|range| {
+                    let mut sum = 0.0;
+                    let mut z = [0.0; BLOCK];
+                    Self::for_blocks(range, |idx| {
+                        let z = &mut z[..idx.len()];
+                        self.row_dots(idx, p, z);
+                        sum += z.iter().map(|v| v * v).sum::<f64>();
+                    });
+                    sum
+                },
+                &|a, b| a + b,
+            )
+        })
     }
 }
 

@@ -521,6 +521,17 @@ impl Objective for SparseGlmObjective<'_> {
         }
         self.scale * sum + ridge(self.lambda, theta)
     }
+
+    /// The dense objective's bound, `s·β·Σ_i ⟨x_i, p⟩² + λ‖p‖²`, from sparse margins.
+    fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
+        let t = contiguous(&p);
+        self.losses.curvature_bound(self.scale, self.lambda, p, || {
+            tree_sum(self.n_samples(), 0, |range, _| {
+                range.map(|i| self.margin(i, &t, false).powi(2)).sum()
+            })
+            .0
+        })
+    }
 }
 
 impl FiniteSum for SparseGlmObjective<'_> {

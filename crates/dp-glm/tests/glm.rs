@@ -428,3 +428,49 @@ fn shared_across_threads() {
         }
     });
 }
+
+/// `pᵀ∇²J p` at `θ` by a central difference of the gradient.
+fn curvature_at(obj: &GlmObjective<'_>, theta: &Array1<f64>, p: &Array1<f64>, h: f64) -> f64 {
+    let d = theta.len();
+    let (mut g1, mut g2) = (Array1::zeros(d), Array1::zeros(d));
+    obj.value_grad((theta + &(p * h)).view(), g1.view_mut());
+    obj.value_grad((theta - &(p * h)).view(), g2.view_mut());
+    (&g1 - &g2).dot(p) / (2.0 * h)
+}
+
+/// The curvature bound L-BFGS's first step uses is `s·β·Σ⟨x_i, p⟩² + λ‖p‖²`: exact for the
+/// squared loss (`φ'' = β = 1`), an upper bound at every point tried for the others, and
+/// absent for clipped example losses (whose curvature the objective does not bound).
+#[test]
+fn curvature_bound_majorises_the_hessian_along_a_line() {
+    let (n, d) = (300, 7);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let mut gauss = |k: usize| Array1::from_shape_simple_fn(k, || StandardNormal.sample(&mut rng));
+    for loss in [Loss::Squared, Loss::Logistic, Loss::huber_svm(0.5).unwrap()] {
+        let data = random_data(n, d, &loss, 5);
+        for scale in [Scale::Sum, Scale::Mean] {
+            let obj = GlmObjective::new(&data, loss, 0.3, scale).unwrap();
+            let p = gauss(d);
+            let bound = obj.curvature_bound(p.view()).unwrap();
+            for _ in 0..5 {
+                let theta = gauss(d);
+                let c = curvature_at(&obj, &theta, &p, 1e-4);
+                if loss == Loss::Squared {
+                    assert!((c - bound).abs() <= 1e-6 * bound, "{c} vs {bound}");
+                } else {
+                    assert!(c <= bound * (1.0 + 1e-6), "{loss:?}: {c} > {bound}");
+                    assert!(c > 0.0);
+                }
+            }
+        }
+    }
+    let data = random_data(n, d, &Loss::Logistic, 6);
+    let clipped = GlmObjective::clipped(
+        &data,
+        ClippedLoss::new(Loss::Logistic, 1.0).unwrap(),
+        0.0,
+        Scale::Sum,
+    )
+    .unwrap();
+    assert_eq!(clipped.curvature_bound(Array1::ones(d).view()), None);
+}

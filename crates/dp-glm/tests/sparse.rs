@@ -281,7 +281,7 @@ fn sums_values_and_gradients_agree_to_1e_12() {
 }
 
 #[test]
-fn lbfgs_gives_the_dense_model_to_1e_12() {
+fn lbfgs_gives_the_dense_model_to_2e_11() {
     let sparse = random(400, 30, 0.1, 21, false, anything);
     let dense = sparse.to_dense().unwrap();
     let s = SparseGlmObjective::new(&sparse, Loss::Logistic, 1e-2, Scale::Mean).unwrap();
@@ -290,12 +290,10 @@ fn lbfgs_gives_the_dense_model_to_1e_12() {
     let x0 = Array1::zeros(30);
     let a = solver.minimize(&s, x0.view(), None).unwrap().x;
     let b = solver.minimize(&d, x0.view(), None).unwrap().x;
-    close(
-        a.view(),
-        b.view(),
-        b.iter().fold(0.0f64, |m, v| m.max(v.abs())),
-        "model",
-    );
+    // Both stop at ‖∇f‖ ≤ 1e-13 on a λ = 1e-2 strongly convex objective, so each is within
+    // 1e-11 of the minimiser: the two iterate sequences round differently, the optima agree.
+    let err = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(err <= 2e-11, "model: {err:e}");
     assert!(b.iter().any(|v| v.abs() > 1e-3));
 }
 

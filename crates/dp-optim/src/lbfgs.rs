@@ -159,7 +159,12 @@ impl<L: LineSearch> Lbfgs<L> {
                     dphi0 = -gnorm * gnorm;
                 }
                 let alpha0 = if pairs.is_empty() {
-                    (1.0 / gnorm).min(1.0)
+                    // The majoriser's minimiser along p where the objective bounds its
+                    // curvature (a sufficient decrease), else a unit-length step.
+                    f.curvature_bound(p.view())
+                        .map(|c| -dphi0 / c)
+                        .filter(|a| a.is_finite() && *a > 0.0)
+                        .unwrap_or((1.0 / gnorm).min(1.0))
                 } else {
                     1.0
                 };

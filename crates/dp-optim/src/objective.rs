@@ -18,6 +18,14 @@ pub trait Objective {
 
     /// Writes `∇f(x)` into `grad` (length `d`, overwritten) and returns `f(x)`.
     fn value_grad(&self, x: ArrayView1<'_, f64>, grad: ArrayViewMut1<'_, f64>) -> f64;
+
+    /// An upper bound on the curvature `pᵀ∇²f(y)p` along direction `p` at every point `y`
+    /// (a global quadratic majoriser along lines), if the objective knows one; `None` (the
+    /// default) otherwise. [`crate::Lbfgs`] takes its first step, which has no curvature
+    /// pairs to scale it, as the minimiser of that majoriser along the search direction.
+    fn curvature_bound(&self, _p: ArrayView1<'_, f64>) -> Option<f64> {
+        None
+    }
 }
 
 /// An objective that is a finite sum `f(x) = Σ_{i<n} f_i(x) + r(x)`, for stochastic and

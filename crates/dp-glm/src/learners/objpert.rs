@@ -1126,6 +1126,11 @@ impl Objective for Preconditioned<'_, '_> {
         grad *= &self.objective.scale;
         v
     }
+
+    /// `J`'s bound at `s ⊙ p` (`∇²_φ = S∇²_θS`).
+    fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
+        self.objective.curvature_bound(self.theta(p).view())
+    }
 }
 
 /// Stops L-BFGS once `J`'s own gradient at the accepted point (its last evaluation) is
@@ -1186,6 +1191,11 @@ impl Objective for Perturbed<'_> {
             *last = Some((theta.to_owned(), grad.to_owned()));
         }
         v + self.linear.dot(&theta)
+    }
+
+    /// The GLM part's (the linear term has no curvature).
+    fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
+        self.glm.curvature_bound(p)
     }
 }
 

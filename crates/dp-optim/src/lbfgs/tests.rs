@@ -334,3 +334,56 @@ proptest! {
         prop_assert!(check_gradient(&q, &x.iter().take(2).copied().collect::<Array1<f64>>(), 1e-6).is_ok());
     }
 }
+
+/// A quadratic that states the curvature bound `λ_max‖p‖²` and records where it is evaluated.
+struct BoundedQuadratic {
+    q: Quadratic,
+    lambda_max: f64,
+    points: std::cell::RefCell<Vec<Array1<f64>>>,
+}
+
+impl Objective for BoundedQuadratic {
+    fn dim(&self) -> usize {
+        self.q.dim()
+    }
+    fn value(&self, x: ArrayView1<'_, f64>) -> f64 {
+        self.q.value(x)
+    }
+    fn value_grad(&self, x: ArrayView1<'_, f64>, g: ArrayViewMut1<'_, f64>) -> f64 {
+        self.points.borrow_mut().push(x.to_owned());
+        self.q.value_grad(x, g)
+    }
+    fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
+        Some(self.lambda_max * p.dot(&p))
+    }
+}
+
+/// With a curvature bound, the first trial step is the majoriser's minimiser along `−g`:
+/// `x₀ − g/λ_max` for `f = ½xᵀMx − bᵀx` (a steepest-descent direction has
+/// `−gᵀp/(λ_max‖p‖²) = 1/λ_max`), and the run still converges to `M⁻¹b`.
+#[test]
+fn first_step_minimises_the_stated_majoriser() {
+    let d = 12;
+    let diag = Array1::from_shape_fn(d, |i| 1.0 + 9.0 * i as f64);
+    let b = Array1::from_shape_fn(d, |i| (i as f64 + 0.5).cos());
+    let f = BoundedQuadratic {
+        q: Quadratic {
+            m: Array2::from_diag(&diag),
+            b: b.clone(),
+        },
+        lambda_max: diag[d - 1],
+        points: Default::default(),
+    };
+    let x0 = Array1::from_elem(d, 0.3);
+    let sol = Lbfgs::new()
+        .grad_tol(1e-10)
+        .minimize(&f, x0.view(), None)
+        .unwrap();
+    let points = f.points.borrow();
+    let g0 = &diag * &x0 - &b;
+    let expected = &x0 - &(&g0 / diag[d - 1]);
+    assert!(norm(&(&points[0] - &x0)) == 0.0);
+    assert!(norm(&(&points[1] - &expected)) <= 1e-12 * norm(&expected));
+    let exact = &b / &diag;
+    assert!(norm(&(&sol.x - &exact)) <= 1e-8, "{:?}", sol.x);
+}
