@@ -165,6 +165,18 @@ impl<S: BlockSource> BlockSource for Preprocessed<'_, S> {
     }
 }
 
+/// A borrowed [`Preprocessed`] source, to fit with and then read again (e.g. to score).
+impl<S: BlockSource> BlockSource for &Preprocessed<'_, S> {
+    type Error = S::Error;
+
+    fn pass(
+        &self,
+        visit: &mut dyn FnMut(&mut RowBlock) -> Result<()>,
+    ) -> std::result::Result<(), StreamError<S::Error>> {
+        (**self).pass(visit)
+    }
+}
+
 /// A four-lane Fletcher sum of the bits of a pass's values (module docs, § What every pass
 /// checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
