@@ -116,25 +116,38 @@ impl Preprocessing {
         let (mut values, _) = std::mem::take(out).into_raw_vec_and_offset();
         values.clear();
         values.reserve(n * width);
-        let mut factors = [(1.0, 1.0); LANES];
         if d == 0 {
             // No features: the bias column alone, if any.
             values.extend((0..n).filter_map(|_| self.bias));
         }
+        // Four rows at a time: `q = x/m` written out, its norm summed from what was written,
+        // then `q/‖q‖` in place — the operations of `x/m/‖x/m‖` one row at a time, in the
+        // same order, with the rows' chains interleaved.
         for group in flat.chunks(LANES * d.max(1)) {
             let rows = group.len() / d.max(1);
-            if self.unit_norm {
-                unit_norm_factors(group, d, &mut factors);
-            }
-            for (row, &(pre, post)) in group.chunks_exact(d.max(1)).zip(&factors).take(rows) {
-                let row = &row[..d];
-                if (pre, post) == (1.0, 1.0) {
-                    // v / 1 / 1 = v exactly: a copy.
-                    values.extend_from_slice(row);
+            let start = values.len();
+            let m = if self.unit_norm {
+                fold_rows(group, rows, d, d, |m, v| m.max(v.abs()))
+            } else {
+                [0.0; LANES]
+            };
+            for (row, &m) in group.chunks_exact(d.max(1)).zip(&m) {
+                if m > 0.0 {
+                    values.extend(row.iter().map(|v| v / m));
                 } else {
-                    values.extend(row.iter().map(|v| v / pre / post));
+                    values.extend_from_slice(row);
                 }
                 values.extend(self.bias);
+            }
+            if self.unit_norm {
+                let sums = fold_rows(&values[start..], rows, d, width, |s, q| s + q * q);
+                let written = values[start..].chunks_exact_mut(width);
+                for ((row, &m), sum) in written.zip(&m).zip(sums) {
+                    if m > 0.0 {
+                        let norm = sum.sqrt();
+                        row[..d].iter_mut().for_each(|q| *q /= norm);
+                    }
+                }
             }
         }
         let rows =
@@ -152,41 +165,36 @@ impl Preprocessing {
     }
 }
 
-/// Rows whose unit-norm factors [`unit_norm_factors`] computes at once.
+/// Rows [`Preprocessing::apply_into`] normalises at once.
 const LANES: usize = 4;
 
-/// The unit-norm factors `(m, ‖x/m‖)` of each of the (up to [`LANES`]) rows of `d` values in
-/// `group` (`(1, 1)` for an all-zero row): the largest magnitude `m`, then the norm of `x/m`
-/// summed in column order, the rows' sums interleaved (independent chains, the same
-/// operations in the same order per row as one row at a time).
-fn unit_norm_factors(group: &[f64], d: usize, factors: &mut [(f64, f64); LANES]) {
-    let rows = if d == 0 { 0 } else { group.len() / d };
-    if rows < LANES {
-        for (row, f) in group.chunks_exact(d.max(1)).zip(factors.iter_mut()) {
-            let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-            let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
-            *f = if m > 0.0 { (m, norm) } else { (1.0, 1.0) };
+/// `fold` over each of the first `rows` (at most [`LANES`]) rows of `group` — `d` values
+/// each, `stride` apart — from 0, in column order; four rows' chains interleaved when there
+/// are four (the same operations per row as one row at a time).
+fn fold_rows(
+    group: &[f64],
+    rows: usize,
+    d: usize,
+    stride: usize,
+    fold: impl Fn(f64, f64) -> f64,
+) -> [f64; LANES] {
+    let mut acc = [0.0_f64; LANES];
+    let row = |k: usize| &group[k * stride..k * stride + d];
+    if rows == LANES {
+        for (((a, b), c), e) in row(0).iter().zip(row(1)).zip(row(2)).zip(row(3)) {
+            acc = [
+                fold(acc[0], *a),
+                fold(acc[1], *b),
+                fold(acc[2], *c),
+                fold(acc[3], *e),
+            ];
         }
-        return;
-    }
-    let (r0, rest) = group.split_at(d);
-    let (r1, rest) = rest.split_at(d);
-    let (r2, r3) = rest.split_at(d);
-    let lanes = || r0.iter().zip(r1).zip(r2).zip(r3);
-    let mut m = [0.0_f64; LANES];
-    for (((a, b), c), e) in lanes() {
-        m = [m[0].max(a.abs()), m[1].max(b.abs()), m[2].max(c.abs()), m[3].max(e.abs())];
-    }
-    let mut sums = [0.0_f64; LANES];
-    for (((a, b), c), e) in lanes() {
-        let q = [a / m[0], b / m[1], c / m[2], e / m[3]];
-        for k in 0..LANES {
-            sums[k] += q[k] * q[k];
+    } else {
+        for (k, acc) in acc.iter_mut().enumerate().take(rows) {
+            *acc = row(k).iter().fold(0.0, |s, &v| fold(s, v));
         }
     }
-    for k in 0..LANES {
-        factors[k] = if m[k] > 0.0 { (m[k], sums[k].sqrt()) } else { (1.0, 1.0) };
-    }
+    acc
 }
 
 /// A scaling of two features (the first clipped to [−4, 8], centred at 2, scale 2, estimated;
