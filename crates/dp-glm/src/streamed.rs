@@ -188,17 +188,12 @@ struct Fingerprint {
 impl Fingerprint {
     /// Adds `values` (in order).
     fn add(&mut self, values: &[f64]) {
-        let chunks = values.chunks_exact(4);
-        let tail = chunks.remainder();
-        for c in chunks {
-            for k in 0..4 {
-                self.sums[k] = self.sums[k].wrapping_add(c[k].to_bits());
-                self.running[k] = self.running[k].wrapping_add(self.sums[k]);
+        for chunk in values.chunks(4) {
+            let lanes = chunk.iter().zip(&mut self.sums).zip(&mut self.running);
+            for ((v, sum), running) in lanes {
+                *sum = sum.wrapping_add(v.to_bits());
+                *running = running.wrapping_add(*sum);
             }
-        }
-        for (k, v) in tail.iter().enumerate() {
-            self.sums[k] = self.sums[k].wrapping_add(v.to_bits());
-            self.running[k] = self.running[k].wrapping_add(self.sums[k]);
         }
     }
 }
