@@ -22,7 +22,7 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 const SEEDS: u64 = 5;
 
 fn accuracy(m: &LinearModel, test: &Dataset) -> Result<f64> {
-    let predicted = m.predict(test.x())?;
+    let predicted = m.predict(test.x().view())?;
     let hits = predicted
         .iter()
         .zip(test.y())

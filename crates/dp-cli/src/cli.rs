@@ -142,6 +142,24 @@ pub(crate) enum ScaleArg {
     None,
 }
 
+/// How the training features are held in memory (`--storage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StorageArg {
+    /// 8 bytes per value.
+    F64,
+    /// 4 bytes per value: f64 values rounded toward zero, every sum in f64.
+    F32,
+}
+
+impl From<StorageArg> for dp_glm::Storage {
+    fn from(s: StorageArg) -> Self {
+        match s {
+            StorageArg::F64 => dp_glm::Storage::F64,
+            StorageArg::F32 => dp_glm::Storage::F32,
+        }
+    }
+}
+
 /// How `--tune` tunes DP-SGD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum TuneArg {
@@ -320,6 +338,12 @@ pub(crate) struct TrainArgs {
     /// and no feature scaling. See the README.
     #[arg(long)]
     pub stream: bool,
+    /// How the training features are held in memory: f64, or f32 (half the memory; f64 values
+    /// rounded toward zero as they are read, block by block; every sum still in f64). A
+    /// public choice, recorded in the report. With f32: no feature ranges estimated from the
+    /// data (--scale), no --stream. See the README.
+    #[arg(long, value_enum, default_value_t = StorageArg::F64)]
+    pub storage: StorageArg,
 }
 
 impl TrainArgs {

@@ -21,6 +21,8 @@ use crate::model_file::{
 };
 use crate::schema::{data_error, schema_of, task_of};
 
+mod sparse;
+mod storage;
 mod stream;
 
 pub(crate) fn io(e: std::io::Error) -> CliError {
@@ -112,6 +114,10 @@ fn glm_error(
         e @ dp_glm::Error::NonFinite {
             array: "x" | "y", ..
         } => CliError::Usage(format!("{}: {e}", data.display())),
+        e @ dp_glm::Error::OutOfStorageRange { .. } => CliError::Usage(format!(
+            "{}: {e} (after the preprocessing); use --storage f64",
+            data.display()
+        )),
         other => CliError::Failure(other.to_string()),
     }
 }
@@ -447,15 +453,22 @@ struct Scores {
 /// logistic loss, which would silently count every 0 as an error), or a decision value or loss
 /// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
 fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, CliError> {
-    let loss = model.loss();
-    data.check_labels(&loss)
+    data.check_labels(&model.loss())
         .map_err(|e| data_glm_error(path, e))?;
-    let z = model
-        .decision_function(data.x())
-        .map_err(|e| data_glm_error(path, e))?;
+    let z = storage::decision_values(model, data).map_err(|e| data_glm_error(path, e))?;
+    scores(model.loss(), &z, data.y(), path)
+}
+
+/// [`score`]'s metrics from the decision values `z` of rows labelled `y` (in `loss`'s domain).
+fn scores(
+    loss: Loss,
+    z: &ndarray::Array1<f64>,
+    y: ndarray::ArrayView1<'_, f64>,
+    path: &Path,
+) -> Result<Scores, CliError> {
     let losses: Vec<f64> = z
         .iter()
-        .zip(data.y())
+        .zip(y)
         .map(|(&zi, &yi)| loss.value(zi, yi))
         .collect();
     if let Some(row) = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite()) {
@@ -468,20 +481,20 @@ fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, Cli
             show(losses[row])
         )));
     }
-    let n = data.n_samples() as f64;
+    let n = y.len() as f64;
     let mean = |v: &mut dyn Iterator<Item = f64>| v.sum::<f64>() / n;
     let mean_loss = mean(&mut losses.iter().copied());
     let (accuracy, mse) = match loss.label_domain() {
         dp_glm::LabelDomain::Signs => {
             let right = z
                 .iter()
-                .zip(data.y())
+                .zip(y)
                 .filter(|(zi, yi)| (if **zi >= 0.0 { 1.0 } else { -1.0 }) == **yi)
                 .count();
             (Some(right as f64 / n), None)
         }
         dp_glm::LabelDomain::Real => {
-            let mut sq = z.iter().zip(data.y()).map(|(zi, yi)| (zi - yi) * (zi - yi));
+            let mut sq = z.iter().zip(y).map(|(zi, yi)| (zi - yi) * (zi - yi));
             (None, Some(mean(&mut sq)))
         }
     };
@@ -765,6 +778,9 @@ fn statement(
         dp_data::Labels::Numeric => {}
     }
     dp_glm::frontdoor::assume_preprocessing(&mut s, prep);
+    if let Some(storage) = storage::assumption(a) {
+        s.assume_public(storage);
+    }
     s.assume_public(
         "the algorithm and its hyper-parameters (flags and defaults, as the report above \
          records them)",
@@ -845,6 +861,21 @@ impl Progress for Bar {
     }
 }
 
+/// The per-row preprocessing of `--preprocess` (unit norm when `unit_by_default` and the flag
+/// is not given) and `--bias`, without a feature scaling.
+fn row_steps(a: &TrainArgs, unit_by_default: bool) -> Preprocessing {
+    Preprocessing {
+        scaling: None,
+        row_bound: None,
+        unit_norm: match a.preprocess {
+            Some(PreprocessArg::UnitNorm) => true,
+            Some(PreprocessArg::None) => false,
+            None => unit_by_default,
+        },
+        bias: (a.bias != 0.0).then_some(a.bias),
+    }
+}
+
 /// `dpglm train`.
 pub(crate) fn train(
     a: &TrainArgs,
@@ -857,39 +888,41 @@ pub(crate) fn train(
     check_out(a)?;
     let loss = loss_of(a)?;
     if a.stream {
+        storage::check_stream(a)?;
         return stream::train(a, loss, out);
+    }
+    // LIBSVM rows stay sparse where the algorithm and flags allow (else the reason is a warning).
+    let mut warnings = Vec::new();
+    match sparse::route(a)? {
+        sparse::Route::Sparse => {
+            storage::check_sparse(a)?;
+            return sparse::train(a, loss, out);
+        }
+        sparse::Route::Dense(why) => warnings.extend(why),
     }
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
-    let (train, spec, schema) = read(a, loss)?;
-    let n = a.public_n.unwrap_or(train.x.nrows());
-    let mut warnings = Vec::new();
+    let (train, spec, schema) = storage::open(a, loss)?;
+    // Not yet counted (f32 storage): as if many rows, so the plan is the one data would get.
+    let n = a.public_n.or(train.n_rows()).unwrap_or(usize::MAX);
     let plan = scaling_plan(
         a,
         classification,
         &schema,
         &spec,
-        (n, train.x.ncols()),
+        (n, train.n_features()),
         &mut warnings,
     )?;
+    storage::check_plan(a, plan.as_ref())?;
     for w in &warnings {
         writeln!(err, "warning: {w}").map_err(io)?;
     }
-    let mut prep = Preprocessing {
-        scaling: None,
-        row_bound: None,
-        unit_norm: match a.preprocess {
-            Some(PreprocessArg::UnitNorm) => true,
-            Some(PreprocessArg::None) => false,
-            None => classification && plan.is_none(),
-        },
-        bias: (a.bias != 0.0).then_some(a.bias),
-    };
+    let mut prep = row_steps(a, classification && plan.is_none());
     // Read before fitting, so a bad test file fails fast.
     let test = match &a.test {
         Some(p) => Some((
             p,
-            dp_data::read_scoring_data(p, format, &spec, train.x.ncols(), true)
+            dp_data::read_scoring_data(p, format, &spec, train.n_features(), true)
                 .map_err(data_error)?,
         )),
         None => None,
@@ -910,9 +943,14 @@ pub(crate) fn train(
         .map_err(|e| catalog_error(a, e))?;
     let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
     if let Some(plan) = &plan {
-        let names = train.feature_names.as_deref();
+        let names = train.feature_names();
         let fitted = plan
-            .fit(train.x.view(), names, &mut bounds, &mut *rng)
+            .fit(
+                train.for_scaling().view(),
+                names.as_deref(),
+                &mut bounds,
+                &mut *rng,
+            )
             .map_err(|e| match e {
                 dp_glm::Error::Optim(e) => CliError::Usage(format!(
                     "the feature ranges of --scale cannot be estimated privately with \
@@ -925,10 +963,8 @@ pub(crate) fn train(
             })?;
         prep.scaling = Some(fitted);
     }
-    let data = prep
-        .apply(train.x.view())
-        .and_then(|x| Dataset::new(x, train.y))
-        .map_err(|e| data_glm_error(&a.data, e))?;
+    let names = train.feature_names();
+    let data = train.into_dataset(a, &prep)?;
     if let Some(k) = a.k
         && k > data.n_features()
     {
@@ -969,8 +1005,8 @@ pub(crate) fn train(
         noise_source,
         spec,
         prep,
-        names: train.feature_names.clone(),
-        headline: String::new(),
+        names,
+        headline: storage::headline(a),
         streamed: false,
     };
     let diagnostics = NotPrivate {
@@ -1071,6 +1107,7 @@ fn release(
             "statement": statement.text(),
             "scaling": prep.scaling,
             "streamed": streamed,
+            "storage": value_name(&a.storage),
         });
         if let Value::Object(m) = &mut v {
             m.extend(diagnostics.to_json()?);

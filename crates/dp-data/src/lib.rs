@@ -85,7 +85,8 @@ pub use npy::{NpyLabels, read_npy, read_npy_1d, read_npy_2d, read_npy_bytes, rea
 pub use parquet::{ParquetColumn, write_parquet};
 pub use schema::{
     Column, Labels, Schema, SchemaFormat, TableSpec, Task, open_blocks, read_blocks,
-    read_parquet_bytes, read_scoring_data, read_table, read_table_bytes, read_training_data,
+    read_parquet_bytes, read_scoring_data, read_scoring_sparse, read_table, read_table_bytes,
+    read_training_data, read_training_sparse,
 };
 pub use source::{Lines, MAX_LINE_BYTES, MEMORY_BUDGET_BYTES, open, parse_error, parse_finite};
 
@@ -430,20 +431,28 @@ pub fn read_dataset_with_width(
             let spec = schema.resolve(&table.header(), path, Task::Regression)?;
             table.read_all(&spec, true)
         }
-        Format::Libsvm => match label {
-            None => read_libsvm(path, n_features),
-            Some(label) => Err(Error::Label {
-                path: path.into(),
-                reason: format!(
-                    "LIBSVM files hold the label as the first token of each line; the label \
-                     option (`{label}`) does not apply"
-                ),
-            }),
-        },
+        Format::Libsvm => {
+            no_label_option(path, label)?;
+            read_libsvm(path, n_features)
+        }
         Format::Npy => {
             let labels = npy::LabelSource::find(path, label)?;
             read_npy_dataset(path, labels.as_labels())
         }
+    }
+}
+
+/// Refuses a label option for a LIBSVM file, whose label is the first token of each line.
+fn no_label_option(path: &Path, label: Option<&str>) -> Result<()> {
+    match label {
+        None => Ok(()),
+        Some(label) => Err(Error::Label {
+            path: path.into(),
+            reason: format!(
+                "LIBSVM files hold the label as the first token of each line; the label \
+                 option (`{label}`) does not apply"
+            ),
+        }),
     }
 }
 

@@ -661,6 +661,8 @@ fn cell_text(values: &Values, i: usize, kind: Kind) -> std::result::Result<Strin
 pub enum ParquetColumn {
     /// `DOUBLE` values.
     Double(Vec<f64>),
+    /// `FLOAT` values.
+    Float(Vec<f32>),
     /// `INT64` values.
     Int64(Vec<i64>),
     /// `BOOLEAN` values.
@@ -673,6 +675,7 @@ impl ParquetColumn {
     fn len(&self) -> usize {
         match self {
             Self::Double(v) => v.len(),
+            Self::Float(v) => v.len(),
             Self::Int64(v) => v.len(),
             Self::Bool(v) => v.len(),
             Self::Text(v) => v.len(),
@@ -695,7 +698,7 @@ pub fn write_parquet<W: std::io::Write + Send>(
     row_group_rows: usize,
 ) -> Result<()> {
     use parquet::basic::{Compression, Repetition};
-    use parquet::data_type::{BoolType, ByteArrayType, DoubleType, Int64Type};
+    use parquet::data_type::{BoolType, ByteArrayType, DoubleType, FloatType, Int64Type};
     use parquet::file::properties::WriterProperties;
     use parquet::file::writer::SerializedFileWriter;
     use parquet::schema::types::Type;
@@ -717,6 +720,7 @@ pub fn write_parquet<W: std::io::Write + Send>(
         .map(|(field, c)| {
             let (physical, logical) = match c {
                 ParquetColumn::Double(_) => (Physical::DOUBLE, None),
+                ParquetColumn::Float(_) => (Physical::FLOAT, None),
                 ParquetColumn::Int64(_) => (Physical::INT64, None),
                 ParquetColumn::Bool(_) => (Physical::BOOLEAN, None),
                 ParquetColumn::Text(_) => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
@@ -747,6 +751,10 @@ pub fn write_parquet<W: std::io::Write + Send>(
             match c {
                 ParquetColumn::Double(v) => {
                     col.typed::<DoubleType>()
+                        .write_batch(&v[lo..hi], None, None)?;
+                }
+                ParquetColumn::Float(v) => {
+                    col.typed::<FloatType>()
                         .write_batch(&v[lo..hi], None, None)?;
                 }
                 ParquetColumn::Int64(v) => {

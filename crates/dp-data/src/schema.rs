@@ -31,8 +31,8 @@ use crate::npy::{LabelSource, NpyRows};
 use crate::parquet::ParquetTable;
 use crate::source::{Lines, Source, parse_finite};
 use crate::{
-    Error, Format, LoadedData, MEMORY_BUDGET_BYTES, NpyLabels, ParseErrorKind, Result,
-    read_dataset_with_width, read_npy_2d, read_npy_dataset,
+    CsrData, Error, Format, LoadedData, MEMORY_BUDGET_BYTES, NpyLabels, ParseErrorKind, Result,
+    no_label_option, read_dataset_with_width, read_libsvm_sparse, read_npy_2d, read_npy_dataset,
 };
 
 /// The largest schema file read (16 MiB).
@@ -959,6 +959,45 @@ pub fn read_training_data(
     check_width(data.n_features(), schema.n_features, path)?;
     data.y = spec.labels.map_values(&data.y, path)?;
     Ok((data, stored_spec(spec, format)))
+}
+
+/// [`read_training_data`] for a LIBSVM file, into compressed sparse rows
+/// ([`read_libsvm_sparse`]): the same rules (the schema's public
+/// width, required; no label option; labels mapped for `task`) and the same spec, with
+/// memory growing with the stored entries rather than `n × d`.
+///
+/// # Errors
+///
+/// As [`read_training_data`] on a LIBSVM file.
+pub fn read_training_sparse(
+    path: &Path,
+    schema: &Schema,
+    task: Task,
+) -> Result<(CsrData, TableSpec)> {
+    let spec = schema.resolve_unnamed(path, Format::Libsvm, task)?;
+    no_label_option(path, spec.label.as_deref())?;
+    let mut data = read_libsvm_sparse(path, schema.n_features)?;
+    data.y = spec
+        .labels
+        .map_values(&Array1::from(data.y), path)?
+        .to_vec();
+    Ok((data, stored_spec(spec, Format::Libsvm)))
+}
+
+/// [`read_scoring_data`] with labels for a LIBSVM file, into compressed sparse rows of `width`
+/// features (a model's): an index beyond it is a parse error naming the line.
+///
+/// # Errors
+///
+/// As [`read_scoring_data`] on a LIBSVM file.
+pub fn read_scoring_sparse(path: &Path, spec: &TableSpec, width: usize) -> Result<CsrData> {
+    no_label_option(path, spec.label.as_deref())?;
+    let mut data = read_libsvm_sparse(path, Some(width))?;
+    data.y = spec
+        .labels
+        .map_values(&Array1::from(data.y), path)?
+        .to_vec();
+    Ok(data)
 }
 
 /// The spec a model stores for a file without column names: an NPY label only when it is a

@@ -66,6 +66,7 @@
 
 use dp_accounting::{Ledger, Mechanism};
 use dp_optim::laplace_for;
+use ndarray::ArrayView1;
 use rand::Rng;
 
 use crate::data::Dataset;
@@ -122,9 +123,28 @@ pub enum Statistic {
     GradientNorm(Loss),
 }
 
+/// What a [`Statistic`] reads of the records: each row's norm and label (a dense
+/// [`Dataset`] or sparse rows, [`SparseDataset`](crate::sparse::SparseDataset)).
+pub trait Records {
+    /// `‖x_i‖` for every record.
+    fn row_norms(&self) -> ArrayView1<'_, f64>;
+    /// `y_i` for every record.
+    fn y(&self) -> ArrayView1<'_, f64>;
+}
+
+impl Records for Dataset {
+    fn row_norms(&self) -> ArrayView1<'_, f64> {
+        Dataset::row_norms(self)
+    }
+
+    fn y(&self) -> ArrayView1<'_, f64> {
+        Dataset::y(self)
+    }
+}
+
 impl Statistic {
     /// The statistic of every record of `data`.
-    pub fn values(&self, data: &Dataset) -> Vec<f64> {
+    pub fn values(&self, data: &(impl Records + ?Sized)) -> Vec<f64> {
         let norms = data.row_norms();
         match *self {
             Statistic::RowNorm => norms.to_vec(),
@@ -430,7 +450,7 @@ impl PrivateBounds {
         &mut self,
         name: &'static str,
         statistic: Statistic,
-        data: &Dataset,
+        data: &(impl Records + ?Sized),
         rng: &mut R,
     ) -> Result<f64> {
         if self.entries.len() >= self.planned {

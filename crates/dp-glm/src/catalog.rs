@@ -40,7 +40,7 @@ use dp_accounting::{AccountantKind, Neighbouring};
 use dp_optim::{IterationInfo, Observer, UpdateRule};
 use rand::Rng;
 
-use crate::bounds::{PrivateBounds, Statistic};
+use crate::bounds::{PrivateBounds, Records, Statistic};
 use crate::data::Dataset;
 use crate::error::{Error, ensure};
 use crate::learners::{
@@ -52,6 +52,7 @@ use crate::model::LinearModel;
 use crate::selection::{
     ConfidenceBoosting, HonestTuning, PrivateGridSearch, TuningWithoutPrivacyAccounting,
 };
+use crate::sparse::SparseDataset;
 
 /// A private learner, ready to fit: the one interface the front doors call.
 pub trait Fit {
@@ -77,11 +78,28 @@ pub trait Fit {
         let _ = observer;
         self.fit(data, rng)
     }
+
+    /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD and
+    /// noisy projected GD: the same model as on the rows densified, [`Learner::fits_sparse`]);
+    /// `None` for the others.
+    ///
+    /// # Errors
+    /// As [`Fit::fit`].
+    fn fit_sparse(
+        &self,
+        data: &SparseDataset,
+        rng: &mut dyn Rng,
+        observer: &mut dyn Observer,
+    ) -> Option<crate::Result<LinearModel>> {
+        let _ = (data, rng, observer);
+        None
+    }
 }
 
-/// [`Fit`] for learners with an inherent `fit_with_observer`.
+/// [`Fit`] for learners with an inherent `fit_with_observer` (and, followed by `: fit_sparse`,
+/// an inherent `fit_sparse_with_observer`).
 macro_rules! fit_observing {
-    ($($t:ty),* $(,)?) => {$(
+    ($($t:ty $(: $sparse:ident)?),* $(,)?) => {$(
         impl Fit for $t {
             fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel> {
                 <$t>::fit(self, data, rng)
@@ -95,11 +113,21 @@ macro_rules! fit_observing {
             ) -> crate::Result<LinearModel> {
                 <$t>::fit_with_observer(self, data, rng, Some(observer))
             }
+            $(
+            fn $sparse(
+                &self,
+                data: &SparseDataset,
+                rng: &mut dyn Rng,
+                observer: &mut dyn Observer,
+            ) -> Option<crate::Result<LinearModel>> {
+                Some(<$t>::fit_sparse_with_observer(self, data, rng, Some(observer)))
+            }
+            )?
         }
     )*};
 }
 
-fit_observing!(DpGd, DpSgd, NoisyProjectedGd);
+fit_observing!(DpGd: fit_sparse, DpSgd, NoisyProjectedGd: fit_sparse);
 
 /// [`Fit`] for learners whose inherent `fit` takes any [`Rng`].
 macro_rules! fit_by_inherent {
@@ -517,8 +545,8 @@ pub struct Setup<'a> {
     pub y_bound: Option<f64>,
     /// The clip.
     pub clip: Option<f64>,
-    /// The data: derived defaults read its shape (`n`, `d`), never its values.
-    pub data: &'a Dataset,
+    /// The data's shape `(n, d)`: derived defaults read it, never the values.
+    pub shape: (usize, usize),
 }
 
 impl Setup<'_> {
@@ -728,9 +756,63 @@ impl Learner {
         &self,
         request: &Request<'_>,
         data: &Dataset,
+        bounds: PrivateBounds,
+        rng: &mut dyn Rng,
+        progress: &mut dyn Progress,
+    ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
+        let shape = (data.n_samples(), data.n_features());
+        self.fit_records(request, data, shape, bounds, rng, progress, |l, rng, o| {
+            Ok(l.fit_observed(data, rng, o)?)
+        })
+    }
+
+    /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD and noisy projected GD.
+    pub fn fits_sparse(&self) -> bool {
+        matches!(self.name, "dp-gd" | "noisy-gd")
+    }
+
+    /// [`Learner::fit`] on sparse rows, never densified: the bounds estimated from the same
+    /// row norms and labels, the learner fitted by [`Fit::fit_sparse`] — the same model as
+    /// [`Learner::fit`] on the rows densified (for the learners that
+    /// [`Learner::fits_sparse`]).
+    ///
+    /// # Errors
+    /// As [`Learner::fit`]; [`CatalogError::Conflict`] for a learner without a sparse path.
+    pub fn fit_sparse(
+        &self,
+        request: &Request<'_>,
+        data: &SparseDataset,
+        bounds: PrivateBounds,
+        rng: &mut dyn Rng,
+        progress: &mut dyn Progress,
+    ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
+        let no_path = || {
+            CatalogError::Conflict(format!(
+                "{} has no sparse path: fit the rows densified",
+                self.name
+            ))
+        };
+        // Before any estimate spends budget.
+        if !self.fits_sparse() {
+            return Err(no_path());
+        }
+        let shape = (data.n_samples(), data.n_features());
+        self.fit_records(request, data, shape, bounds, rng, progress, |l, rng, o| {
+            Ok(l.fit_sparse(data, rng, o).ok_or_else(no_path)??)
+        })
+    }
+
+    /// [`Learner::fit`] on `data` of `shape`, the learner fitted by `fit`.
+    #[allow(clippy::too_many_arguments)]
+    fn fit_records(
+        &self,
+        request: &Request<'_>,
+        data: &dyn Records,
+        shape: (usize, usize),
         mut bounds: PrivateBounds,
         rng: &mut dyn Rng,
         progress: &mut dyn Progress,
+        fit: impl FnOnce(&dyn Fit, &mut dyn Rng, &mut dyn Observer) -> Result<LinearModel, CatalogError>,
     ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
         let loss = request.loss;
         if self.losses == Losses::Squared && loss != Loss::Squared {
@@ -785,11 +867,11 @@ impl Learner {
             x_bound: bound("x_bound"),
             y_bound: bound("y_bound"),
             clip: bound("clip"),
-            data,
+            shape,
         };
         let learner = (self.build)(&setup)?;
         progress.stage(&format!("fitting {}", self.name), None);
-        let model = learner.fit_observed(data, rng, &mut Steps(progress))?;
+        let model = fit(learner.as_ref(), rng, &mut Steps(progress))?;
         let model = bounds.compose(model)?;
         Ok((model, bounds))
     }
@@ -1060,9 +1142,9 @@ fn ssp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// near a tenth (at `h ≈ 1/2`) stops the noise from driving the iterates into the clipped
 /// region, and the average of the last N/2 iterates removes the rest (Varshney et al.'s
 /// `η = 1/(4d)` ignores the noise). The step size is not a privacy parameter.
-fn ssgd_learning_rate(l: &DpSsgd, data: &Dataset) -> crate::Result<f64> {
-    let alpha = l.noise_multiplier(data.n_samples(), data.n_features())?;
-    let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * data.n_features() as f64);
+fn ssgd_learning_rate(l: &DpSsgd, (n, d): (usize, usize)) -> crate::Result<f64> {
+    let alpha = l.noise_multiplier(n, d)?;
+    let rule = 1.0 / (20.0 * l.clip * l.clip * alpha * alpha * d as f64);
     Ok(rule.min(DpSsgd::new().learning_rate))
 }
 
@@ -1072,7 +1154,7 @@ fn dp_ssgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.clip, s.clip);
     l.learning_rate = match s.real("learning_rate")? {
         Some(rate) => rate,
-        None => ssgd_learning_rate(&l, s.data)?,
+        None => ssgd_learning_rate(&l, s.shape)?,
     };
     Ok(Box::new(l))
 }
@@ -1084,7 +1166,7 @@ fn dp_ambssgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     set(&mut l.learning_rate, s.real("learning_rate")?);
     l.batch_size = match s.count("batch_size")? {
         Some(b) => b,
-        None => l.batch_size_for(s.data.n_samples()),
+        None => l.batch_size_for(s.shape.0),
     };
     Ok(Box::new(l))
 }
@@ -1121,11 +1203,11 @@ fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
 /// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
 /// default. From public quantities only (`n` is the learner's `public_n`, or the data's count
 /// treated as public, as the learner's sensitivity `2G/(λn)` does); not a privacy parameter.
-fn output_lambda(l: &OutputPerturbation, data: &Dataset) -> crate::Result<f64> {
+fn output_lambda(l: &OutputPerturbation, (n, d): (usize, usize)) -> crate::Result<f64> {
     let g = l.gradient_bound()?;
     let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
-    let d = (data.n_features() as f64).sqrt();
-    let n = l.public_n.unwrap_or_else(|| data.n_samples()) as f64;
+    let d = (d as f64).sqrt();
+    let n = l.public_n.unwrap_or(n) as f64;
     let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
     let default = OutputPerturbation::new(l.loss).lambda;
     Ok(if rule.is_finite() {
@@ -1144,7 +1226,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     l.public_n = s.count("public_n")?;
     l.lambda = match s.real("lambda")? {
         Some(lambda) => lambda,
-        None => output_lambda(&l, s.data)?,
+        None => output_lambda(&l, s.shape)?,
     };
     Ok(Box::new(l))
 }

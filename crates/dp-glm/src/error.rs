@@ -33,6 +33,22 @@ pub enum Error {
         /// The offending value.
         value: f64,
     },
+    /// A finite value the requested feature storage cannot hold (beyond `±f32::MAX` for `f32`
+    /// storage; see [`Storage`](crate::Storage)).
+    #[error(
+        "value {value} in x at row {row}, column {col} is outside the range of {storage} \
+         storage"
+    )]
+    OutOfStorageRange {
+        /// Row of the entry.
+        row: usize,
+        /// Column of the entry.
+        col: usize,
+        /// The offending value.
+        value: f64,
+        /// The storage (`f32`).
+        storage: &'static str,
+    },
     /// A label is outside the loss's label domain (e.g. `y = 0` for the logistic loss, which
     /// takes `y ∈ {−1, +1}`).
     #[error("label {value} at row {row} is outside the {loss} loss's label set {expected}")]

@@ -19,16 +19,33 @@
 //! depend only on `n`, never on the number of threads, so a seeded fit is bit-identical on 1
 //! or 16 threads. The kernels are plain loops (no BLAS call), so a multi-threaded BLAS never
 //! runs inside a rayon worker here.
+//!
+//! # Storage
+//! The kernels are generic over the stored element (`f64` or `f32`, [`crate::Storage`]): each
+//! value is widened exactly to `f64` as it is read, and every product and sum is in `f64`.
+//! One copy of each kernel, instantiated for both; an operation dispatches on the storage
+//! once per block of rows ([`with_features`]).
 
 use std::ops::Range;
 
 use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective, numeric};
-use ndarray::{Array1, ArrayView1, ArrayViewMut1};
+use ndarray::{Array1, ArrayView1, ArrayView2, ArrayViewMut1};
 
 use crate::clipping::{ClippedExampleLoss, ClippedLoss};
-use crate::data::Dataset;
+use crate::data::{Dataset, Element, Features};
 use crate::error::{Result, ensure};
 use crate::loss::Loss;
+
+/// Evaluates `$body` with `$x` bound to `$data`'s stored features, an `ArrayView2<'_, T>` of
+/// the stored element `T` (`f64` or `f32`): one generic body, compiled for each storage.
+macro_rules! with_features {
+    ($data:expr, |$x:ident| $body:expr) => {
+        match $data.features() {
+            Features::F64($x) => $body,
+            Features::F32($x) => $body,
+        }
+    };
+}
 
 /// How the per-example losses are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,63 +311,37 @@ impl<'a> GlmObjective<'a> {
     /// `⟨x_i, θ⟩` by a plain loop (rows of a few hundred entries: faster than a BLAS call).
     #[inline]
     fn row_dot(&self, i: usize, theta: ArrayView1<'_, f64>) -> f64 {
-        let x = self.data.x();
-        let row = x.row(i);
-        let z = match (row.as_slice(), theta.as_slice()) {
-            (Some(r), Some(t)) => dot(r, t),
-            _ => row.dot(&theta),
-        };
+        let z = with_features!(self.data, |x| {
+            let row = x.row(i);
+            match (row.as_slice(), theta.as_slice()) {
+                (Some(r), Some(t)) => dot(r, t),
+                _ => plain_dot(row, theta),
+            }
+        });
         if z.is_finite() {
             z
         } else {
-            numeric::dot(row, theta)
+            self.scaled_margin(i, theta)
         }
+    }
+
+    /// `⟨x_i, θ⟩` by the scaled [`numeric::dot`] (no intermediate overflow).
+    fn scaled_margin(&self, i: usize, theta: ArrayView1<'_, f64>) -> f64 {
+        with_features!(self.data, |x| numeric::dot(
+            Element::widen(x.row(i)).view(),
+            theta
+        ))
     }
 
     /// `out[k] = ⟨x_{rows[k]}, θ⟩`, [`GROUP`] rows at a time: their loads interleave, so a
     /// batch's (random, uncached) rows are fetched from memory concurrently, not one by one.
     fn row_dots(&self, rows: &[usize], theta: ArrayView1<'_, f64>, out: &mut [f64]) {
-        let x = self.data.x();
-        let (Some(xs), Some(t)) = (x.as_slice(), theta.as_slice()) else {
-            for (o, &i) in out.iter_mut().zip(rows) {
-                *o = x.row(i).dot(&theta);
-            }
-            return;
-        };
-        let d = t.len();
-        let row = |i: usize| &xs[i * d..(i + 1) * d];
-        let mut groups = rows.chunks_exact(GROUP);
-        let mut outs = out.chunks_exact_mut(GROUP);
-        for (group, o) in (&mut groups).zip(&mut outs) {
-            o.copy_from_slice(&dot_group(std::array::from_fn(|k| row(group[k])), t));
-        }
-        for (o, &i) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
-            *o = dot(row(i), t);
-        }
+        with_features!(self.data, |x| row_dots(x, rows, theta, out));
     }
 
     /// `out += Σ_k c[k]·x_{rows[k]}`, [`GROUP`] rows per pass over `out`.
-    fn add_scaled_rows(&self, rows: &[usize], c: &[f64], mut out: ArrayViewMut1<'_, f64>) {
-        let x = self.data.x();
-        let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) else {
-            for (&i, &ck) in rows.iter().zip(c) {
-                out.scaled_add(ck, &x.row(i));
-            }
-            return;
-        };
-        let d = o.len();
-        let row = |i: usize| &xs[i * d..(i + 1) * d];
-        let mut groups = rows.chunks_exact(GROUP);
-        let mut cs = c.chunks_exact(GROUP);
-        for (group, c) in (&mut groups).zip(&mut cs) {
-            let r: [&[f64]; GROUP] = std::array::from_fn(|k| row(group[k]));
-            for (j, oj) in o.iter_mut().enumerate() {
-                *oj += r.iter().zip(c).map(|(r, c)| c * r[j]).sum::<f64>();
-            }
-        }
-        for (&i, &ck) in groups.remainder().iter().zip(cs.remainder()) {
-            o.iter_mut().zip(row(i)).for_each(|(o, r)| *o += ck * r);
-        }
+    fn add_scaled_rows(&self, rows: &[usize], c: &[f64], out: ArrayViewMut1<'_, f64>) {
+        with_features!(self.data, |x| add_scaled_rows(x, rows, c, out));
     }
 
     /// Calls `f(rows)` on the rows of `range` in consecutive blocks of at most [`BLOCK`].
@@ -384,15 +375,17 @@ impl<'a> GlmObjective<'a> {
     /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`].
     fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
         let clip = out.quantiser().clip();
-        let x = self.data.x();
-        let (xs, d) = (x.as_slice(), self.n_features());
-        self.clipped_blocks(theta, rows, clip, |block, coef| {
-            for (&i, &c) in block.iter().zip(coef) {
-                match xs {
-                    Some(xs) => out.add_scaled(c, &xs[i * d..(i + 1) * d]),
-                    None => out.add_scaled(c, &x.row(i).to_vec()),
+        let d = self.n_features();
+        with_features!(self.data, |x| {
+            let xs = x.as_slice();
+            self.clipped_blocks(theta, rows, clip, |block, coef| {
+                for (&i, &c) in block.iter().zip(coef) {
+                    match xs {
+                        Some(xs) => out.add_scaled(c, &xs[i * d..(i + 1) * d]),
+                        None => out.add_scaled(c, &x.row(i).to_vec()),
+                    }
                 }
-            }
+            })
         });
     }
 
@@ -427,10 +420,9 @@ impl<'a> GlmObjective<'a> {
         z: &mut [f64],
         row: impl Fn(usize) -> usize,
     ) {
-        let x = self.data.x();
         for (k, zk) in z.iter_mut().enumerate() {
             if !zk.is_finite() {
-                *zk = numeric::dot(x.row(row(k)), theta);
+                *zk = self.scaled_margin(row(k), theta);
             }
         }
     }
@@ -512,19 +504,93 @@ where
     join(left, right)
 }
 
-/// `⟨a, b⟩` with four independent accumulators (vectorises; no BLAS call overhead).
+/// `⟨a, b⟩` with four independent accumulators (vectorises; no BLAS call overhead), `a`'s
+/// entries widened to `f64`.
 #[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+fn dot<T: Element>(a: &[T], b: &[f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
         for k in 0..4 {
-            acc[k] += x[k] * y[k];
+            acc[k] += x[k].into() * y[k];
         }
     }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    let tail: f64 = ra.iter().zip(rb).map(|(&x, y)| x.into() * y).sum();
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `⟨a, b⟩` in index order, for rows that are not contiguous.
+fn plain_dot<T: Element>(a: ArrayView1<'_, T>, b: ArrayView1<'_, f64>) -> f64 {
+    a.iter().zip(b).map(|(&x, y)| x.into() * y).sum()
+}
+
+/// `out[k] = ⟨x_{rows[k]}, θ⟩`, [`GROUP`] rows at a time (see
+/// [`GlmObjective::row_dots`]).
+fn row_dots<T: Element>(
+    x: ArrayView2<'_, T>,
+    rows: &[usize],
+    theta: ArrayView1<'_, f64>,
+    out: &mut [f64],
+) {
+    let (Some(xs), Some(t)) = (x.as_slice(), theta.as_slice()) else {
+        for (o, &i) in out.iter_mut().zip(rows) {
+            *o = plain_dot(x.row(i), theta);
+        }
+        return;
+    };
+    let d = t.len();
+    let row = |i: usize| &xs[i * d..(i + 1) * d];
+    let mut groups = rows.chunks_exact(GROUP);
+    let mut outs = out.chunks_exact_mut(GROUP);
+    for (group, o) in (&mut groups).zip(&mut outs) {
+        o.copy_from_slice(&dot_group(std::array::from_fn(|k| row(group[k])), t));
+    }
+    for (o, &i) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
+        *o = dot(row(i), t);
+    }
+}
+
+/// `out += Σ_k c[k]·x_{rows[k]}`, [`GROUP`] rows per pass over `out` (see
+/// [`GlmObjective::add_scaled_rows`]).
+fn add_scaled_rows<T: Element>(
+    x: ArrayView2<'_, T>,
+    rows: &[usize],
+    c: &[f64],
+    mut out: ArrayViewMut1<'_, f64>,
+) {
+    let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) else {
+        for (&i, &ck) in rows.iter().zip(c) {
+            add_scaled_row(x.row(i), ck, out.view_mut());
+        }
+        return;
+    };
+    let d = o.len();
+    let row = |i: usize| &xs[i * d..(i + 1) * d];
+    let mut groups = rows.chunks_exact(GROUP);
+    let mut cs = c.chunks_exact(GROUP);
+    for (group, c) in (&mut groups).zip(&mut cs) {
+        let r: [&[T]; GROUP] = std::array::from_fn(|k| row(group[k]));
+        for (j, oj) in o.iter_mut().enumerate() {
+            *oj += r.iter().zip(c).map(|(r, c)| c * r[j].into()).sum::<f64>();
+        }
+    }
+    for (&i, &ck) in groups.remainder().iter().zip(cs.remainder()) {
+        o.iter_mut()
+            .zip(row(i))
+            .for_each(|(o, &r)| *o += ck * r.into());
+    }
+}
+
+/// `out += c·row`, entry by entry.
+fn add_scaled_row<T: Element>(row: ArrayView1<'_, T>, c: f64, mut out: ArrayViewMut1<'_, f64>) {
+    match (row.as_slice(), out.as_slice_mut()) {
+        (Some(r), Some(o)) => o.iter_mut().zip(r).for_each(|(o, &r)| *o += c * r.into()),
+        _ => out
+            .iter_mut()
+            .zip(row)
+            .for_each(|(o, &r)| *o += c * r.into()),
+    }
 }
 
 /// Rows handled together by the batch kernels.
@@ -532,21 +598,21 @@ pub(crate) const GROUP: usize = 4;
 
 /// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries).
 #[inline]
-fn dot_group(r: [&[f64]; GROUP], t: &[f64]) -> [f64; GROUP] {
+fn dot_group<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
     let n = t.len();
     let r = r.map(|r| &r[..n]);
     let mut acc = [[0.0f64; 2]; GROUP];
     for j in 0..n / 2 {
         let (t0, t1) = (t[2 * j], t[2 * j + 1]);
         for (a, row) in acc.iter_mut().zip(&r) {
-            a[0] += row[2 * j] * t0;
-            a[1] += row[2 * j + 1] * t1;
+            a[0] += row[2 * j].into() * t0;
+            a[1] += row[2 * j + 1].into() * t1;
         }
     }
     let mut out = acc.map(|a| a[0] + a[1]);
     if n % 2 == 1 {
         for (o, row) in out.iter_mut().zip(&r) {
-            *o += row[n - 1] * t[n - 1];
+            *o += row[n - 1].into() * t[n - 1];
         }
     }
     out
@@ -699,13 +765,14 @@ impl FiniteSum for GlmObjective<'_> {
         batch: &[usize],
         mut grad: ArrayViewMut1<'_, f64>,
     ) {
-        let x = self.data.x();
         grad.fill(0.0);
-        for &i in batch {
-            let row = x.row(i);
-            let c = self.scale * self.deriv(i, numeric::dot(row, theta));
-            grad.scaled_add(c, &row);
-        }
+        with_features!(self.data, |x| {
+            for &i in batch {
+                let row = x.row(i);
+                let c = self.scale * self.deriv(i, numeric::dot(Element::widen(row).view(), theta));
+                add_scaled_row(row, c, grad.view_mut());
+            }
+        });
     }
 
     fn regulariser_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) {
@@ -719,13 +786,8 @@ impl GlmSum for GlmObjective<'_> {
         self.scale * self.deriv(i, self.row_dot(i, theta))
     }
 
-    fn add_scaled_row(&self, i: usize, c: f64, mut grad: ArrayViewMut1<'_, f64>) {
-        let x = self.data.x();
-        let row = x.row(i);
-        match (row.as_slice(), grad.as_slice_mut()) {
-            (Some(r), Some(g)) => g.iter_mut().zip(r).for_each(|(g, r)| *g += c * r),
-            _ => grad.scaled_add(c, &row),
-        }
+    fn add_scaled_row(&self, i: usize, c: f64, grad: ArrayViewMut1<'_, f64>) {
+        with_features!(self.data, |x| add_scaled_row(x.row(i), c, grad));
     }
 }
 

@@ -77,7 +77,7 @@ pub mod streamed;
 pub mod sufficient;
 
 pub use clipping::{ClippedExampleLoss, ClippedLoss};
-pub use data::Dataset;
+pub use data::{Dataset, DatasetBuilder, Features, Storage};
 pub use error::{Error, Result};
 pub use glm::{GlmObjective, Scale};
 pub use jl::{JlKind, JlProjection};

@@ -491,7 +491,7 @@ impl FittedPipeline {
     /// # Errors
     /// As [`FittedPipeline::transform`].
     pub fn transform_dataset(&self, data: &Dataset) -> Result<Dataset> {
-        let x = self.transform(data.x())?;
+        let x = self.transform(data.x().view())?;
         Dataset::new(x, data.y().to_owned())
     }
 }

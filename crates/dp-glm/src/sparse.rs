@@ -33,6 +33,7 @@ use dp_optim::numeric::{max_abs, norm_from_squares};
 use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective};
 use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1};
 
+use crate::bounds::Records;
 use crate::clipping::ClippedLoss;
 use crate::data::{Dataset, check_finite_labels, check_labels, max_norm};
 use crate::error::{Error, Result};
@@ -41,6 +42,7 @@ use crate::glm::{
     scale_factor, tree_sum,
 };
 use crate::loss::Loss;
+use crate::pipeline::Preprocessing;
 
 /// A dataset `{(x_i, y_i)}` with sparse rows: `n` rows of `d` features in compressed sparse
 /// row form and `n` labels ([`CsrData`], as `dp-data`'s LIBSVM reader returns them), checked
@@ -199,6 +201,79 @@ impl SparseDataset {
         check_labels(self.y(), loss)
     }
 
+    /// `csr` after the per-row steps of `prep` ([`Preprocessing::apply`] on the dense rows),
+    /// then checked as [`SparseDataset::new`]: rows scaled to unit norm (when
+    /// `prep.unit_norm`) and the bias appended as column `d` (when `prep.bias`). The values
+    /// are those of [`Preprocessing::apply`] on the same rows densified, bit for bit: the
+    /// largest magnitude `m` and the sum of the squares of `x/m` skip only zeros (which change
+    /// neither: `max(m, 0) = m`, `s + 0 = s` in the dense row's order), and each stored entry
+    /// is divided by the same `m` and norm; a zero entry stays zero and is not stored. The
+    /// bias entries are written in place (the entries grow by `n`, nothing else is copied).
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `scaling` when `prep` has a feature scaling
+    /// (it moves zeros: sparse rows would become dense) or `row_bound` when it projects rows
+    /// (a learner's own step, which sparse rows do not take); `prep`'s invalid parameters
+    /// ([`Preprocessing::validate`]); as [`SparseDataset::new`].
+    pub fn preprocessed(csr: CsrData, prep: &Preprocessing) -> Result<Self> {
+        prep.validate(csr.n_features)?;
+        if prep.scaling.is_some() {
+            return Err(Error::InvalidHyperParameter {
+                name: "scaling",
+                value: f64::NAN,
+                reason: "a feature scaling moves zeros: scale dense rows instead",
+            });
+        }
+        if let Some(r) = prep.row_bound {
+            return Err(Error::InvalidHyperParameter {
+                name: "row_bound",
+                value: r,
+                reason: "rows are not projected onto a ball on sparse rows",
+            });
+        }
+        // Checked first, so that the steps below index within bounds.
+        let mut csr = Self::new(csr)?.csr;
+        if prep.unit_norm {
+            for w in csr.indptr.windows(2) {
+                let row = &mut csr.values[w[0]..w[1]];
+                let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+                if m > 0.0 {
+                    let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
+                    row.iter_mut().for_each(|v| *v = *v / m / norm);
+                }
+            }
+        }
+        if let Some(b) = prep.bias {
+            append_column(&mut csr, b);
+        }
+        Self::new(csr)
+    }
+
+    /// `⟨x_i, w⟩` for every row (scores of a linear model), the products added in the order of
+    /// `ndarray`'s dot product of the dense row (without BLAS, the same numbers as the dense
+    /// `x.dot(w)`).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] unless `w` has `d` entries.
+    pub fn margins(&self, w: ArrayView1<'_, f64>) -> Result<Array1<f64>> {
+        let d = self.n_features();
+        if w.len() != d {
+            return Err(Error::ShapeMismatch {
+                left: "x",
+                left_shape: vec![self.n_samples(), d],
+                right: "coefficients",
+                right_shape: vec![w.len()],
+            });
+        }
+        let w = contiguous(&w);
+        Ok((0..self.n_samples())
+            .map(|i| {
+                let (cols, vals) = self.row(i);
+                unrolled_dot(cols, d, |k| vals[k] * w[cols[k]])
+            })
+            .collect())
+    }
+
     /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).
     ///
     /// # Errors
@@ -213,6 +288,34 @@ impl SparseDataset {
             cols.iter().zip(vals).for_each(|(&j, &v)| row[j] = v);
         }
         Dataset::new(x, self.y().to_owned())
+    }
+}
+
+/// Appends the column `d` of constant `value` to checked rows, in place: row `i`'s entries
+/// move `i` places up (from the last row back, so none is overwritten before it is moved)
+/// and the constant follows them.
+fn append_column(csr: &mut CsrData, value: f64) {
+    let (n, d, nnz) = (csr.n_samples(), csr.n_features, csr.nnz());
+    csr.indices.resize(nnz + n, 0);
+    csr.values.resize(nnz + n, 0.0);
+    for i in (0..n).rev() {
+        let (start, end) = (csr.indptr[i], csr.indptr[i + 1]);
+        csr.indices.copy_within(start..end, start + i);
+        csr.values.copy_within(start..end, start + i);
+        csr.indices[end + i] = d;
+        csr.values[end + i] = value;
+    }
+    csr.indptr.iter_mut().enumerate().for_each(|(i, p)| *p += i);
+    csr.n_features = d + 1;
+}
+
+impl Records for SparseDataset {
+    fn row_norms(&self) -> ArrayView1<'_, f64> {
+        SparseDataset::row_norms(self)
+    }
+
+    fn y(&self) -> ArrayView1<'_, f64> {
+        SparseDataset::y(self)
     }
 }
 

@@ -292,7 +292,10 @@ fn lbfgs_gives_the_dense_model_to_2e_11() {
     let b = solver.minimize(&d, x0.view(), None).unwrap().x;
     // Both stop at ‖∇f‖ ≤ 1e-13 on a λ = 1e-2 strongly convex objective, so each is within
     // 1e-11 of the minimiser: the two iterate sequences round differently, the optima agree.
-    let err = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let err = a
+        .iter()
+        .zip(&b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
     assert!(err <= 2e-11, "model: {err:e}");
     assert!(b.iter().any(|v| v.abs() > 1e-3));
 }

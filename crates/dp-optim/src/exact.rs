@@ -243,12 +243,14 @@ impl ExactSum {
     }
 
     /// Adds the quantised term of `c·row` (a GLM's clipped per-example gradient, `|c|·‖row‖ ≤
-    /// C` up to rounding): `k_j = round((c/γ)·row_j)` on the fast path (module docs).
+    /// C` up to rounding): `k_j = round((c/γ)·row_j)` on the fast path (module docs). The row's
+    /// entries are `f64`, or `f32` widened exactly to `f64`: the term is that of the widened
+    /// row.
     ///
     /// # Panics
     /// If `row` does not have length `d`.
     #[inline]
-    pub fn add_scaled(&mut self, c: f64, row: &[f64]) {
+    pub fn add_scaled<T: Copy + Into<f64>>(&mut self, c: f64, row: &[T]) {
         let d = self.quantiser.dim;
         assert_eq!(row.len(), d, "term of the wrong length");
         let s = c * self.quantiser.inv_gamma;
@@ -261,7 +263,7 @@ impl ExactSum {
         let mut cands = cand.chunks_exact_mut(4);
         for ((cc, pc), rc) in (&mut cands).zip(&mut parts).zip(&mut rows) {
             for l in 0..4 {
-                let v = (s * rc[l] + ROUNDER) - ROUNDER;
+                let v = (s * rc[l].into() + ROUNDER) - ROUNDER;
                 cc[l] = pc[l] + v;
                 sq[l] += v * v;
             }
@@ -272,7 +274,7 @@ impl ExactSum {
             .zip(parts.remainder())
             .zip(rows.remainder())
         {
-            let v = (s * r + ROUNDER) - ROUNDER;
+            let v = (s * r.into() + ROUNDER) - ROUNDER;
             *cv = p + v;
             sq[0] += v * v;
         }
@@ -334,11 +336,11 @@ impl ExactSum {
     /// The exact path: writes into `scratch` an integer term satisfying the bound (module docs,
     /// step 2) and returns `true`, or `false` for a term replaced by zero.
     #[cold]
-    fn slow_term(&mut self, c: f64, row: &[f64]) -> bool {
+    fn slow_term<T: Copy + Into<f64>>(&mut self, c: f64, row: &[T]) -> bool {
         let q = self.quantiser;
         let t = &mut self.scratch;
         for (t, &r) in t.iter_mut().zip(row) {
-            *t = (c * r) * q.inv_gamma;
+            *t = (c * r.into()) * q.inv_gamma;
         }
         if t.iter().any(|v| !v.is_finite()) {
             return false;

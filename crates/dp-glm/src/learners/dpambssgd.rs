@@ -163,7 +163,7 @@ impl DpAmbSsgd {
             let base = t * (b + s);
             let stat = &order[base..base + s];
             let batch = &order[base + s..base + s + b];
-            let gamma = dp_stat(x, y, stat, w.view(), width, rounds, alpha, rng)?;
+            let gamma = dp_stat(x.view(), y, stat, w.view(), width, rounds, alpha, rng)?;
             let zeta = rx * gamma * kappa;
             grad.fill(0.0);
             for &i in batch {
@@ -341,7 +341,17 @@ mod tests {
         let idx: Vec<usize> = (0..2000).collect();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         // At w*, residuals are N(0, 1): the max of 2000 is ~3.5; γ is within a factor 4 of it.
-        let g = dp_stat(data.x(), data.y(), &idx, w.view(), 0.01, 12, 2.0, &mut rng).unwrap();
+        let g = dp_stat(
+            data.x().view(),
+            data.y(),
+            &idx,
+            w.view(),
+            0.01,
+            12,
+            2.0,
+            &mut rng,
+        )
+        .unwrap();
         assert!((3.0..=16.0).contains(&g), "{g}");
     }
 

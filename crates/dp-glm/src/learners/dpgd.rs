@@ -138,11 +138,25 @@ impl DpGd {
         data: &SparseDataset,
         rng: &mut R,
     ) -> Result<LinearModel> {
+        self.fit_sparse_with_observer(data, rng, None)
+    }
+
+    /// [`DpGd::fit_sparse`], showing every optimiser step to `observer` (as
+    /// [`DpGd::fit_with_observer`]).
+    ///
+    /// # Errors
+    /// As [`DpGd::fit`].
+    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &SparseDataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
         self.check()?;
         data.check_labels(&self.loss)?;
         let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let n = row_count(self.public_n, data.n_samples())?;
-        self.run(&PublicCount { inner: &glm, n }, rng, None)
+        self.run(&PublicCount { inner: &glm, n }, rng, observer)
     }
 
     /// Checks the hyper-parameters.
@@ -243,7 +257,7 @@ mod tests {
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
         assert_eq!(r.ledger.entries()[0].count, 100);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
-        let acc = m.predict(data.x()).unwrap();
+        let acc = m.predict(data.x().view()).unwrap();
         let right = acc.iter().zip(data.y()).filter(|(p, y)| *p == *y).count();
         assert!(right as f64 / 2000.0 > 0.9, "accuracy {right}/2000");
     }

@@ -114,7 +114,7 @@ impl JlNoisyGd {
         // Rows longer than X are scaled to norm X before projecting (a per-record map; the
         // paper assumes ‖x‖ ≤ X), so that Φx cannot overflow whatever a row holds.
         let x_bound = positive("x_bound", self.base.x_bound)?;
-        let rows = BallProjector::new(x_bound)?.transform(data.x())?;
+        let rows = BallProjector::new(x_bound)?.transform(data.x().view())?;
         let projected = Dataset::new(phi.apply(rows.view())?, data.y().to_owned())?;
         let fitted = inner.fit(&projected, rng)?;
         let coef = phi.lift(fitted.coef())?;

@@ -474,8 +474,10 @@ pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Datas
     if data.row_norms().iter().all(|&r| r <= radius) {
         return Ok(Cow::Borrowed(data));
     }
-    let x = BallProjector::new(radius)?.transform(data.x())?;
-    Ok(Cow::Owned(Dataset::new(x, data.y().to_owned())?))
+    let x = BallProjector::new(radius)?.transform(data.x().view())?;
+    // Narrowed toward zero for f32 storage: no norm grows.
+    let rows = Dataset::with_storage(x, data.y().to_owned(), data.storage())?;
+    Ok(Cow::Owned(rows))
 }
 
 /// The noise parameters a report lists for ObjPert.
@@ -909,10 +911,13 @@ impl<'a> Perturbed<'a> {
         let mut linear = Array1::zeros(data.n_features());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
         grid.add_to(rng, linear.view_mut())?;
-        // One pass over the rows (in storage order) for the squared column norms.
+        // One pass over the rows (in storage order) for the squared column norms; f32 storage
+        // widened a block at a time.
         let mut squares = Array1::<f64>::zeros(data.n_features());
-        for row in data.x().rows() {
-            squares.zip_mut_with(&row, |a, &v| *a += v * v);
+        for (_, x) in data.features().f64_blocks(crate::data::WIDEN_ROWS) {
+            for row in x.rows() {
+                squares.zip_mut_with(&row, |a, &v| *a += v * v);
+            }
         }
         let curvature = b.loss.smoothness();
         let scale = squares.mapv(|q| 1.0 / (curvature * q + lambda).sqrt());

@@ -17,6 +17,7 @@ use crate::error::{Result, ensure};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::sparse::{SparseDataset, SparseGlmObjective};
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -158,6 +159,27 @@ impl NoisyProjectedGd {
         let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
         let objective = PublicCount { inner: &glm, n };
         self.run(plan, &objective, rng, observer)
+    }
+
+    /// [`NoisyProjectedGd::fit_with_observer`] on sparse rows ([`SparseDataset`]): each pass
+    /// costs `O(nnz + d)`, and the exact clipped sums equal the dense ones, so the model is
+    /// bit-identical to [`NoisyProjectedGd::fit`]'s on the same rows densified, with the same
+    /// `rng`.
+    ///
+    /// # Errors
+    /// As [`NoisyProjectedGd::fit`].
+    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &SparseDataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
+        self.loss.validate()?;
+        let n = row_count(self.public_n, data.n_samples())?;
+        let plan = self.plan(n, data.n_features())?;
+        data.check_labels(&self.loss)?;
+        let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
     }
 
     /// [`NoisyProjectedGd::fit`] on data read block by block: `open()` yields the blocks

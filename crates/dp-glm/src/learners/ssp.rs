@@ -9,7 +9,7 @@ use ndarray::{Array1, Array2, ArrayView1};
 use rand::Rng;
 
 use super::{Budget, calibrate, positive, public_n_note, report};
-use crate::data::Dataset;
+use crate::data::{Dataset, WIDEN_ROWS};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
@@ -126,14 +126,22 @@ impl Ssp {
     }
 
     /// Fits the model (squared loss) on data in memory: [`Ssp::fit_statistics`] of the exact
-    /// statistics of `data`.
+    /// statistics of `data`, accumulated in `f64` over blocks of rows (`f32` storage is widened
+    /// one block at a time).
     ///
     /// # Errors
     /// Invalid bounds, failure probability, public row count or budget; an accountant that
     /// cannot analyse the Gaussian; a non-finite result.
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let mut stats = self.statistics(data.n_features())?;
-        stats.add_block(data.x(), data.y(), 0)?;
+        for (rows, x) in data.features().f64_blocks(WIDEN_ROWS) {
+            stats.add_block(
+                x.view(),
+                data.y()
+                    .slice_axis(ndarray::Axis(0), ndarray::Slice::from(rows.clone())),
+                rows.start,
+            )?;
+        }
         self.fit_statistics(stats, rng)
     }
 

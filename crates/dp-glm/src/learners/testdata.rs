@@ -70,7 +70,7 @@ pub(crate) fn separable(n: usize) -> Dataset {
 
 /// The fraction of rows whose predicted sign matches the label.
 pub(crate) fn accuracy(m: &LinearModel, data: &Dataset) -> f64 {
-    let p = m.predict(data.x()).unwrap();
+    let p = m.predict(data.x().view()).unwrap();
     let right = p.iter().zip(data.y()).filter(|(a, b)| *a == *b).count();
     right as f64 / data.n_samples() as f64
 }

@@ -1,0 +1,232 @@
+//! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd and noisy-gd (issue 12 §2):
+//! the model file equals the one trained on the same rows written as CSV (read dense) with the
+//! same seed and flags — coefficients, intercept, the bounds and their estimates, the privacy
+//! spent — and so do the scores; the other algorithms, and feature scalings, densify with a
+//! warning that says why.
+//!
+//! The values are multiples of 1/8, so the dense row norms are exact in any order (builds with
+//! BLAS compute them with `ddot`, see `dp_glm::sparse`).
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+mod inprocess;
+use inprocess::{dpglm, tempdir};
+
+const D: usize = 12;
+
+/// Deterministic sparse rows: about a third of `D` features present, multiples of 1/8 in
+/// `[−2, 2)`; rows 5, 18, 31, … empty; a ±1 label from a noisy linear rule, or the rule's
+/// value (a multiple of 1/64) with `real`.
+fn rows(n: usize, real: bool) -> Vec<(f64, Vec<(usize, f64)>)> {
+    (0..n)
+        .map(|i| {
+            let entries: Vec<(usize, f64)> = (0..D)
+                .filter(|j| i % 13 != 5 && (i * 7 + j * 11) % 3 == 0)
+                .map(|j| (j, ((i * 31 + j * 17) % 32) as f64 / 8.0 - 2.0))
+                .collect();
+            let rule: f64 = entries
+                .iter()
+                .map(|&(j, v)| v * (j as f64 - 5.5) / 8.0)
+                .sum();
+            let y = match (real, i % 9 == 0) {
+                (true, _) => rule,
+                (false, flip) if (rule > 0.0) != flip => 1.0,
+                (false, _) => -1.0,
+            };
+            (y, entries)
+        })
+        .collect()
+}
+
+/// The same rows as a LIBSVM file and as a CSV file.
+type Files = (PathBuf, PathBuf);
+
+/// The rows as a LIBSVM file and as a CSV file (columns `f1…fD` and `y`) under `dir`.
+fn write(dir: &Path, name: &str, n: usize, real: bool) -> Files {
+    let (mut svm, mut csv) = (String::new(), String::new());
+    let header: Vec<String> = (1..=D).map(|j| format!("f{j}")).collect();
+    csv.push_str(&format!("{},y\n", header.join(",")));
+    for (y, entries) in rows(n, real) {
+        svm.push_str(&y.to_string());
+        let mut dense = [0.0; D];
+        for &(j, v) in &entries {
+            svm.push_str(&format!(" {}:{v}", j + 1));
+            dense[j] = v;
+        }
+        svm.push('\n');
+        let cells: Vec<String> = dense.iter().map(f64::to_string).collect();
+        csv.push_str(&format!("{},{y}\n", cells.join(",")));
+    }
+    let (s, c) = (
+        dir.join(format!("{name}.svm")),
+        dir.join(format!("{name}.csv")),
+    );
+    std::fs::write(&s, svm).unwrap();
+    std::fs::write(&c, csv).unwrap();
+    (s, c)
+}
+
+/// `dpglm train` with `args`, which must succeed: the JSON answer, the model file written to
+/// `out`, and stderr.
+fn train(args: &[&str], out: &Path) -> (Value, Value, String) {
+    let mut all = vec!["train", "--json", "--out", out.to_str().unwrap()];
+    all.extend(args);
+    let (code, stdout, stderr) = dpglm(&all);
+    assert_eq!(code, 0, "{all:?}: {stderr}");
+    let model = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (serde_json::from_str(&stdout).unwrap(), model, stderr)
+}
+
+/// `v` without the entries that name how the file was read (format, column names) or time it.
+fn fitted(mut v: Value, keys: &[&str]) -> Value {
+    for k in keys {
+        v.as_object_mut().unwrap().remove(*k);
+    }
+    v
+}
+
+#[test]
+fn sparse_rows_give_the_dense_model() {
+    let dir = tempdir("sparse-train");
+    let class = write(&dir, "class", 300, false);
+    let class_test = write(&dir, "class-test", 40, false);
+    let real = write(&dir, "real", 300, true);
+    let d = D.to_string();
+    let cases: [(&str, &[&str], &Files, &Files); 5] = [
+        // Unit rows and a bias: public bounds.
+        ("dp-gd", &["--bias", "1"], &class, &class_test),
+        ("noisy-gd", &[], &class, &class_test),
+        // Raw rows: the clip, and X and Y, estimated privately from the same norms and labels.
+        (
+            "dp-gd",
+            &["--preprocess", "none", "--bias", "0.5"],
+            &class,
+            &class_test,
+        ),
+        (
+            "noisy-gd",
+            &["--loss", "squared", "--preprocess", "none"],
+            &real,
+            &class_test,
+        ),
+        (
+            "dp-gd",
+            &["--loss", "squared", "--preprocess", "none"],
+            &real,
+            &real,
+        ),
+    ];
+    let common = [
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--seed",
+        "7",
+        "--steps",
+        "20",
+    ];
+    for (algorithm, extra, (svm, csv), (svm_test, csv_test)) in cases {
+        let mut base = vec!["--algorithm", algorithm];
+        base.extend(common);
+        base.extend(extra);
+        let mut sparse = base.clone();
+        sparse.extend(["--data", svm.to_str().unwrap(), "--n-features", &d]);
+        sparse.extend(["--test", svm_test.to_str().unwrap()]);
+        let mut dense = base.clone();
+        dense.extend([
+            "--data",
+            csv.to_str().unwrap(),
+            "--label",
+            "y",
+            "--scale",
+            "none",
+        ]);
+        dense.extend(["--test", csv_test.to_str().unwrap()]);
+        let (s_json, s_model, s_err) = train(&sparse, &dir.join("s.json"));
+        let (d_json, d_model, _) = train(&dense, &dir.join("d.json"));
+        let case = format!("{algorithm} {extra:?}");
+        assert!(!s_err.contains("densified"), "{case}: {s_err}");
+        assert!(
+            s_model["coefficients"].as_array().unwrap().len() >= D,
+            "{case}"
+        );
+        // Raw rows: every bound estimated privately (the ledger's entries compared below).
+        let estimated = s_json["bounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["source"] == "estimated")
+            .count();
+        let raw = extra.contains(&"none");
+        assert_eq!(estimated > 0, raw, "{case}: {}", s_json["bounds"]);
+        let model = |v: Value| fitted(v, &["input", "feature_names", "digest"]);
+        assert_eq!(model(s_model), model(d_model), "{case}");
+        // The dense scores are `x.dot(w)`, BLAS `dgemv` in builds with BLAS (another order of
+        // the same products): the mean losses to rounding, the rest below as it is.
+        for key in ["train_loss", "test_mse"] {
+            let (s, d) = (&s_json[key], &d_json[key]);
+            assert_eq!(s.is_null(), d.is_null(), "{case}: {key}");
+            if let (Some(s), Some(d)) = (s.as_f64(), d.as_f64()) {
+                assert!((s - d).abs() <= 1e-12 * d.abs(), "{case}: {key} {s} {d}");
+            }
+        }
+        // The whole answer but the time taken, the model path and the public columns (by position,
+        // by name).
+        let answer = |v: Value| {
+            let statement: Vec<&str> = v["statement"].as_str().unwrap().lines().collect();
+            let columns = |l: &&str| l.contains("number of features") || l.contains("columns");
+            let kept: Vec<&str> = statement.iter().copied().filter(|l| !columns(l)).collect();
+            assert_eq!(kept.len() + 1, statement.len(), "{case}: {statement:?}");
+            let scored = ["train_loss", "test_mse"];
+            let other = ["seconds", "statement", "model"];
+            (
+                kept.join("\n"),
+                fitted(v.clone(), &[&scored[..], &other].concat()),
+            )
+        };
+        assert_eq!(answer(s_json), answer(d_json), "{case}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
+    let dir = tempdir("sparse-densify");
+    let (svm, _) = write(&dir, "class", 200, false);
+    let d = D.to_string();
+    let data = ["--data", svm.to_str().unwrap(), "--n-features", &d];
+    let common = ["--epsilon", "1", "--delta", "1e-5", "--seed", "3"];
+    for (extra, why) in [
+        (
+            &["--algorithm", "amp"][..],
+            "--algorithm amp has no sparse path (dp-gd and noisy-gd train on sparse rows)",
+        ),
+        (
+            &["--algorithm", "dp-gd", "--scale", "minmax"][..],
+            "--scale minmax maps zeros to non-zero values",
+        ),
+    ] {
+        let mut args = data.to_vec();
+        args.extend(common);
+        args.extend(extra);
+        let (json, _, err) = train(&args, &dir.join("m.json"));
+        let warning = format!("the LIBSVM rows are densified (n × d values in memory): {why}");
+        assert!(
+            err.contains(&format!("warning: {warning}")),
+            "{extra:?}: {err}"
+        );
+        let warnings = json["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with(&warning)),
+            "{json}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
