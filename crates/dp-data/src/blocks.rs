@@ -1,16 +1,19 @@
 //! Row blocks: data read a bounded number of rows at a time, for data larger than memory.
 //!
-//! A [`RowBlocks`] iterator yields [`RowBlock`]s of at most `block_rows` rows each, in file
-//! order, features and labels already mapped through the [`TableSpec`](crate::TableSpec)
+//! A [`RowBlocks`] iterator yields [`RowBlock`]s of `block_rows` rows each (the last one
+//! fewer), in file order, features and labels already mapped through the [`TableSpec`](crate::TableSpec)
 //! exactly as the whole-file readers map them: the blocks of a file, stacked, equal (bitwise)
 //! what [`read_training_data`](crate::read_training_data) returns for it. One iterator is one
 //! pass; open another ([`open_blocks`](crate::open_blocks) /
 //! [`read_blocks`](crate::read_blocks), or [`LoadedData::blocks`](crate::LoadedData::blocks)
-//! for data in memory) for the next pass.
+//! for data in memory) for the next pass. [`RowBlocks::read_into`] reads into a block the
+//! caller keeps, so that passes after the first allocate nothing per block.
 //!
 //! Memory: a block of `b` rows holds `b × (d + 1)` values plus the reader's buffers — a text
 //! line (CSV, LIBSVM), 64 KiB of file buffer, or a Parquet row group's current pages — never
 //! the file.
+
+use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis, Slice};
 
@@ -23,7 +26,7 @@ pub(crate) const WHOLE_FILE_BLOCK: usize = 1 << 16;
 
 /// At most `block_rows` rows of features (`rows × d`) and their labels (`rows`; empty when the
 /// labels are not read).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowBlock {
     /// The block's features, one row per sample.
     pub x: Array2<f64>,
@@ -151,36 +154,48 @@ pub(crate) fn to_matrix(
     })
 }
 
+impl RowBlocks<'_> {
+    /// Reads the next block into `block`, reusing its buffers: once they have grown to a
+    /// block, a pass allocates nothing per block. Every block but the last holds exactly
+    /// [`RowBlocks::block_rows`] rows (a Parquet row group's end does not cut one short).
+    /// Returns `false`, `block` emptied, at the end.
+    ///
+    /// # Errors
+    ///
+    /// The reader's first error (the block's contents are then unspecified), after which
+    /// every call returns `false`.
+    pub fn read_into(&mut self, block: &mut RowBlock) -> Result<bool> {
+        let d = self.reader.n_features();
+        let (mut x, _) = std::mem::take(&mut block.x).into_raw_vec_and_offset();
+        let (mut y, _) = std::mem::take(&mut block.y).into_raw_vec_and_offset();
+        x.clear();
+        y.clear();
+        let mut buf = BlockBuf { x, y, rows: 0 };
+        while !self.done && buf.rows < self.block_rows {
+            match self.reader.read_rows(self.block_rows - buf.rows, &mut buf) {
+                Ok(0) => self.done = true,
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+        }
+        block.x = to_matrix(buf.x, buf.rows, d, Path::new("row block"))?;
+        block.y = Array1::from_vec(buf.y);
+        Ok(buf.rows > 0)
+    }
+}
+
 impl Iterator for RowBlocks<'_> {
     type Item = Result<RowBlock>;
 
+    /// A new block ([`RowBlocks::read_into`] a fresh one).
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let mut buf = BlockBuf::new();
-        let d = self.reader.n_features();
-        match self.reader.read_rows(self.block_rows, &mut buf) {
-            Ok(0) => {
-                self.done = true;
-                None
-            }
-            Ok(rows) => Some(
-                Array2::from_shape_vec((rows, d), buf.x)
-                    .map(|x| RowBlock {
-                        x,
-                        y: Array1::from_vec(buf.y),
-                    })
-                    .map_err(|e| Error::DataMismatch {
-                        path: "row block".into(),
-                        reason: e.to_string(),
-                    }),
-            ),
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let mut block = RowBlock::default();
+        self.read_into(&mut block)
+            .map(|more| more.then_some(block))
+            .transpose()
     }
 }
 

@@ -109,6 +109,8 @@ pub(crate) struct NpyStream<'a> {
     count: usize,
     /// Values read so far.
     read: usize,
+    /// The bytes of one chunk of values, reused.
+    bytes: Vec<u8>,
 }
 
 impl<'a> NpyStream<'a> {
@@ -229,6 +231,7 @@ impl<'a> NpyStream<'a> {
             sized: file_len.is_some(),
             count,
             read: 0,
+            bytes: Vec::new(),
         })
     }
 
@@ -245,11 +248,12 @@ impl<'a> NpyStream<'a> {
             reason,
         };
         let size = self.dtype.size();
-        let mut buf = vec![0u8; CHUNK * size];
+        self.bytes.resize(CHUNK * size, 0);
         let end = self.read + k.min(self.count - self.read);
+        data.reserve(end - self.read);
         while self.read < end {
             let k = CHUNK.min(end - self.read);
-            let bytes = &mut buf[..k * size];
+            let bytes = &mut self.bytes[..k * size];
             if let Err(e) = self.reader.read_exact(bytes) {
                 return Err(if e.kind() == ErrorKind::UnexpectedEof {
                     npy_err(format!(
@@ -511,8 +515,10 @@ pub(crate) struct NpyRows {
     cols: usize,
     /// Rows read so far.
     row: usize,
-    /// One block's values, reused.
+    /// One block's values (with a label column), reused.
     scratch: Vec<f64>,
+    /// One block's labels, reused.
+    labels_scratch: Vec<f64>,
 }
 
 impl NpyRows {
@@ -572,6 +578,7 @@ impl NpyRows {
             cols,
             row: 0,
             scratch: Vec::new(),
+            labels_scratch: Vec::new(),
         })
     }
 }
@@ -590,21 +597,31 @@ impl crate::blocks::BlockReader for NpyRows {
             }
             return Ok(0);
         }
-        self.scratch.clear();
-        self.x.read_values(k * self.cols, &mut self.scratch)?;
-        let block =
-            ndarray::ArrayView2::from_shape((k, self.cols), &self.scratch[..]).map_err(|e| {
-                Error::Npy {
-                    path: self.x.path.clone(),
-                    reason: e.to_string(),
-                }
-            })?;
-        check_finite(&self.x.path, block, self.row)?;
+        // The values go straight into the block, except with a label column (read aside,
+        // then split).
+        let with_column = matches!(self.labels, BlockLabels::Column(_));
+        let start = buf.x.len();
+        let values = if with_column {
+            self.scratch.clear();
+            &mut self.scratch
+        } else {
+            &mut buf.x
+        };
+        self.x.read_values(k * self.cols, values)?;
+        let values = if with_column {
+            &self.scratch[..]
+        } else {
+            &buf.x[start..]
+        };
+        let path = &self.x.path;
+        check_finite(path, rows_of(path, k, self.cols, values)?, self.row)?;
         let mut mapper = crate::schema::LabelMapper::resume(&self.mapper, self.negative);
-        let mut y = Vec::with_capacity(k);
+        self.labels_scratch.clear();
+        let y = &mut self.labels_scratch;
         match &mut self.labels {
             BlockLabels::Without => {}
             BlockLabels::Column(index) => {
+                let block = rows_of(&self.x.path, k, self.cols, &self.scratch)?;
                 y.extend(block.column(*index).iter().copied());
                 for row in block.rows() {
                     buf.x.extend(
@@ -616,19 +633,19 @@ impl crate::blocks::BlockReader for NpyRows {
                 }
             }
             BlockLabels::File(stream) => {
-                stream.read_values(k, &mut y)?;
-                check_finite_labels(&stream.path, &y, self.row)?;
+                stream.read_values(k, y)?;
+                check_finite_labels(&stream.path, y, self.row)?;
             }
         }
-        if !matches!(self.labels, BlockLabels::Column(_)) {
-            buf.x.extend_from_slice(&self.scratch);
-        }
         let path = match &self.labels {
-            BlockLabels::File(stream) => stream.path.clone(),
-            _ => self.x.path.clone(),
+            BlockLabels::File(stream) => &stream.path,
+            _ => &self.x.path,
         };
-        for (i, v) in y.into_iter().enumerate().filter(|_| self.with_labels) {
-            buf.y.push(mapper.map_value(v, self.row + i, &path)?);
+        if self.with_labels {
+            buf.y.reserve(y.len());
+            for (i, &v) in y.iter().enumerate() {
+                buf.y.push(mapper.map_value(v, self.row + i, path)?);
+            }
         }
         self.negative = mapper.negative();
         self.row += k;
@@ -664,6 +681,19 @@ pub(crate) fn sibling_label_file(x_path: &Path) -> Option<PathBuf> {
         .find(|p| p != x_path && p.is_file())
 }
 
+/// `values` as `k × cols` rows (of the file `path`, for the error).
+fn rows_of<'v>(
+    path: &Path,
+    k: usize,
+    cols: usize,
+    values: &'v [f64],
+) -> Result<ndarray::ArrayView2<'v, f64>> {
+    ndarray::ArrayView2::from_shape((k, cols), values).map_err(|e| Error::Npy {
+        path: path.into(),
+        reason: e.to_string(),
+    })
+}
+
 /// Checks labels that start at the file's 0-based row `first`.
 fn check_finite_labels(path: &Path, y: &[f64], first: usize) -> Result<()> {
     match y.iter().position(|v| !v.is_finite()) {
@@ -677,6 +707,14 @@ fn check_finite_labels(path: &Path, y: &[f64], first: usize) -> Result<()> {
 
 /// Checks rows that start at the file's 0-based row `first`.
 fn check_finite(path: &Path, x: ndarray::ArrayView2<'_, f64>, first: usize) -> Result<()> {
+    // The common case in one vectorised sweep; the position only when something is wrong.
+    let finite = match x.as_slice() {
+        Some(v) => v.iter().fold(true, |ok, v| ok & v.is_finite()),
+        None => x.iter().all(|v| v.is_finite()),
+    };
+    if finite {
+        return Ok(());
+    }
     for ((i, j), v) in x.indexed_iter() {
         if !v.is_finite() {
             return Err(Error::Npy {

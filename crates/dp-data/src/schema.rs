@@ -188,7 +188,14 @@ impl<'a> LabelMapper<'a> {
     ///
     /// [`Error::Label`] naming `path`, the row (1-based) and the value.
     pub(crate) fn map_value(&mut self, v: f64, row: usize, path: &Path) -> Result<f64> {
-        self.map_text(&v.to_string()).map_err(|kind| Error::Label {
+        // A number maps as its text would (the shortest text that reads back as `v`), without
+        // writing the text, except against a class pair.
+        let mapped = match self.labels {
+            Labels::Numeric if v.is_finite() => Ok(v),
+            Labels::Signs => self.sign(v, || v.to_string()),
+            _ => self.map_text(&v.to_string()),
+        };
+        mapped.map_err(|kind| Error::Label {
             path: path.into(),
             reason: format!("row {} (1-based): label: {kind}", row + 1),
         })
@@ -197,6 +204,35 @@ impl<'a> LabelMapper<'a> {
     /// The negative class as first written in this pass ([`Labels::Signs`]).
     pub(crate) fn negative(&self) -> Option<f64> {
         self.negative
+    }
+
+    /// The label of the number `v` under [`Labels::Signs`] (`cell`: its text, for errors).
+    fn sign(
+        &mut self,
+        v: f64,
+        cell: impl FnOnce() -> String,
+    ) -> std::result::Result<f64, ParseErrorKind> {
+        let unexpected = |expected: String| ParseErrorKind::UnexpectedValue {
+            value: cell(),
+            expected,
+        };
+        if v == 1.0 {
+            Ok(1.0)
+        } else if v == 0.0 || v == -1.0 {
+            match self.negative {
+                Some(seen) if seen != v => Err(unexpected(format!(
+                    "the negative class written as earlier rows write it ({seen}): a file \
+                     with both 0 and -1 labels may hold three classes; give the public class \
+                     pair (--classes NEGATIVE,POSITIVE)"
+                ))),
+                _ => {
+                    self.negative = Some(v);
+                    Ok(-1.0)
+                }
+            }
+        } else {
+            Err(unexpected(self.labels.expected()))
+        }
     }
 
     /// The label of one cell.
@@ -208,19 +244,8 @@ impl<'a> LabelMapper<'a> {
         match self.labels {
             Labels::Numeric => parse_finite(cell),
             Labels::Signs => match cell.trim().parse::<f64>() {
-                Ok(1.0) => Ok(1.0),
-                Ok(v) if v == 0.0 || v == -1.0 => match self.negative {
-                    Some(seen) if seen != v => Err(unexpected(format!(
-                        "the negative class written as earlier rows write it ({seen}): a file \
-                         with both 0 and -1 labels may hold three classes; give the public class \
-                         pair (--classes NEGATIVE,POSITIVE)"
-                    ))),
-                    _ => {
-                        self.negative = Some(v);
-                        Ok(-1.0)
-                    }
-                },
-                _ => Err(unexpected(self.labels.expected())),
+                Ok(v) => self.sign(v, || cell.to_owned()),
+                Err(_) => Err(unexpected(self.labels.expected())),
             },
             Labels::Classes { negative, positive } => {
                 if same_class(cell, positive) {

@@ -547,6 +547,12 @@ pub(crate) fn check_finite_labels(y: ArrayView1<'_, f64>) -> Result<()> {
 
 /// Returns [`Error::NonFinite`] for the first non-finite entry of `a`.
 pub(crate) fn check_finite(array: &'static str, a: ArrayView2<'_, f64>) -> Result<()> {
+    // The common case in one vectorised sweep; the position only when something is wrong.
+    if a.as_slice()
+        .is_some_and(|v| v.iter().fold(true, |ok, v| ok & v.is_finite()))
+    {
+        return Ok(());
+    }
     for ((row, col), &value) in a.indexed_iter() {
         if !value.is_finite() {
             return Err(Error::NonFinite {

@@ -14,7 +14,9 @@
 //! statistic of the training data computed without noise. Applying the pipeline to new rows
 //! is post-processing of the release: no privacy cost.
 
-use ndarray::{Array2, ArrayView2, Axis};
+use std::borrow::Cow;
+
+use ndarray::{Array2, ArrayView2, CowArray};
 
 use crate::error::{Error, Result, ensure};
 use crate::preprocess::BallProjector;
@@ -89,33 +91,110 @@ impl Preprocessing {
     /// As [`Preprocessing::validate`] with `n_features_in = x.ncols()`; a non-finite entry
     /// when rows are projected ([`Error::NonFinite`]).
     pub fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mut out = Array2::zeros((0, 0));
+        self.apply_into(x, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Preprocessing::apply`] into `out` (resized; its allocation reused when large
+    /// enough, as for the blocks of a streamed pass).
+    ///
+    /// # Errors
+    /// As [`Preprocessing::apply`].
+    pub fn apply_into(&self, x: ArrayView2<'_, f64>, out: &mut Array2<f64>) -> Result<()> {
         self.validate(x.ncols())?;
         let scaled = match &self.scaling {
-            Some(s) => s.transform(x)?,
-            None => x.to_owned(),
+            Some(s) => CowArray::from(s.transform(x)?),
+            None => CowArray::from(x),
         };
-        let d = scaled.ncols();
-        let mut out = Array2::zeros((scaled.nrows(), d + self.extra_columns()));
-        for (i, row) in scaled.axis_iter(Axis(0)).enumerate() {
-            let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-            let (pre, post) = if self.unit_norm && m > 0.0 {
-                let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
-                (m, norm)
+        let (n, d) = scaled.dim();
+        let width = d + self.extra_columns();
+        let flat = match scaled.as_slice() {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(scaled.iter().copied().collect()),
+        };
+        let (mut values, _) = std::mem::take(out).into_raw_vec_and_offset();
+        values.clear();
+        values.reserve(n * width);
+        if d == 0 {
+            // No features: the bias column alone, if any.
+            values.extend((0..n).filter_map(|_| self.bias));
+        }
+        // Four rows at a time: `q = x/m` written out, its norm summed from what was written,
+        // then `q/‖q‖` in place — the operations of `x/m/‖x/m‖` one row at a time, in the
+        // same order, with the rows' chains interleaved.
+        for group in flat.chunks(LANES * d.max(1)) {
+            let rows = group.len() / d.max(1);
+            let start = values.len();
+            let m = if self.unit_norm {
+                fold_rows(group, rows, d, d, |m, v| m.max(v.abs()))
             } else {
-                (1.0, 1.0)
+                [0.0; LANES]
             };
-            for (j, v) in row.iter().enumerate() {
-                out[[i, j]] = v / pre / post;
+            for (row, &m) in group.chunks_exact(d.max(1)).zip(&m) {
+                if m > 0.0 {
+                    values.extend(row.iter().map(|v| v / m));
+                } else {
+                    values.extend_from_slice(row);
+                }
+                values.extend(self.bias);
             }
-            if let Some(b) = self.bias {
-                out[[i, d]] = b;
+            if self.unit_norm {
+                let sums = fold_rows(&values[start..], rows, d, width, |s, q| s + q * q);
+                let written = values[start..].chunks_exact_mut(width);
+                for ((row, &m), sum) in written.zip(&m).zip(sums) {
+                    if m > 0.0 {
+                        let norm = sum.sqrt();
+                        row[..d].iter_mut().for_each(|q| *q /= norm);
+                    }
+                }
             }
         }
-        match self.row_bound {
-            Some(r) => BallProjector::new(r)?.transform(out.view()),
-            None => Ok(out),
+        let rows =
+            Array2::from_shape_vec((n, width), values).map_err(|_| Error::ShapeMismatch {
+                left: "preprocessed rows",
+                left_shape: vec![n, width],
+                right: "raw rows",
+                right_shape: vec![n, d],
+            })?;
+        *out = match self.row_bound {
+            Some(r) => BallProjector::new(r)?.transform(rows.view())?,
+            None => rows,
+        };
+        Ok(())
+    }
+}
+
+/// Rows [`Preprocessing::apply_into`] normalises at once.
+const LANES: usize = 4;
+
+/// `fold` over each of the first `rows` (at most [`LANES`]) rows of `group` — `d` values
+/// each, `stride` apart — from 0, in column order; four rows' chains interleaved when there
+/// are four (the same operations per row as one row at a time).
+fn fold_rows(
+    group: &[f64],
+    rows: usize,
+    d: usize,
+    stride: usize,
+    fold: impl Fn(f64, f64) -> f64,
+) -> [f64; LANES] {
+    let mut acc = [0.0_f64; LANES];
+    let row = |k: usize| &group[k * stride..k * stride + d];
+    if rows == LANES {
+        for (((a, b), c), e) in row(0).iter().zip(row(1)).zip(row(2)).zip(row(3)) {
+            acc = [
+                fold(acc[0], *a),
+                fold(acc[1], *b),
+                fold(acc[2], *c),
+                fold(acc[3], *e),
+            ];
+        }
+    } else {
+        for (k, acc) in acc.iter_mut().enumerate().take(rows) {
+            *acc = row(k).iter().fold(0.0, |s, &v| fold(s, v));
         }
     }
+    acc
 }
 
 /// A scaling of two features (the first clipped to [−4, 8], centred at 2, scale 2, estimated;
@@ -178,6 +257,41 @@ mod tests {
     }
 
     /// The scaling comes first (clipped, centred, scaled), the bias next, the projection last.
+    /// Rows taken four at a time give, bit for bit, what one row at a time gives
+    /// (`x/m/‖x/m‖`, the norm summed in column order), for 0 to 9 rows (groups of four and
+    /// tails), a zero row, and magnitudes from 1e-300 to 1e300; into a reused buffer too.
+    #[test]
+    fn unit_norm_rows_in_groups_equal_one_row_at_a_time() {
+        let prep = Preprocessing {
+            unit_norm: true,
+            bias: Some(-0.5),
+            ..Preprocessing::default()
+        };
+        let all = Array2::from_shape_fn((9, 7), |(i, j)| {
+            let v = ((i * 7 + j) as f64 * 0.37).sin() * 10f64.powi((i as i32 - 4) * 75);
+            if i == 5 { 0.0 } else { v }
+        });
+        let mut kept = Array2::zeros((0, 0));
+        for n in 0..=9 {
+            let x = all.slice_axis(ndarray::Axis(0), ndarray::Slice::from(..n));
+            let mut expected = Array2::zeros((n, 8));
+            for (i, row) in x.rows().into_iter().enumerate() {
+                let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+                let norm = row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt();
+                let (pre, post) = if m > 0.0 { (m, norm) } else { (1.0, 1.0) };
+                for (j, v) in row.iter().enumerate() {
+                    expected[[i, j]] = v / pre / post;
+                }
+                expected[[i, 7]] = -0.5;
+            }
+            let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&prep.apply(x).unwrap()), bits(&expected), "{n} rows");
+            prep.apply_into(x, &mut kept).unwrap();
+            assert_eq!(bits(&kept), bits(&expected), "{n} rows, reused buffer");
+            assert_eq!(kept.dim(), (n, 8));
+        }
+    }
+
     #[test]
     fn steps_apply_in_order() {
         let prep = Preprocessing {

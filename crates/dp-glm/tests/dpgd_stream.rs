@@ -205,3 +205,48 @@ fn streamed_sums_over_a_batch_are_the_in_memory_ones() {
     }
     sum.finish().unwrap();
 }
+
+/// The kept-buffer sources the CLI streams a file through ([`Reopen`] reading into one
+/// buffer, [`Preprocessed`] applying unit norm and a bias into another): the same model, bit
+/// for bit, as the in-memory fit on the preprocessed rows, for blocks of 1, 100 (which do
+/// not divide the rows) and more than the data has; and a pass reading one value other than
+/// the first pass read is an error, not a model.
+#[test]
+fn kept_buffer_sources_fit_the_in_memory_model_and_catch_a_changed_value() {
+    use dp_glm::Preprocessing;
+    use dp_glm::streamed::{Preprocessed, Reopen};
+
+    let data = data(1001, 4, 5);
+    let prep = Preprocessing {
+        scaling: None,
+        unit_norm: true,
+        bias: Some(1.0),
+        row_bound: None,
+    };
+    let mut m = learner();
+    m.steps = 8;
+    let x = prep.apply(data.x.view()).unwrap();
+    let ds = Dataset::new(x, data.y.clone()).unwrap();
+    let whole = m.fit(&ds, &mut seeded_rng(5)).unwrap();
+    for block in [1, 100, 5000] {
+        let source = Preprocessed::new(Reopen::new(|| Ok(data.blocks(block))), &prep);
+        let s = m.fit_blocks(&source, &mut seeded_rng(5)).unwrap();
+        assert_eq!(bits(&s), bits(&whole), "block of {block} rows");
+        assert_eq!(s, whole, "block of {block} rows");
+    }
+    // From the second pass on, one feature of one row reads differently (same rows, same
+    // labels, still finite and in the domain).
+    let mut changed = data.clone();
+    changed.x[[700, 2]] += 0.25;
+    let passes = std::cell::Cell::new(0);
+    let source = Reopen::new(|| {
+        passes.set(passes.get() + 1);
+        Ok(if passes.get() == 1 { &data } else { &changed }.blocks(64))
+    });
+    let e = m.fit_blocks(&Preprocessed::new(source, &prep), &mut seeded_rng(5));
+    let e = e.unwrap_err();
+    assert!(
+        matches!(&e, StreamError::Fit(Error::Privacy(r)) if r.contains("changed between passes")),
+        "{e}"
+    );
+}

@@ -24,6 +24,7 @@ use std::cell::RefCell;
 
 use dp_glm::catalog::Fallback;
 use dp_glm::learners::Ssp;
+use dp_glm::streamed::{BlockSource, Preprocessed, Reopen};
 use dp_glm::sufficient::StreamError;
 use dp_glm::{DpGd, NoisyProjectedGd};
 
@@ -32,9 +33,6 @@ use crate::cli::CalibrationAccountantArg;
 
 /// Rows per block: 2^14 rows (12.6 MiB of `f64` at d = 100).
 const BLOCK_ROWS: usize = 1 << 14;
-
-/// The training rows, block by block.
-type Blocks<'p> = Box<dyn Iterator<Item = Result<dp_data::RowBlock, dp_data::Error>> + 'p>;
 
 /// A usage error for a flag `--stream` does not support.
 fn unsupported(what: &str) -> CliError {
@@ -50,12 +48,17 @@ fn scaling(which: &str) -> CliError {
     ))
 }
 
-/// `blocks` with the per-row preprocessing applied.
+/// `blocks` with the per-row preprocessing applied, each block a new allocation (for AdaSSP's
+/// one pass).
 fn preprocessed<'p>(
-    blocks: dp_data::RowBlocks<'static>,
+    blocks: dp_data::Result<dp_data::RowBlocks<'static>>,
     prep: &'p Preprocessing,
     path: &'p Path,
-) -> Blocks<'p> {
+) -> Box<dyn Iterator<Item = dp_data::Result<dp_data::RowBlock>> + 'p> {
+    let blocks = match blocks {
+        Ok(b) => b,
+        Err(e) => return Box::new(std::iter::once(Err(e))),
+    };
     Box::new(blocks.map(move |b| {
         let mut b = b?;
         b.x = prep
@@ -158,16 +161,16 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         ));
     }
     let names = first.feature_names().map(<[String]>::to_vec);
-    // The first pass reads the blocks opened above; every later one opens the file anew.
+    // The first pass reads the blocks opened above; every later one opens the file anew,
+    // into the same buffers.
     let first = RefCell::new(Some(first));
-    let blocks = || match first
-        .borrow_mut()
-        .take()
-        .map_or_else(|| open().map(|(b, _)| b), Ok)
-    {
-        Ok(b) => preprocessed(b, &prep, &a.data),
-        Err(e) => Box::new(std::iter::once(Err(e))),
+    let blocks = || {
+        first
+            .borrow_mut()
+            .take()
+            .map_or_else(|| open().map(|(b, _)| b), Ok)
     };
+    let source = Preprocessed::new(Reopen::new(blocks), &prep);
     let test = match &a.test {
         Some(p) => Some((p, read_test(a, p, &spec, &prep)?)),
         None => None,
@@ -179,7 +182,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             let mut ssp = Ssp::new(x_bound.unwrap_or(1.0), y_bound.unwrap_or(1.0));
             ssp.budget = budget;
             ssp.public_n = a.public_n;
-            ssp.fit_blocks(blocks(), &mut *rng)
+            ssp.fit_blocks(preprocessed(blocks(), &prep, &a.data), &mut *rng)
         }
         AlgorithmArg::NoisyGd => {
             let mut gd = NoisyProjectedGd::new(loss);
@@ -190,7 +193,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             gd.steps = a.steps.or(gd.steps);
             gd.learning_rate = a.learning_rate.or(gd.learning_rate);
             gd.public_n = a.public_n;
-            gd.fit_blocks(blocks, &mut *rng)
+            gd.fit_blocks(&source, &mut *rng)
         }
         // dp-gd (the others are refused above).
         _ => {
@@ -202,7 +205,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             gd.lambda = a.lambda.unwrap_or(gd.lambda);
             gd.radius = a.radius;
             gd.public_n = a.public_n;
-            gd.fit_blocks(blocks, &mut *rng)
+            gd.fit_blocks(&source, &mut *rng)
         }
     };
     let model = fitted
@@ -212,7 +215,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         })
         .and_then(|m| bounds.compose(m).map_err(|e| fit_error(a, e)))?;
     // A last pass: the training scores, for the operator only.
-    let (n, tr) = streamed_score(&model, blocks(), &a.data)?;
+    let (n, tr) = streamed_score(&model, &source, a)?;
     let test = match &test {
         Some((p, t)) => Some(score(&model, t, p)?),
         None => None,
@@ -252,24 +255,43 @@ fn read_test(
         .map_err(|e| data_glm_error(p, e))
 }
 
-/// The rows and the training scores over a second pass of the blocks (row-weighted means of
+/// The rows and the training scores over a last pass of the blocks (row-weighted means of
 /// each block's [`score`]).
 fn streamed_score(
     model: &LinearModel,
-    source: impl Iterator<Item = Result<dp_data::RowBlock, dp_data::Error>>,
-    path: &Path,
+    source: &impl BlockSource<Error = dp_data::Error>,
+    a: &TrainArgs,
 ) -> Result<(usize, Scores), CliError> {
+    let path = &a.data;
     let (mut n, mut loss, mut acc, mut mse) = (0usize, 0.0, None::<f64>, None::<f64>);
-    for block in source {
-        let b = block.map_err(data_error)?;
-        let rows = b.x.nrows();
-        let data = Dataset::new(b.x, b.y).map_err(|e| data_glm_error(path, e))?;
-        let s = score(model, &data, path)?;
-        let w = rows as f64;
-        loss += s.loss * w;
-        acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
-        mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
-        n += rows;
+    let mut failure = None;
+    source
+        .pass(&mut |b| {
+            if failure.is_some() {
+                return Ok(());
+            }
+            let rows = b.x.nrows();
+            let data = Dataset::new(std::mem::take(&mut b.x), std::mem::take(&mut b.y))?;
+            let scored = score(model, &data, path);
+            (b.x, b.y) = data.into_parts();
+            match scored {
+                Ok(s) => {
+                    let w = rows as f64;
+                    loss += s.loss * w;
+                    acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
+                    mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
+                    n += rows;
+                }
+                Err(e) => failure = Some(e),
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            StreamError::Source(e) => data_error(e),
+            StreamError::Fit(e) => data_glm_error(path, e),
+        })?;
+    if let Some(e) = failure {
+        return Err(e);
     }
     let total = n.max(1) as f64;
     Ok((

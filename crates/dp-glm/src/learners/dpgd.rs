@@ -2,7 +2,6 @@
 //! with Gaussian noise, optional projection, averaged or last iterate.
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_data::RowBlock;
 use dp_optim::{
     Averaging, ClippedSum, L2Ball, L2Regulariser, NoisyGd, Observer, Projection, StepSize,
     Unconstrained, sum_noise_multiplier,
@@ -19,7 +18,7 @@ use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::sparse::{SparseDataset, SparseGlmObjective};
-use crate::streamed::StreamedSum;
+use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
 /// Differentially private full-batch gradient descent (paper 000, Alg. 1).
@@ -114,19 +113,17 @@ impl DpGd {
     /// # Errors
     /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
     /// [`DpGd::fit`] and [`crate::streamed::StreamedSum::new`].
-    pub fn fit_blocks<R, F, I, E>(
+    pub fn fit_blocks<R, S>(
         &self,
-        open: F,
+        source: S,
         rng: &mut R,
-    ) -> std::result::Result<LinearModel, StreamError<E>>
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
     where
         R: Rng + ?Sized,
-        F: Fn() -> I,
-        I: IntoIterator<Item = std::result::Result<RowBlock, E>>,
-        E: std::error::Error + 'static,
+        S: BlockSource,
     {
         self.check()?;
-        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| self.run(sum, rng, None))
+        StreamedSum::new(source, self.loss, self.public_n)?.fit_with(|sum| self.run(sum, rng, None))
     }
 
     /// [`DpGd::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by

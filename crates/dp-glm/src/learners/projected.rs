@@ -2,7 +2,6 @@
 //! Alg. 1; paper 004).
 
 use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_data::RowBlock;
 use dp_optim::{
     Averaging, ClippedSum, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, sum_noise_multiplier,
 };
@@ -19,7 +18,7 @@ use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::sparse::{SparseDataset, SparseGlmObjective};
-use crate::streamed::StreamedSum;
+use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
 /// What [`NoisyProjectedGd`] runs with: the clip `G`, `T`, the noise multiplier and `η`.
@@ -193,23 +192,21 @@ impl NoisyProjectedGd {
     /// # Errors
     /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
     /// [`NoisyProjectedGd::fit`] and [`crate::streamed::StreamedSum::new`].
-    pub fn fit_blocks<R, F, I, E>(
+    pub fn fit_blocks<R, S>(
         &self,
-        open: F,
+        source: S,
         rng: &mut R,
-    ) -> std::result::Result<LinearModel, StreamError<E>>
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
     where
         R: Rng + ?Sized,
-        F: Fn() -> I,
-        I: IntoIterator<Item = std::result::Result<RowBlock, E>>,
-        E: std::error::Error + 'static,
+        S: BlockSource,
     {
         // The hyper-parameters that do not depend on the data, before the first pass.
         self.gradient_bound()?;
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }
-        StreamedSum::new(open, self.loss, self.public_n)?.fit_with(|sum| {
+        StreamedSum::new(source, self.loss, self.public_n)?.fit_with(|sum| {
             let plan = self.plan(sum.n_examples(), sum.dim())?;
             self.run(plan, sum, rng, None)
         })
