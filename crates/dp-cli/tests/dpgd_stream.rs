@@ -257,3 +257,48 @@ fn what_needs_a_first_pass_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The learners without a streamed fit are refused (exit 2, no model file) with the reason:
+/// DP-SGD's random batches, the shuffled learners' secret order, the in-memory objectives.
+#[test]
+fn learners_without_a_streamed_fit_say_why() {
+    let dir = tempdir("dpgd-stream-learners");
+    let data = dir.join("d.csv");
+    write_csv(&data, 200);
+    let out = dir.join("m.json");
+    for (algorithm, loss, says) in [
+        ("dp-sgd", "logistic", "its Poisson batches are random rows"),
+        ("dp-ssgd", "squared", "needs a secret random order"),
+        ("dp-ambssgd", "squared", "needs a secret random order"),
+        (
+            "amp",
+            "logistic",
+            "--algorithm amp (it needs the rows in memory",
+        ),
+    ] {
+        let (code, _, err) = dpglm(&[
+            "train",
+            "--data",
+            data.to_str().unwrap(),
+            "--label",
+            "y",
+            "--loss",
+            loss,
+            "--algorithm",
+            algorithm,
+            "--scale",
+            "none",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--stream",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{algorithm}: {err}");
+        assert!(err.contains(says), "{algorithm}: {err}");
+        assert!(!out.exists(), "{algorithm}: a model was written");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,7 +15,8 @@
 //! the unit-norm preprocessing implies `--x-bound` and makes DP-GD's default clip public for
 //! Lipschitz losses), the per-row preprocessing (unit norm — the default for classification,
 //! as in memory without feature scaling — and bias), `--n`, `--test` (read into memory).
-//! Refused with a usage error: other algorithms, feature scaling (`--scale minmax|standard`,
+//! Refused with a usage error: other algorithms (with the reason: DP-SGD's random batches,
+//! the shuffled learners' secret order, the in-memory objectives), feature scaling (`--scale minmax|standard`,
 //! the schema's scaling values, or the default min–max scaling of classification on a file
 //! with named columns) and bounds to be estimated privately — each would need a pass over the
 //! data before the fit.
@@ -39,6 +40,32 @@ fn unsupported(what: &str) -> CliError {
     CliError::Usage(format!(
         "--stream does not support {what}: leave out --stream to load the data into memory"
     ))
+}
+
+/// Why `algorithm` (not ssp, dp-gd or noisy-gd) has no streamed fit.
+///
+/// DP-SGD's privacy amplification by Poisson subsampling needs each batch to be a fresh
+/// random subset of the rows: read in file order, every batch of a few hundred rows would
+/// cost a pass over the whole file, the price of a full-batch DP-GD step. The shuffled
+/// learners' amplification (Feldman, McMillan & Talwar, "Hiding Among the Clones") assumes a
+/// secret uniformly random order, which the order rows happen to have in a file is not;
+/// claiming it for a pass in file order would under-report ε.
+fn not_streamed(algorithm: AlgorithmArg) -> &'static str {
+    match algorithm {
+        AlgorithmArg::DpSgd => {
+            "its Poisson batches are random rows: each batch would cost a pass over the file; \
+             use dp-gd, or load the data with --storage f32 to halve its memory"
+        }
+        AlgorithmArg::DpSsgd | AlgorithmArg::DpAmbssgd => {
+            "its shuffling amplification needs a secret random order of the rows, which a pass \
+             over the file in its stored order is not; use dp-gd, or load the data with \
+             --storage f32 to halve its memory"
+        }
+        _ => {
+            "it needs the rows in memory (its objective or its bounds take passes the stream \
+              does not make)"
+        }
+    }
 }
 
 /// The feature-scaling refusal.
@@ -80,9 +107,10 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         AlgorithmArg::Ssp | AlgorithmArg::DpGd | AlgorithmArg::NoisyGd
     ) {
         return Err(unsupported(&format!(
-            "--algorithm {} (only ssp, whose sufficient statistics take one pass, and dp-gd \
-             and noisy-gd, one pass per step)",
-            algorithm.name()
+            "--algorithm {} ({}; streamed are ssp, whose sufficient statistics take one pass, \
+             and dp-gd and noisy-gd, one pass per step)",
+            algorithm.name(),
+            not_streamed(algorithm)
         )));
     }
     let schema = schema_of(a.label.as_deref(), &a.columns)?;
