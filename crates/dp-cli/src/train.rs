@@ -532,6 +532,23 @@ struct NotPrivate {
 }
 
 impl NotPrivate {
+    /// The diagnostics of a fit that started at `start`, timed now.
+    fn since(
+        start: Instant,
+        n: usize,
+        train: Scores,
+        test: Option<Scores>,
+        warnings: Vec<String>,
+    ) -> Self {
+        NotPrivate {
+            n,
+            train,
+            test,
+            seconds: start.elapsed().as_secs_f64(),
+            warnings,
+        }
+    }
+
     /// The fields, and the list of their names (`not_private`).
     fn to_json(&self) -> Result<serde_json::Map<String, Value>, CliError> {
         let test = self.test.as_ref();
@@ -1009,13 +1026,7 @@ pub(crate) fn train(
         headline: storage::headline(a),
         streamed: false,
     };
-    let diagnostics = NotPrivate {
-        n: data.n_samples(),
-        train: tr,
-        test,
-        seconds: start.elapsed().as_secs_f64(),
-        warnings,
-    };
+    let diagnostics = NotPrivate::since(start, data.n_samples(), tr, test, warnings);
     release(a, fit, diagnostics, out)
 }
 

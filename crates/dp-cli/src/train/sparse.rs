@@ -128,13 +128,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         headline: ", from sparse rows".into(),
         streamed: false,
     };
-    let diagnostics = NotPrivate {
-        n: train.1,
-        train: train.0,
-        test: test.map(|t| t.0),
-        seconds: start.elapsed().as_secs_f64(),
-        warnings: Vec::new(),
-    };
+    let diagnostics = NotPrivate::since(start, train.1, train.0, test.map(|t| t.0), Vec::new());
     release(a, fit, diagnostics, out)
 }
 

@@ -258,13 +258,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         headline: format!(", streamed in blocks of {BLOCK_ROWS} rows"),
         streamed: true,
     };
-    let diagnostics = NotPrivate {
-        n,
-        train: tr,
-        test,
-        seconds: start.elapsed().as_secs_f64(),
-        warnings: Vec::new(),
-    };
+    let diagnostics = NotPrivate::since(start, n, tr, test, Vec::new());
     release(a, fit, diagnostics, out)
 }
 
