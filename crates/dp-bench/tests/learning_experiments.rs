@@ -86,8 +86,9 @@ fn private_linear_regression_risks_fall_with_n() {
             "{name} below least squares: {large} vs {best}"
         );
     }
-    // At the largest N the one-pass adaptive method beats the one-pass fixed-clip one.
-    assert!(last("DP-AMBSSGD").1 < last("DP-SSGD").1);
+    // No claim that DP-AMBSSGD beats DP-SSGD at the largest N: on 8 seeds at N = 50,000
+    // its excess risk ranged 0.0005–0.16 (median 0.0014, mean 0.026, DP-SSGD's mean 0.024),
+    // so the quick run's mean of 2 seeds falls on either side by the seeds' luck.
 }
 
 #[test]
