@@ -279,17 +279,26 @@ def test_one_row_changes_only_the_released_coefficients(estimator, algorithm):
         kw = dict(x_bound=4.0, y_bound=4.0, clip=4.0)
         names = {p["name"] for l in _dpglm.learners() if l["name"] == algorithm for p in l["params"]}
         kw = {k: v for k, v in kw.items() if k in names}
-    x2, y2 = x.copy(), y.copy()
-    x2[17] = -x2[17]
-    y2[17] = y[18]
     common = dict(epsilon=1.0, delta=1e-6, algorithm=algorithm, random_state=21, **kw)
     a = estimator(**common).fit(x, y)
-    b = estimator(**common).fit(x2, y2)
-    ja, jb = _without_release(a._model.to_json()), _without_release(b._model.to_json())
-    assert ja == jb, "a field other than the released coefficients depends on the data"
-    # The test can fail: the changed row does reach the released coefficients.
-    assert not np.array_equal(a.coef_, b.coef_)
-    assert a.privacy_report_ == b.privacy_report_
+    ja = _without_release(a._model.to_json())
+    # A sampled learner may never draw a given row, and a selecting one (confidence boosting)
+    # may release a candidate that never saw it: change rows in turn until one reaches the
+    # released coefficients. Every try must leave all other fields unchanged.
+    reached = False
+    for row in range(17, 47):
+        x2, y2 = x.copy(), y.copy()
+        x2[row] = -x2[row]
+        y2[row] = y[row + 1]
+        b = estimator(**common).fit(x2, y2)
+        jb = _without_release(b._model.to_json())
+        assert ja == jb, f"row {row}: a field other than the released coefficients depends on the data"
+        assert a.privacy_report_ == b.privacy_report_
+        if not np.array_equal(a.coef_, b.coef_):
+            reached = True
+            break
+    # The test can fail: some changed row does reach the released coefficients.
+    assert reached, "no changed row among 30 reached the released coefficients"
 
 
 # -- scikit-learn's estimator checks --------------------------------------------------------
@@ -304,6 +313,11 @@ EXPECTED_FAILURES = {
         "check_estimators_dtypes": NOT_PRIVATE_BINARY,
         "check_classifier_data_not_an_array": NOT_PRIVATE_BINARY,
         "check_fit2d_1feature": NOT_PRIVATE_BINARY,
+        "check_classifiers_one_label": (
+            "asks a fit on 10 rows all of one class to predict that class everywhere: at "
+            "epsilon = 1 the private fit on 10 rows is mostly noise, and refusing one-class "
+            "data would read the set of labels that occur (a leak)"
+        ),
         "check_classifiers_classes": (
             "string labels without classes=: reading the label set from the data leaks which "
             "values occur; the public pair must be given"
