@@ -5,7 +5,10 @@
 //! `cargo xtask bench "^dpsgd_"` (BLAS on, one core; a bare `dpsgd` also matches accounting
 //! benches). The numbers to report: examples per second of
 //! `dpsgd_epoch_50000x100_b256/poisson_gaussian_sgd` (criterion's throughput), and
-//! `dpsgd_epoch_50000x1000_b256/poisson_gaussian_sgd` over `…/two_gemv`. The parts of one step
+//! `dpsgd_epoch_50000x1000_b256/poisson_gaussian_sgd` over `…/two_gemv`; beside them
+//! `…/poisson_gaussian_sgd_secure_rng` at d = 100 with the OS-seeded CSPRNG, and
+//! `…_secure_rng_dyn` with it behind `dyn Rng`, as `dpglm train` runs without `--seed` (the
+//! others use the seeded Xoshiro256++ stream, monomorphised). The parts of one step
 //! at d = 100 (`dpsgd_step_parts_d100`): the exact clipped sum of a batch of 256 rows (and the
 //! `f64` clipped sum it replaces), and the noise of one release (100 exact discrete Gaussian
 //! draws); an epoch runs about 195 such steps, the rest is the batch draws and the update.
@@ -18,11 +21,11 @@ use cpu_time::CpuTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dp_glm::{Dataset, GlmObjective, Loss, Scale};
 use dp_optim::{
-    BatchSchedule, ClippedSum, DpSgd, ExactSum, L2Regulariser, Length, StepSize, Unconstrained,
-    seeded_rng, sum_multiplier,
+    BatchSchedule, ClippedSum, DpSgd, ExactSum, L2Regulariser, Length, Solution, StepSize,
+    Unconstrained, secure_rng, seeded_rng, sum_multiplier,
 };
 use ndarray::Array1;
-use rand::RngExt;
+use rand::{Rng, RngExt};
 
 mod common;
 mod cpu_time;
@@ -62,20 +65,19 @@ fn epoch_at(c: &mut Bench, d: usize) {
     }
     group.bench_function("poisson_gaussian_sgd", |b| {
         let mut rng = seeded_rng(2);
-        b.iter(|| {
-            black_box(
-                sgd.minimize(
-                    &obj,
-                    &L2Regulariser { lambda: 0.0 },
-                    &Unconstrained,
-                    x0.view(),
-                    &mut rng,
-                    None,
-                )
-                .expect("runs"),
-            )
-        })
+        b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut rng)))
     });
+    if d == D {
+        // The OS-seeded CSPRNG, and behind `dyn Rng` as `dpglm train` without `--seed` runs.
+        group.bench_function("poisson_gaussian_sgd_secure_rng", |b| {
+            let mut rng = secure_rng().expect("entropy");
+            b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut rng)))
+        });
+        group.bench_function("poisson_gaussian_sgd_secure_rng_dyn", |b| {
+            let mut rng: Box<dyn Rng> = Box::new(secure_rng().expect("entropy"));
+            b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut *rng)))
+        });
+    }
     if d > D {
         let theta = Array1::from_elem(d, 0.01);
         let coeffs = Array1::from_elem(N, 0.5);
@@ -84,6 +86,24 @@ fn epoch_at(c: &mut Bench, d: usize) {
         });
     }
     group.finish();
+}
+
+/// One run of `sgd` from `x0` (unregularised, unconstrained).
+fn epoch<R: Rng + ?Sized>(
+    sgd: &DpSgd,
+    obj: &GlmObjective<'_>,
+    x0: &Array1<f64>,
+    rng: &mut R,
+) -> Solution {
+    sgd.minimize(
+        obj,
+        &L2Regulariser { lambda: 0.0 },
+        &Unconstrained,
+        x0.view(),
+        rng,
+        None,
+    )
+    .expect("runs")
 }
 
 /// The parts of one step at d = 100: the exact and the `f64` clipped sum of 256 random rows,
