@@ -257,38 +257,30 @@ impl ExactSum {
         let d = self.quantiser.dim;
         assert_eq!(row.len(), d, "term of the wrong length");
         let s = c * self.quantiser.inv_gamma;
-        // One pass: the candidate partial sums `partial + k` go to `scratch`, swapped in if the
-        // term is accepted (then every addition was exact: |partial + k| ≤ 2^53, integers).
-        let (partial, cand) = (&self.partial[..d], &mut self.scratch[..d]);
+        // The term `k` goes to `scratch`; its sum of squares is checked; an accepted term is
+        // added to the block's partial sums (every addition exact: |partial + k| ≤ 2^53,
+        // integers). Three elementwise passes over `d` entries in cache, each of which
+        // vectorises.
+        let term = &mut self.scratch[..d];
+        for (k, &r) in term.iter_mut().zip(row) {
+            *k = (s * r.into() + ROUNDER) - ROUNDER;
+        }
         // LANES independent sums of squares: the additions do not wait on each other.
         let mut sq = [0.0f64; LANES];
-        let mut rows = row.chunks_exact(LANES);
-        let mut parts = partial.chunks_exact(LANES);
-        let mut cands = cand.chunks_exact_mut(LANES);
-        for ((cc, pc), rc) in (&mut cands).zip(&mut parts).zip(&mut rows) {
+        let (chunks, rest) = term.as_chunks::<LANES>();
+        for k in chunks {
             for l in 0..LANES {
-                let v = (s * rc[l].into() + ROUNDER) - ROUNDER;
-                cc[l] = pc[l] + v;
-                sq[l] += v * v;
+                sq[l] += k[l] * k[l];
             }
         }
-        for ((cv, &p), &r) in cands
-            .into_remainder()
-            .iter_mut()
-            .zip(parts.remainder())
-            .zip(rows.remainder())
-        {
-            let v = (s * r.into() + ROUNDER) - ROUNDER;
-            *cv = p + v;
-            sq[0] += v * v;
+        for &k in rest {
+            sq[0] += k * k;
         }
         let total: f64 = sq.iter().sum();
         // Exact: the computed sum of squares is below 2^53, so equal to the true one, and
-        // every k_j is an integer (module docs, § Cost). NaN fails the comparison.
-        if total <= self.quantiser.fast_bound {
-            std::mem::swap(&mut self.partial, &mut self.scratch);
-            self.counted();
-        } else if self.slow_term(c, row) {
+        // every k_j is an integer (module docs, § Cost). NaN fails the comparison. A term the
+        // fast check rejects takes the exact path, which rewrites `scratch`.
+        if total <= self.quantiser.fast_bound || self.slow_term(c, row) {
             for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
                 *p += k;
             }
