@@ -496,7 +496,10 @@ impl SumRelease {
         crate::error::same_dim("out", d, out.len())?;
         for (o, &s) in out.iter_mut().zip(sum.totals()) {
             let k = s + self.grid.draw(rng)?;
-            *o = k as f64 * self.grid.gamma();
+            // Through `i64` when it fits (a hardware conversion; `i128 as f64` is a library
+            // call): both round to nearest, so the value is the same.
+            let k = i64::try_from(k).map_or(k as f64, |k| k as f64);
+            *o = k * self.grid.gamma();
         }
         Ok(())
     }
