@@ -294,7 +294,7 @@ impl Cut<'_> {
         while at < end {
             let leaf_end = ((at / LEAF + 1) * LEAF).min(self.rows);
             let piece_end = leaf_end.min(end);
-            if at % LEAF == 0 && piece_end == leaf_end {
+            if at.is_multiple_of(LEAF) && piece_end == leaf_end {
                 whole.push(at - start..piece_end - start);
             } else {
                 flush(&mut whole, tree);
