@@ -25,8 +25,8 @@ pub(crate) fn predict(a: &PredictArgs, out: &mut dyn Write) -> Result<(), CliErr
         )?;
     }
     let (model, spec, data) = scored(&a.scoring, false)?;
-    let z = model
-        .decision_function(data.x.view())
+    let z = data
+        .decision_function(&model)
         .map_err(|e| data_glm_error(&a.scoring.data, e))?;
     if let Some(row) = z.iter().position(|v| !v.is_finite()) {
         return Err(CliError::Usage(format!(

@@ -414,27 +414,66 @@ fn scaling_plan(
     Ok(Some(ScalingPlan { method, public }))
 }
 
-/// Reads the model and the data to score with it (`evaluate`, `predict`): the model's pipeline (`--label` overriding its label column), CSV columns matched by
-/// name in any order (a missing column is an input error naming it), labels mapped as in
-/// training when `with_labels` (a label outside the class pair is an input error naming its
-/// row and value). Returns the model, the pipeline used and the data.
+/// Rows read for `evaluate` or `predict`: sparse for a LIBSVM file (unless the model scales
+/// its features, which moves zeros), otherwise dense. Raw: the model applies its own steps.
+pub(crate) enum Scored {
+    /// Compressed sparse rows, `O(nnz)` in memory.
+    Sparse(dp_glm::sparse::SparseDataset),
+    /// An `n × d` matrix.
+    Dense(LoadedData),
+}
+
+impl Scored {
+    /// The number of rows.
+    pub(crate) fn n_samples(&self) -> usize {
+        match self {
+            Scored::Sparse(s) => s.n_samples(),
+            Scored::Dense(d) => d.n_samples(),
+        }
+    }
+
+    /// `model`'s decision values on the rows.
+    pub(crate) fn decision_function(
+        &self,
+        model: &LinearModel,
+    ) -> dp_glm::Result<ndarray::Array1<f64>> {
+        match self {
+            Scored::Sparse(s) => s.decision_function(model),
+            Scored::Dense(d) => model.decision_function(d.x.view()),
+        }
+    }
+}
+
+/// Reads the model and the data to score with it (`evaluate`, `predict`): the model's pipeline
+/// (`--label` overriding its label column), CSV columns matched by name in any order (a
+/// missing column is an input error naming it), labels mapped as in training when
+/// `with_labels` (a label outside the class pair is an input error naming its row and value).
+/// A LIBSVM file is read into sparse rows when the model has no feature scaling. Returns the
+/// model, the pipeline used and the rows.
 pub(crate) fn scored(
     a: &ScoringArgs,
     with_labels: bool,
-) -> Result<(LinearModel, TableSpec, LoadedData), CliError> {
+) -> Result<(LinearModel, TableSpec, Scored), CliError> {
     let model = read_model(&a.model)?;
     let mut spec = input_spec(&model);
     if a.label.is_some() {
         spec.label.clone_from(&a.label);
     }
-    let data = dp_data::read_scoring_data(
-        &a.data,
-        a.format_arg.map(Format::from),
-        &spec,
-        model.n_features_in(),
-        with_labels,
-    )
-    .map_err(data_error)?;
+    let format = a.format_arg.map(Format::from);
+    let width = model.n_features_in();
+    let sparse = matches!(Format::infer(&a.data, format), Ok(Format::Libsvm))
+        && model.preprocessing().scaling.is_none();
+    let data = if sparse {
+        let csr =
+            dp_data::read_scoring_sparse(&a.data, &spec, width, with_labels).map_err(data_error)?;
+        dp_glm::sparse::SparseDataset::new(csr)
+            .map(Scored::Sparse)
+            .map_err(|e| data_glm_error(&a.data, e))?
+    } else {
+        dp_data::read_scoring_data(&a.data, format, &spec, width, with_labels)
+            .map(Scored::Dense)
+            .map_err(data_error)?
+    };
     Ok((model, spec, data))
 }
 
@@ -1158,8 +1197,13 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
     let a = &a.scoring;
     let (model, _, data) = scored(a, true)?;
     let n = data.n_samples();
-    let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
-    let s = score(&model, &data, &a.data)?;
+    let s = match data {
+        Scored::Sparse(rows) => sparse::score_sparse(&model, &rows, &a.data)?,
+        Scored::Dense(data) => {
+            let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
+            score(&model, &data, &a.data)?
+        }
+    };
     if a.json {
         let v = json!({
             "n": n,

@@ -230,3 +230,129 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `dpglm evaluate` and `dpglm predict` read a LIBSVM file into sparse rows and score it with
+/// the model's own steps (unit norm, bias, the projection onto a row bound): the predictions
+/// equal, to rounding, the model's decision values on the same file read dense
+/// (`LinearModel::decision_function`, what the commands computed before), and the accuracy or
+/// MSE and mean loss are those of these values. A model that scales its features scores the
+/// LIBSVM rows dense (its scaling moves zeros) and agrees too.
+#[test]
+fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
+    let dir = tempdir("sparse-score");
+    let class = write(&dir, "class", 300, false);
+    let class_test = write(&dir, "class-test", 60, false);
+    let real = write(&dir, "real", 300, true);
+    let real_test = write(&dir, "real-test", 60, true);
+    let cases: [(&[&str], &Files, &Files); 4] = [
+        // Unit rows and a bias.
+        (
+            &["--algorithm", "dp-gd", "--bias", "1"],
+            &class,
+            &class_test,
+        ),
+        // AdaSSP: raw rows projected onto the privately estimated row bound.
+        (
+            &["--algorithm", "ssp", "--loss", "squared"],
+            &real,
+            &real_test,
+        ),
+        // Output perturbation on raw rows with a public X bound (its model projects rows).
+        (
+            &[
+                "--algorithm",
+                "output-perturbation",
+                "--preprocess",
+                "none",
+                "--x-bound",
+                "1",
+            ],
+            &class,
+            &class_test,
+        ),
+        // A feature scaling: the LIBSVM rows are read dense.
+        (
+            &["--algorithm", "dp-gd", "--scale", "minmax"],
+            &class,
+            &class_test,
+        ),
+    ];
+    let model_path = dir.join("model.json");
+    let d = D.to_string();
+    for (extra, (svm, _), (svm_test, _)) in cases {
+        let case = format!("{extra:?}");
+        let mut args = vec!["--data", svm.to_str().unwrap(), "--n-features", &d];
+        args.extend(["--epsilon", "1", "--delta", "1e-5", "--seed", "3"]);
+        args.extend(extra);
+        let (_, m, _) = train(&args, &model_path);
+        let with_bound = !m["preprocessing"]["row_bound"].is_null();
+        assert_eq!(with_bound, !case.contains("dp-gd"), "{case}: {m}");
+        let model =
+            dp_glm::LinearModel::from_json(&std::fs::read_to_string(&model_path).unwrap()).unwrap();
+        let dense = dp_data::read_libsvm(svm_test, Some(D)).unwrap();
+        let z = model.decision_function(dense.x.view()).unwrap();
+        let run = |command: &str| {
+            let (code, stdout, stderr) = dpglm(&[
+                command,
+                "--json",
+                "--model",
+                model_path.to_str().unwrap(),
+                "--data",
+                svm_test.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{case} {command}: {stderr}");
+            serde_json::from_str::<Value>(&stdout).unwrap()
+        };
+        let close = |s: f64, d: f64, what: &str| {
+            assert!(
+                (s - d).abs() <= 1e-12 * d.abs().max(1.0),
+                "{case}: {what} {s} {d}"
+            );
+        };
+        let predicted = run("predict");
+        let rows = predicted["predictions"].as_array().unwrap();
+        assert_eq!(rows.len(), 60, "{case}");
+        let classification = model.loss() != dp_glm::Loss::Squared;
+        for (row, &zi) in rows.iter().zip(&z) {
+            let p = row["prediction"].as_f64().unwrap();
+            match classification {
+                true => assert_eq!(p, if zi > 0.0 { 1.0 } else { -1.0 }, "{case}"),
+                false => close(p, zi, "prediction"),
+            }
+        }
+        let scored = run("evaluate");
+        assert_eq!(scored["n"], 60, "{case}");
+        let n = z.len() as f64;
+        let y = dense
+            .y
+            .map(|&v| if classification && v == 0.0 { -1.0 } else { v });
+        let loss = z
+            .iter()
+            .zip(&y)
+            .map(|(&zi, &yi)| model.loss().value(zi, yi))
+            .sum::<f64>()
+            / n;
+        close(scored["loss"].as_f64().unwrap(), loss, "loss");
+        if classification {
+            let right = z
+                .iter()
+                .zip(&y)
+                .filter(|&(&zi, &yi)| (zi > 0.0) == (yi > 0.0))
+                .count();
+            assert_eq!(
+                scored["accuracy"].as_f64().unwrap(),
+                right as f64 / n,
+                "{case}"
+            );
+        } else {
+            let mse = z
+                .iter()
+                .zip(&y)
+                .map(|(&zi, &yi)| (zi - yi).powi(2))
+                .sum::<f64>()
+                / n;
+            close(scored["mse"].as_f64().unwrap(), mse, "mse");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -984,19 +984,28 @@ pub fn read_training_sparse(
     Ok((data, stored_spec(spec, Format::Libsvm)))
 }
 
-/// [`read_scoring_data`] with labels for a LIBSVM file, into compressed sparse rows of `width`
-/// features (a model's): an index beyond it is a parse error naming the line.
+/// [`read_scoring_data`] for a LIBSVM file, into compressed sparse rows of `width` features (a
+/// model's): an index beyond it is a parse error naming the line. The labels are mapped when
+/// `with_labels`; otherwise they are left as the file writes them (a prediction does not read
+/// them).
 ///
 /// # Errors
 ///
 /// As [`read_scoring_data`] on a LIBSVM file.
-pub fn read_scoring_sparse(path: &Path, spec: &TableSpec, width: usize) -> Result<CsrData> {
+pub fn read_scoring_sparse(
+    path: &Path,
+    spec: &TableSpec,
+    width: usize,
+    with_labels: bool,
+) -> Result<CsrData> {
     no_label_option(path, spec.label.as_deref())?;
     let mut data = read_libsvm_sparse(path, Some(width))?;
-    data.y = spec
-        .labels
-        .map_values(&Array1::from(data.y), path)?
-        .to_vec();
+    if with_labels {
+        data.y = spec
+            .labels
+            .map_values(&Array1::from(data.y), path)?
+            .to_vec();
+    }
     Ok(data)
 }
 

@@ -132,6 +132,8 @@ fn main() {
                         m.batch_size = N / steps - 500;
                         m.learning_rate = 1.0;
                         m.log_factor = kappa;
+                        // The paper's DP-STAT stopping rule (our default stops 2 noise sds earlier).
+                        m.stat_margin = 0.0;
                         m.fit(data, &mut seeded_rng(s)).expect("fit")
                     }),
                 ));

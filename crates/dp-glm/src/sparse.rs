@@ -42,6 +42,7 @@ use crate::glm::{
     scale_factor, tree_sum,
 };
 use crate::loss::Loss;
+use crate::model::LinearModel;
 use crate::pipeline::Preprocessing;
 
 /// A dataset `{(x_i, y_i)}` with sparse rows: `n` rows of `d` features in compressed sparse
@@ -272,6 +273,37 @@ impl SparseDataset {
                 unrolled_dot(cols, d, |k| vals[k] * w[cols[k]])
             })
             .collect())
+    }
+
+    /// The decision values `⟨P(x_i), w⟩ + b` of `model` on these raw rows, `P` the model's own
+    /// steps ([`LinearModel::preprocessing`]: unit norm and bias on the sparse rows, then the
+    /// projection onto its row bound as a factor `min(1, R/‖x_i‖)` on the margin): the values
+    /// of [`LinearModel::decision_function`] on the same rows densified, to rounding.
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `scaling` for a model with a feature scaling
+    /// (it moves zeros: score dense rows); [`Error::ShapeMismatch`] when the rows are not the
+    /// model's width.
+    pub fn decision_function(&self, model: &LinearModel) -> Result<Array1<f64>> {
+        let steps = model.preprocessing();
+        let per_row = Preprocessing {
+            row_bound: None,
+            ..steps.clone()
+        };
+        let rows = if per_row == Preprocessing::default() {
+            Cow::Borrowed(self)
+        } else {
+            Cow::Owned(Self::preprocessed(self.csr.clone(), &per_row)?)
+        };
+        let mut z = rows.margins(model.coef())?;
+        if let Some(r) = steps.row_bound {
+            for (z, &norm) in z.iter_mut().zip(rows.row_norms()) {
+                if norm > r {
+                    *z *= r / norm;
+                }
+            }
+        }
+        Ok(z + model.intercept())
     }
 
     /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).

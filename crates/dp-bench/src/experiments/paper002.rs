@@ -41,6 +41,8 @@ fn fit(m: usize, data: &Dataset, seed: u64) -> Result<Array1<f64>> {
             l.batch_size = (n / 8).saturating_sub(l.stat_size).max(1);
             l.learning_rate = 1.0;
             l.log_factor = Some(1.0);
+            // The paper's DP-STAT stopping rule (our default stops 2 noise sds earlier).
+            l.stat_margin = 0.0;
             glm(l.fit(data, &mut rng))?
         }
         1 => {

@@ -18,7 +18,6 @@
 //! in another format is read dense.
 
 use dp_glm::sparse::SparseDataset;
-use ndarray::Array1;
 
 use super::*;
 
@@ -143,7 +142,7 @@ fn read_test(
 ) -> Result<Rows, CliError> {
     let format = a.format_arg.map(Format::from);
     if let Ok(Format::Libsvm) = Format::infer(p, format) {
-        let csr = dp_data::read_scoring_sparse(p, spec, width).map_err(data_error)?;
+        let csr = dp_data::read_scoring_sparse(p, spec, width, true).map_err(data_error)?;
         return SparseDataset::preprocessed(csr, prep)
             .map(Rows::Sparse)
             .map_err(|e| data_glm_error(p, e));
@@ -163,21 +162,15 @@ fn score_rows(model: &LinearModel, rows: &Rows, path: &Path) -> Result<(Scores, 
     }
 }
 
-/// [`score`] on sparse rows: the model's own steps applied to them (a copy only when it has
-/// any) and its decision values from sparse dot products.
-pub(crate) fn score_sparse(
+/// [`score`] on sparse rows: the model's own steps applied to them
+/// ([`SparseDataset::decision_function`]) and its decision values from sparse dot products.
+pub(super) fn score_sparse(
     model: &LinearModel,
     data: &SparseDataset,
     path: &Path,
 ) -> Result<Scores, CliError> {
     let glm = |e| data_glm_error(path, e);
     data.check_labels(&model.loss()).map_err(glm)?;
-    let steps = model.preprocessing();
-    let z: Array1<f64> = if *steps == Preprocessing::default() {
-        data.margins(model.coef())
-    } else {
-        SparseDataset::preprocessed(data.csr().clone(), steps).and_then(|d| d.margins(model.coef()))
-    }
-    .map_err(glm)?;
-    scores(model.loss(), &(z + model.intercept()), data.y(), path)
+    let z = data.decision_function(model).map_err(glm)?;
+    scores(model.loss(), &z, data.y(), path)
 }

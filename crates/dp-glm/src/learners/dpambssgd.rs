@@ -58,6 +58,20 @@ pub struct DpAmbSsgd {
     /// The factor `κ` in `ζ_t = R_x γ_t κ` (paper: `log^a N`); default `None`:
     /// `√(ln N)` (`a = 1/2`, Gaussian data).
     pub log_factor: Option<f64>,
+    /// DP-STAT stops doubling `γ` once its noisy count reaches `s − m·σ_c`, `σ_c = √K·α` the
+    /// count noise's standard deviation; this is `m` (default 2; the paper's rule is `m = 0`).
+    ///
+    /// Why: with `m = 0`, once `γ` exceeds every residual the true count is `s` and the noisy
+    /// count falls below `s` with probability 1/2, so `γ` keeps doubling with probability
+    /// `2^−k` for `k` more rounds: the clip `ζ_t`, and with it the update's noise, has a heavy
+    /// tail. At `m = 2` it continues past the largest residual with probability 0.023 per
+    /// round. Measured (`dpglm train --algorithm dp-ambssgd`, x ~ N(0, I₁₀), y = ⟨x, w⟩ +
+    /// N(0, 0.25), ε = 1, δ = 1e-6, 4 seeds, test MSE; predicting 0 scores 0.70, AdaSSP
+    /// 0.25): `m = 0` gave 0.55–3.98 at n = 2,000, 1.2–8.7 at n = 6,000–10,000 and 0.61–1.68
+    /// at n = 20,000; `m = 2` gave 0.38–0.53, 0.30–0.42 and 0.26–0.27. Only the threshold the
+    /// noisy counts are compared with changes: the privacy is that of the same counts
+    /// (post-processing).
+    pub stat_margin: f64,
 }
 
 impl DpAmbSsgd {
@@ -72,6 +86,7 @@ impl DpAmbSsgd {
             batch_size: 1000,
             stat_size: 200,
             log_factor: None,
+            stat_margin: 2.0,
         }
     }
 
@@ -129,6 +144,13 @@ impl DpAmbSsgd {
         if let Some(k) = self.log_factor {
             positive("log_factor", k)?;
         }
+        if !(self.stat_margin.is_finite() && self.stat_margin >= 0.0) {
+            return Err(Error::InvalidHyperParameter {
+                name: "stat_margin",
+                value: self.stat_margin,
+                reason: "must be finite and >= 0",
+            });
+        }
         self.budget.target()?;
         self.budget.require_relation(
             Neighbouring::ReplaceOne,
@@ -163,7 +185,17 @@ impl DpAmbSsgd {
             let base = t * (b + s);
             let stat = &order[base..base + s];
             let batch = &order[base + s..base + s + b];
-            let gamma = dp_stat(x.view(), y, stat, w.view(), width, rounds, alpha, rng)?;
+            let gamma = dp_stat(
+                x.view(),
+                y,
+                stat,
+                w.view(),
+                width,
+                rounds,
+                alpha,
+                self.stat_margin,
+                rng,
+            )?;
             let zeta = rx * gamma * kappa;
             grad.fill(0.0);
             for &i in batch {
@@ -217,7 +249,8 @@ impl DpAmbSsgd {
 
 /// DP-STAT (paper 002, Alg. 3; MATH §8): a private, approximately-maximal residual
 /// `|⟨x_j, w⟩ − y_j|` over the rows `idx`. `γ ← Δ`; for at most `rounds = K` rounds,
-/// `c = #{j : |⟨x_j,w⟩ − y_j| ≤ γ} + N(0, Kα²)`; if `c < |idx|` then `γ ← 2γ`, else stop.
+/// `c = #{j : |⟨x_j,w⟩ − y_j| ≤ γ} + N(0, Kα²)`; if `c < |idx| − margin·√K·α` then `γ ← 2γ`,
+/// else stop (the paper: `margin = 0`; see [`DpAmbSsgd::stat_margin`]).
 ///
 /// # Privacy
 /// Each count has sensitivity 1 (replace-one); `K` of them at variance `Kα²` are
@@ -237,6 +270,7 @@ pub(crate) fn dp_stat<R: Rng + ?Sized>(
     width: f64,
     rounds: usize,
     alpha: f64,
+    margin: f64,
     rng: &mut R,
 ) -> Result<f64> {
     let residuals: Vec<f64> = idx
@@ -250,12 +284,12 @@ pub(crate) fn dp_stat<R: Rng + ?Sized>(
             "DP-STAT's count noise (std {std:e}) is on a grid coarser than the counts"
         )));
     }
-    let s = idx.len() as f64;
+    let stop_at = idx.len() as f64 - margin * std;
     let mut gamma = width;
     for _ in 0..rounds {
         let mut count = ndarray::arr1(&[residuals.iter().filter(|&&r| r <= gamma).count() as f64]);
         release.add_to(rng, count.view_mut())?;
-        if count[0] < s {
+        if count[0] < stop_at {
             gamma *= 2.0;
         } else {
             break;
@@ -349,6 +383,7 @@ mod tests {
             0.01,
             12,
             2.0,
+            0.0,
             &mut rng,
         )
         .unwrap();
@@ -422,5 +457,42 @@ mod tests {
         let (lo, hi) = (risk(20_000, 0.3), risk(20_000, 3.0));
         eprintln!("excess risk: n {small} -> {big}; eps {lo} -> {hi}");
         assert!(hi < 0.5 * lo, "eps: {lo} -> {hi}");
+    }
+
+    /// The default stopping margin removes DP-STAT's heavy tail. At n = 2,000 (one step of the
+    /// default b = 1000, s = 200 after the public batch rule), d = 5, ε = 1: the paper's rule
+    /// (`m = 0`) lets `γ` double on past the largest residual with probability 1/2 per round;
+    /// `m = 2` stops there. Over 8 seeds, every default fit beats predicting 0 (excess risk
+    /// `‖w*‖²/2 = 0.5`) and the worst default fit is better than the worst of the paper's rule.
+    /// Same seeds for both, so the comparison is paired.
+    #[test]
+    fn stat_margin_removes_the_heavy_tail_at_small_n() {
+        let d = 5;
+        let fit = |margin: f64, s: u64| {
+            let (data, w) = gaussian_linreg(2000, d, 0.5, 700 + s);
+            let mut m = DpAmbSsgd::new((d as f64).sqrt(), 10.0).budget(1.0, 1e-6);
+            m.batch_size = m.batch_size_for(2000);
+            m.stat_margin = margin;
+            let m = m
+                .fit(&data, &mut Xoshiro256PlusPlus::seed_from_u64(s))
+                .unwrap();
+            excess(m.coef(), &w)
+        };
+        let worst = |margin: f64| (0..8).map(|s| fit(margin, s)).fold(0.0, f64::max);
+        let (paper, default) = (worst(0.0), worst(DpAmbSsgd::new(1.0, 1.0).stat_margin));
+        eprintln!("worst excess risk over 8 seeds: paper's rule {paper}, default {default}");
+        assert!(default < 0.5, "{default}");
+        assert!(default < paper, "{default} vs {paper}");
+    }
+
+    #[test]
+    fn rejects_a_negative_or_non_finite_stat_margin() {
+        let (data, _) = gaussian_linreg(1500, 3, 0.1, 2);
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let mut m = learner(3);
+            m.stat_margin = bad;
+            let err = m.fit(&data, &mut rng(1)).unwrap_err();
+            assert!(err.to_string().contains("stat_margin"), "{err}");
+        }
     }
 }
