@@ -508,9 +508,9 @@ fn many_row_groups_stream_in_small_blocks() {
 
 /// An NPY file of more values than the reader takes per read call (3,001 × 25 = 75,025, read
 /// straight into the block in pieces of 2^15 values and checked piece by piece), plain and
-/// gzip, with a label file or a label column: its blocks equal the whole-file read bitwise,
-/// for blocks that do and do not line up with the pieces; a NaN in a later piece is reported
-/// at its row and column.
+/// gzip, with a label file or a label column: its blocks, new or read into one kept block,
+/// equal the whole-file read bitwise, for blocks that do and do not line up with the pieces;
+/// a NaN in a later piece is reported at its row and column.
 #[test]
 fn npy_blocks_of_many_read_pieces_add_up_and_locate_a_nan() {
     let d = dir();
@@ -556,6 +556,21 @@ fn npy_blocks_of_many_read_pieces_add_up_and_locate_a_nan() {
                     .collect::<Vec<_>>()
             };
             assert_eq!(bits(&streamed), bits(&whole), "{name} in blocks of {b}");
+            // Into one kept block, over two passes (the reader writes over what the block
+            // held, a last short block and then a full one included).
+            let mut kept = dp_data::RowBlock::default();
+            for pass in 0..2 {
+                let (mut blocks, _) =
+                    open_blocks(&path, None, schema, Task::Classification, b).unwrap();
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                while blocks.read_into(&mut kept).unwrap() {
+                    assert!(kept.x.nrows() <= b && kept.x.ncols() == *width);
+                    x.extend(kept.x.iter().map(|v| v.to_bits()));
+                    y.extend(kept.y.iter().map(|v| v.to_bits()));
+                }
+                x.extend(y);
+                assert_eq!(x, bits(&whole), "{name}, kept block of {b}, pass {pass}");
+            }
         }
     }
     let mut nan = x.clone();
