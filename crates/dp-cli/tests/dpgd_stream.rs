@@ -1,7 +1,8 @@
-//! `dpglm train --algorithm dp-gd|noisy-gd --stream`: DP-GD and noisy projected GD read block
-//! by block (one pass per step) write the same model file as the in-memory fit with the same
-//! seed (NPY over more than one block, CSV); what they cannot do without a pass over the data
-//! first is refused with a usage error and no model file.
+//! `dpglm train --stream`: DP-GD and noisy projected GD read block by block (one pass per
+//! step), and objective perturbation, AMP and output perturbation (one pass per evaluation of
+//! their objective) write the same model file as the in-memory fit with the same seed (NPY
+//! over more than one block, CSV); what they cannot do without a pass over the data first is
+//! refused with a usage error and no model file.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -51,9 +52,14 @@ fn write_csv(path: &Path, n: usize) {
     std::fs::write(path, text).unwrap();
 }
 
-/// `train` on `data` with the common flags and `extra`; returns (code,
-/// stdout, stderr).
+/// `train` on `data` with the common flags, 8 steps and `extra`; returns (code, stdout,
+/// stderr).
 fn train(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    fit(data, out, &[&["--steps", "8"], extra].concat())
+}
+
+/// `train` on `data` with the common flags and `extra`.
+fn fit(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "train",
         "--data",
@@ -62,8 +68,6 @@ fn train(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
         "1",
         "--delta",
         "1e-5",
-        "--steps",
-        "8",
         "--seed",
         "5",
         "--out",
@@ -91,7 +95,6 @@ fn streamed_model_files_equal_the_in_memory_ones() {
     let (npy, csv) = (dir.join("d.npy"), dir.join("d.csv"));
     write_npy(&npy, 20_000);
     write_csv(&csv, 3000);
-    let (mem, streamed) = (dir.join("mem.json"), dir.join("stream.json"));
     let public = [
         "--preprocess",
         "none",
@@ -180,29 +183,117 @@ fn streamed_model_files_equal_the_in_memory_ones() {
         ),
     ];
     for (data, n, algorithm, extra) in cases {
-        let extra: Vec<&str> = ["--algorithm", algorithm]
-            .iter()
-            .chain(extra)
-            .copied()
-            .collect();
-        let extra = &extra[..];
-        let (code, _, err) = train(data, &mem, extra);
-        assert_eq!(code, 0, "{extra:?}: {err}");
-        let with_stream: Vec<&str> = extra.iter().copied().chain(["--stream"]).collect();
-        let (code, text, err) = train(data, &streamed, &with_stream);
-        assert_eq!(code, 0, "{extra:?}: {err}");
-        assert!(
-            text.contains("streamed") && text.contains(&format!("n = {n}")),
-            "{text}"
-        );
-        let (m, s) = (
-            std::fs::read_to_string(&mem).unwrap(),
-            std::fs::read_to_string(&streamed).unwrap(),
-        );
-        assert_eq!(m, s, "{extra:?}");
-        let coef = coefficients(&m);
-        assert!(coef.len() >= 3 && coef.iter().any(|c| *c != 0.0), "{m}");
+        let extra = [&["--algorithm", algorithm, "--steps", "8"], extra].concat();
+        same_model_file(data, n, &dir, &extra);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Trains with `extra` in memory and with `--stream`: the same model file, with non-zero
+/// coefficients, and the streamed run says so and counts `n` rows.
+fn same_model_file(data: &Path, n: usize, dir: &Path, extra: &[&str]) {
+    let (mem, streamed) = (dir.join("mem.json"), dir.join("stream.json"));
+    let (code, _, err) = fit(data, &mem, extra);
+    assert_eq!(code, 0, "{extra:?}: {err}");
+    let with_stream: Vec<&str> = extra.iter().copied().chain(["--stream"]).collect();
+    let (code, text, err) = fit(data, &streamed, &with_stream);
+    assert_eq!(code, 0, "{extra:?}: {err}");
+    assert!(
+        text.contains("streamed") && text.contains(&format!("n = {n}")),
+        "{text}"
+    );
+    let (m, s) = (
+        std::fs::read_to_string(&mem).unwrap(),
+        std::fs::read_to_string(&streamed).unwrap(),
+    );
+    assert_eq!(m, s, "{extra:?}");
+    let coef = coefficients(&m);
+    assert!(coef.len() >= 3 && coef.iter().any(|c| *c != 0.0), "{m}");
+}
+
+/// Objective perturbation, AMP and output perturbation: 20,000 NPY rows (two blocks of 2^14
+/// rows and less, three leaves of the summation tree) and 3,000 CSV rows; the defaults
+/// (unit-norm rows; output perturbation's ridge from the counted rows), and public bounds
+/// without preprocessing, a clip, a ridge, a radius, a bias, a public n under add/remove,
+/// the squared loss, another loss and accountant.
+#[test]
+fn streamed_perturbation_model_files_equal_the_in_memory_ones() {
+    let dir = tempdir("perturbation-stream");
+    let (npy, csv) = (dir.join("d.npy"), dir.join("d.csv"));
+    write_npy(&npy, 20_000);
+    write_csv(&csv, 3000);
+    let npy_logistic = ["--label", "3", "--loss", "logistic"];
+    let csv_plain = ["--label", "y", "--scale", "none"];
+    let cases: [(&Path, usize, &str, Vec<&str>); 7] = [
+        (&npy, 20_000, "objpert", npy_logistic.to_vec()),
+        (&npy, 20_000, "amp", npy_logistic.to_vec()),
+        (&npy, 20_000, "output-perturbation", npy_logistic.to_vec()),
+        (
+            &csv,
+            3000,
+            "objpert",
+            [
+                &csv_plain[..],
+                &[
+                    "--loss",
+                    "squared",
+                    "--preprocess",
+                    "none",
+                    "--x-bound",
+                    "2",
+                ],
+                &["--clip", "1", "--lambda", "10", "--accountant", "rdp"],
+            ]
+            .concat(),
+        ),
+        (
+            &csv,
+            3000,
+            "amp",
+            [
+                &csv_plain[..],
+                &["--loss", "huber-svm", "--bias", "1", "--n", "3500"],
+                &["--neighbouring", "add-remove", "--tau", "1e-4"],
+            ]
+            .concat(),
+        ),
+        (
+            &csv,
+            3000,
+            "output-perturbation",
+            [
+                &csv_plain[..],
+                &["--loss", "logistic", "--lambda", "0.05", "--radius", "2"],
+                &["--n", "3200", "--neighbouring", "add-remove"],
+            ]
+            .concat(),
+        ),
+        (
+            &csv,
+            3000,
+            "output-perturbation",
+            [
+                &csv_plain[..],
+                &["--loss", "squared", "--x-bound", "1.5", "--y-bound", "1"],
+            ]
+            .concat(),
+        ),
+    ];
+    for (data, n, algorithm, extra) in cases {
+        let extra = [&["--algorithm", algorithm], &extra[..]].concat();
+        same_model_file(data, n, &dir, &extra);
+    }
+    // AMP's SAG samples random rows: refused, no model.
+    let out = dir.join("sag.json");
+    let args = [
+        &npy_logistic[..],
+        &["--algorithm", "amp", "--solver", "sag"],
+    ]
+    .concat();
+    let (code, _, err) = fit(&npy, &out, &[&args[..], &["--stream"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--solver sag"), "{err}");
+    assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -259,7 +350,7 @@ fn what_needs_a_first_pass_is_refused() {
 }
 
 /// The learners without a streamed fit are refused (exit 2, no model file) with the reason:
-/// DP-SGD's random batches, the shuffled learners' secret order, the in-memory objectives.
+/// DP-SGD's random batches, the shuffled learners' secret order, the in-memory procedures.
 #[test]
 fn learners_without_a_streamed_fit_say_why() {
     let dir = tempdir("dpgd-stream-learners");
@@ -271,9 +362,9 @@ fn learners_without_a_streamed_fit_say_why() {
         ("dp-ssgd", "squared", "needs a secret random order"),
         ("dp-ambssgd", "squared", "needs a secret random order"),
         (
-            "amp",
+            "jl-noisy-gd",
             "logistic",
-            "--algorithm amp (it needs the rows in memory",
+            "--algorithm jl-noisy-gd (it needs the rows in memory",
         ),
     ] {
         let (code, _, err) = dpglm(&[

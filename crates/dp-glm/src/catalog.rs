@@ -1198,25 +1198,6 @@ fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     Ok(Box::new(l))
 }
 
-/// Output perturbation's ridge when none is given: the `λ` that balances the noise
-/// `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the classical Gaussian factor) against the ridge's
-/// bias `(λB)²` on the ball of radius `B`: `λ = √(√d·2G·k/(nεB))`, at least the learner's
-/// default. From public quantities only (`n` is the learner's `public_n`, or the data's count
-/// treated as public, as the learner's sensitivity `2G/(λn)` does); not a privacy parameter.
-fn output_lambda(l: &OutputPerturbation, (n, d): (usize, usize)) -> crate::Result<f64> {
-    let g = l.gradient_bound()?;
-    let k = (2.0 * (1.25 / l.budget.delta).ln()).sqrt();
-    let d = (d as f64).sqrt();
-    let n = l.public_n.unwrap_or(n) as f64;
-    let rule = (d * 2.0 * g * k / (n * l.budget.epsilon * l.radius)).sqrt();
-    let default = OutputPerturbation::new(l.loss).lambda;
-    Ok(if rule.is_finite() {
-        rule.max(default)
-    } else {
-        default
-    })
-}
-
 fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = OutputPerturbation::new(s.loss);
     l.budget = s.budget;
@@ -1226,7 +1207,7 @@ fn output_perturbation(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     l.public_n = s.count("public_n")?;
     l.lambda = match s.real("lambda")? {
         Some(lambda) => lambda,
-        None => output_lambda(&l, s.shape)?,
+        None => l.default_lambda(s.shape)?,
     };
     Ok(Box::new(l))
 }

@@ -427,11 +427,6 @@ impl<'a> GlmObjective<'a> {
         }
     }
 
-    /// `(λ/2)‖θ‖²`.
-    fn ridge(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        ridge(self.lambda, theta)
-    }
-
     /// Overwrites `z_k` (the margin of row `i = row(k)`) by that row's clipped coefficient
     /// `φ_i'(z_k)·min(1, C/(|φ_i'|‖x_i‖))`.
     fn clip_in_place(&self, z: &mut [f64], clip: f64, row: impl Fn(usize) -> usize) {
@@ -467,10 +462,7 @@ where
         let v = leaf(range, g.view_mut());
         (v, g)
     };
-    tree_fold(n, &leaf, &|(v, mut g), (w, h)| {
-        g += &h;
-        (v + w, g)
-    })
+    tree_fold(n, &leaf, &join_value_grad)
 }
 
 /// `leaf` over the leaves of [`LEAF`] rows of `n` rows on the current rayon pool, combined by
@@ -651,85 +643,155 @@ pub(crate) fn residual_coefficient(
     clip_coefficient(numeric::dot(x, w) - y, norm, clip)
 }
 
+/// The leaves of the full-batch sums (module docs, § Threads), for [`Objective`] here and for
+/// a source read block by block (`crate::streamed_glm`), which folds the same leaves over the
+/// same tree and so computes the same bits.
+impl GlmObjective<'_> {
+    /// The objective with the factor `s` in front of the loss sum given: a block of rows of a
+    /// larger data set, whose `1/n` is not the block's.
+    #[must_use]
+    pub(crate) fn with_scale(mut self, scale: f64) -> Self {
+        self.scale = scale;
+        self
+    }
+
+    /// `Σ_{i ∈ range} φ_i(⟨x_i, θ⟩)` (unscaled), in row order: a leaf of [`Objective::value`].
+    pub(crate) fn leaf_value(&self, range: Range<usize>, theta: ArrayView1<'_, f64>) -> f64 {
+        let y = self.data.y();
+        let mut sum = 0.0;
+        let mut z = [0.0; BLOCK];
+        Self::for_blocks(range, |idx| {
+            let z = &mut z[..idx.len()];
+            self.row_dots(idx, theta, z);
+            self.rescue_margins(theta, z, |k| idx[k]);
+            match &self.losses {
+                ExampleLosses::Plain(l) => {
+                    for (&zi, &i) in z.iter().zip(idx) {
+                        sum += self.plain_value(l, zi, y[i], l.value(zi, y[i]));
+                    }
+                }
+                ExampleLosses::Clipped(_, rows) => {
+                    for (&zi, &i) in z.iter().zip(idx) {
+                        let g = &rows[i];
+                        sum += self.clipped_value(g, zi, g.value(zi));
+                    }
+                }
+            }
+        });
+        sum
+    }
+
+    /// A leaf of [`Objective::value_grad`]: adds `Σ_{i ∈ range} s·φ_i'(z_i)·x_i` to `g` and
+    /// returns `Σ_{i ∈ range} φ_i(z_i)` (unscaled), `y` the labels as a slice.
+    pub(crate) fn leaf_value_grad(
+        &self,
+        y: &[f64],
+        range: Range<usize>,
+        theta: ArrayView1<'_, f64>,
+        mut g: ArrayViewMut1<'_, f64>,
+    ) -> f64 {
+        let scale = self.scale;
+        let mut sum = 0.0;
+        let mut coef = [0.0; BLOCK];
+        Self::for_blocks(range, |idx| {
+            let (start, coef) = (idx[0], &mut coef[..idx.len()]);
+            self.row_dots(idx, theta, coef);
+            self.rescue_margins(theta, coef, |k| start + k);
+            match &self.losses {
+                ExampleLosses::Plain(l) => {
+                    for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
+                        let (v, d) = l.value_deriv(*c, yi);
+                        sum += self.plain_value(l, *c, yi, v);
+                        *c = scale * d;
+                    }
+                }
+                ExampleLosses::Clipped(_, rows) => {
+                    for (c, g) in coef.iter_mut().zip(&rows[start..]) {
+                        let (v, d) = g.value_deriv(*c);
+                        sum += self.clipped_value(g, *c, v);
+                        *c = scale * d;
+                    }
+                }
+            }
+            self.add_scaled_rows(idx, coef, g.view_mut());
+        });
+        sum
+    }
+
+    /// `Σ_{i ∈ range} ⟨x_i, p⟩²`: a leaf of [`Objective::curvature_bound`].
+    pub(crate) fn leaf_squares(&self, range: Range<usize>, p: ArrayView1<'_, f64>) -> f64 {
+        let mut sum = 0.0;
+        let mut z = [0.0; BLOCK];
+        Self::for_blocks(range, |idx| {
+            let z = &mut z[..idx.len()];
+            self.row_dots(idx, p, z);
+            sum += z.iter().map(|v| v * v).sum::<f64>();
+        });
+        sum
+    }
+
+    /// The labels as a slice (copied only if they are not contiguous).
+    pub(crate) fn labels(&self) -> std::borrow::Cow<'_, [f64]> {
+        let y = self.data.y();
+        match y.to_slice() {
+            Some(y) => std::borrow::Cow::Borrowed(y),
+            None => std::borrow::Cow::Owned(y.to_vec()),
+        }
+    }
+}
+
+/// `J(θ) = s·sum + (λ/2)‖θ‖²` from the loss sum over the rows.
+pub(crate) fn finish_value(scale: f64, lambda: f64, sum: f64, theta: ArrayView1<'_, f64>) -> f64 {
+    scale * sum + ridge(lambda, theta)
+}
+
+/// `∇J(θ) = g + λθ` into `grad` and `J(θ)` ([`finish_value`]), from the loss sum and the
+/// scaled gradient sum `g` over the rows.
+pub(crate) fn finish_value_grad(
+    (scale, lambda): (f64, f64),
+    (sum, g): (f64, &Array1<f64>),
+    theta: ArrayView1<'_, f64>,
+    mut grad: ArrayViewMut1<'_, f64>,
+) -> f64 {
+    grad.assign(g);
+    if lambda != 0.0 {
+        grad.scaled_add(lambda, &theta);
+    }
+    finish_value(scale, lambda, sum, theta)
+}
+
+/// The join of two leaves' (value, gradient) sums of [`Objective::value_grad`].
+pub(crate) fn join_value_grad(
+    (v, mut g): (f64, Array1<f64>),
+    (w, h): (f64, Array1<f64>),
+) -> (f64, Array1<f64>) {
+    g += &h;
+    (v + w, g)
+}
+
 impl Objective for GlmObjective<'_> {
     fn dim(&self) -> usize {
         self.n_features()
     }
 
     fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
-        let y = self.data.y();
-        let (sum, _) = tree_sum(self.n_samples(), self.n_features(), |range, _| {
-            let mut sum = 0.0;
-            let mut z = [0.0; BLOCK];
-            Self::for_blocks(range, |idx| {
-                let z = &mut z[..idx.len()];
-                self.row_dots(idx, theta, z);
-                self.rescue_margins(theta, z, |k| idx[k]);
-                match &self.losses {
-                    ExampleLosses::Plain(l) => {
-                        for (&zi, &i) in z.iter().zip(idx) {
-                            sum += self.plain_value(l, zi, y[i], l.value(zi, y[i]));
-                        }
-                    }
-                    ExampleLosses::Clipped(_, rows) => {
-                        for (&zi, &i) in z.iter().zip(idx) {
-                            let g = &rows[i];
-                            sum += self.clipped_value(g, zi, g.value(zi));
-                        }
-                    }
-                }
-            });
-            sum
-        });
-        self.scale * sum + self.ridge(theta)
+        let sum = tree_fold(
+            self.n_samples(),
+            &|range| self.leaf_value(range, theta),
+            &|a, b| a + b,
+        );
+        finish_value(self.scale, self.lambda, sum, theta)
     }
 
     /// One pass over the rows, in blocks of 64: a block's margins, then its loss values
     /// and scaled derivatives, then its rows added to the gradient while they are still in
     /// cache. Half the memory traffic of two matrix–vector products.
-    fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
-        let y = self.data.y();
-        let y_copy;
-        let y = match y.as_slice() {
-            Some(y) => y,
-            None => {
-                y_copy = y.to_vec();
-                &y_copy
-            }
-        };
-        let scale = self.scale;
-        let (sum, g) = tree_sum(self.n_samples(), self.n_features(), |range, mut g| {
-            let mut sum = 0.0;
-            let mut coef = [0.0; BLOCK];
-            Self::for_blocks(range, |idx| {
-                let (start, coef) = (idx[0], &mut coef[..idx.len()]);
-                self.row_dots(idx, theta, coef);
-                self.rescue_margins(theta, coef, |k| start + k);
-                match &self.losses {
-                    ExampleLosses::Plain(l) => {
-                        for (c, &yi) in coef.iter_mut().zip(&y[start..]) {
-                            let (v, d) = l.value_deriv(*c, yi);
-                            sum += self.plain_value(l, *c, yi, v);
-                            *c = scale * d;
-                        }
-                    }
-                    ExampleLosses::Clipped(_, rows) => {
-                        for (c, g) in coef.iter_mut().zip(&rows[start..]) {
-                            let (v, d) = g.value_deriv(*c);
-                            sum += self.clipped_value(g, *c, v);
-                            *c = scale * d;
-                        }
-                    }
-                }
-                self.add_scaled_rows(idx, coef, g.view_mut());
-            });
-            sum
+    fn value_grad(&self, theta: ArrayView1<'_, f64>, grad: ArrayViewMut1<'_, f64>) -> f64 {
+        let y = self.labels();
+        let (sum, g) = tree_sum(self.n_samples(), self.n_features(), |range, g| {
+            self.leaf_value_grad(&y, range, theta, g)
         });
-        grad.assign(&g);
-        if self.lambda != 0.0 {
-            grad.scaled_add(self.lambda, &theta);
-        }
-        scale * sum + self.ridge(theta)
+        finish_value_grad((self.scale, self.lambda), (sum, &g), theta, grad)
     }
 
     /// `s·β·Σ_i ⟨x_i, p⟩² + λ‖p‖²`, `β` the loss's smoothness (`sup φ''`), for the plain
@@ -738,16 +800,7 @@ impl Objective for GlmObjective<'_> {
         self.losses.curvature_bound(self.scale, self.lambda, p, || {
             tree_fold(
                 self.n_samples(),
-                &|range| {
-                    let mut sum = 0.0;
-                    let mut z = [0.0; BLOCK];
-                    Self::for_blocks(range, |idx| {
-                        let z = &mut z[..idx.len()];
-                        self.row_dots(idx, p, z);
-                        sum += z.iter().map(|v| v * v).sum::<f64>();
-                    });
-                    sum
-                },
+                &|range| self.leaf_squares(range, p),
                 &|a, b| a + b,
             )
         })

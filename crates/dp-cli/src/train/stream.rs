@@ -5,21 +5,29 @@
 //!   summed in one pass, memory `O(d²)` plus one block;
 //! - DP-GD ([`dp_glm::DpGd::fit_blocks`]) and noisy projected GD
 //!   ([`dp_glm::NoisyProjectedGd::fit_blocks`]): one pass checks and counts the rows, then one
-//!   pass per step sums the exact clipped gradients, memory `O(d)` plus one block.
+//!   pass per step sums the exact clipped gradients, memory `O(d)` plus one block;
+//! - objective perturbation ([`dp_glm::ObjectivePerturbation::fit_blocks`]) and AMP
+//!   ([`dp_glm::Amp::fit_blocks`], L-BFGS only): one pass checks and counts the rows, then one
+//!   pass per value and gradient of the perturbed objective (L-BFGS: tens of passes);
+//!   output perturbation ([`dp_glm::OutputPerturbation::fit_blocks_with`]): one pass per
+//!   projected gradient step (hundreds of passes at a small ridge). Memory `O(d)` plus one
+//!   block and a leaf of 8192 rows.
 //!
-//! Either model is bit-identical to the in-memory fit's with the same seed (the sums are
-//! exact integers, whatever the blocks), and goes through the same [`release`]. A last pass
-//! scores the training rows for the operator's (not private) diagnostics.
+//! Every model is bit-identical to the in-memory fit's with the same seed — the exact sums
+//! are integers, whatever the blocks, and the perturbation learners' objective sums the
+//! in-memory leaves over the in-memory tree — and goes through the same [`release`]. A last
+//! pass scores the training rows for the operator's (not private) diagnostics.
 //!
-//! Supported: `--algorithm ssp|dp-gd|noisy-gd`, public bounds (`--x-bound`, `--y-bound`, `--clip`;
-//! the unit-norm preprocessing implies `--x-bound` and makes DP-GD's default clip public for
-//! Lipschitz losses), the per-row preprocessing (unit norm — the default for classification,
-//! as in memory without feature scaling — and bias), `--n`, `--test` (read into memory).
+//! Supported: `--algorithm ssp|dp-gd|noisy-gd|objpert|amp|output-perturbation`, public bounds
+//! (`--x-bound`, `--y-bound`, `--clip`; the unit-norm preprocessing implies `--x-bound` and
+//! makes DP-GD's default clip public for Lipschitz losses), the per-row preprocessing (unit
+//! norm — the default for classification, as in memory without feature scaling — and bias),
+//! `--n`, `--test` (read into memory).
 //! Refused with a usage error: other algorithms (with the reason: DP-SGD's random batches,
-//! the shuffled learners' secret order, the in-memory objectives), feature scaling (`--scale minmax|standard`,
-//! the schema's scaling values, or the default min–max scaling of classification on a file
-//! with named columns) and bounds to be estimated privately — each would need a pass over the
-//! data before the fit.
+//! the shuffled learners' secret order, the in-memory procedures), AMP's `--solver sag`
+//! (random rows), feature scaling (`--scale minmax|standard`, the schema's scaling values, or
+//! the default min–max scaling of classification on a file with named columns) and bounds to
+//! be estimated privately — each would need a pass over the data before the fit.
 
 use std::cell::RefCell;
 
@@ -27,7 +35,7 @@ use dp_glm::catalog::Fallback;
 use dp_glm::learners::Ssp;
 use dp_glm::streamed::{BlockSource, Preprocessed, Reopen};
 use dp_glm::sufficient::StreamError;
-use dp_glm::{DpGd, NoisyProjectedGd};
+use dp_glm::{Amp, DpGd, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation};
 
 use super::*;
 use crate::cli::CalibrationAccountantArg;
@@ -42,7 +50,20 @@ fn unsupported(what: &str) -> CliError {
     ))
 }
 
-/// Why `algorithm` (not ssp, dp-gd or noisy-gd) has no streamed fit.
+/// Whether `algorithm` has a streamed fit (module docs).
+fn streamed(algorithm: AlgorithmArg) -> bool {
+    matches!(
+        algorithm,
+        AlgorithmArg::Ssp
+            | AlgorithmArg::DpGd
+            | AlgorithmArg::NoisyGd
+            | AlgorithmArg::Objpert
+            | AlgorithmArg::Amp
+            | AlgorithmArg::OutputPerturbation
+    )
+}
+
+/// Why `algorithm` (not one of [`streamed`]) has no streamed fit.
 ///
 /// DP-SGD's privacy amplification by Poisson subsampling needs each batch to be a fresh
 /// random subset of the rows: read in file order, every batch of a few hundred rows would
@@ -62,8 +83,8 @@ fn not_streamed(algorithm: AlgorithmArg) -> &'static str {
              --storage f32 to halve its memory"
         }
         _ => {
-            "it needs the rows in memory (its objective or its bounds take passes the stream \
-              does not make)"
+            "it needs the rows in memory (its projection, its non-convex objective or its \
+             selection among models fitted on parts of the data)"
         }
     }
 }
@@ -102,16 +123,20 @@ fn preprocessed<'p>(
 pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     let algorithm = a.algorithm();
-    if !matches!(
-        algorithm,
-        AlgorithmArg::Ssp | AlgorithmArg::DpGd | AlgorithmArg::NoisyGd
-    ) {
+    if !streamed(algorithm) {
         return Err(unsupported(&format!(
             "--algorithm {} ({}; streamed are ssp, whose sufficient statistics take one pass, \
-             and dp-gd and noisy-gd, one pass per step)",
+             dp-gd, noisy-gd and output-perturbation, one pass per step, and objpert and amp, \
+             one pass per evaluation of their objective)",
             algorithm.name(),
             not_streamed(algorithm)
         )));
+    }
+    if algorithm == AlgorithmArg::Amp && a.solver.as_deref() == Some("sag") {
+        return Err(unsupported(
+            "--solver sag (SAG samples random rows, each a pass over the file): use the \
+             default lbfgs",
+        ));
     }
     let schema = schema_of(a.label.as_deref(), &a.columns)?;
     if matches!(a.scale, Some(ScaleArg::Standard | ScaleArg::Minmax)) || !schema.scaling.is_empty()
@@ -223,6 +248,31 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             gd.public_n = a.public_n;
             gd.fit_blocks(&source, &mut *rng)
         }
+        AlgorithmArg::Objpert => {
+            let o = objective_perturbation(loss, budget, x_bound, clip, a);
+            o.fit_blocks(&source, &mut *rng)
+        }
+        AlgorithmArg::Amp => {
+            let mut amp = Amp::new(loss);
+            amp.objpert = objective_perturbation(loss, budget, x_bound, clip, a);
+            amp.tau = a.tau.unwrap_or(amp.tau);
+            amp.sigma_out = a.sigma_out.unwrap_or(amp.sigma_out);
+            amp.fit_blocks(&source, &mut *rng)
+        }
+        AlgorithmArg::OutputPerturbation => {
+            let mut op = OutputPerturbation::new(loss);
+            op.budget = budget;
+            op.x_bound = x_bound.unwrap_or(op.x_bound);
+            op.radius = a.radius.unwrap_or(op.radius);
+            op.y_bound = y_bound.unwrap_or(op.y_bound);
+            op.public_n = a.public_n;
+            // The catalog's ridge rule needs the shape the first pass counts.
+            let lambda = |l: &OutputPerturbation, shape| match a.lambda {
+                Some(lambda) => Ok(lambda),
+                None => l.default_lambda(shape),
+            };
+            op.fit_blocks_with(&source, lambda, &mut *rng)
+        }
         // dp-gd (the others are refused above).
         _ => {
             let mut gd = DpGd::new(loss);
@@ -260,6 +310,23 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     };
     let diagnostics = NotPrivate::since(start, n, tr, test, Vec::new());
     release(a, fit, diagnostics, out)
+}
+
+/// Objective perturbation set up as the catalog's builder does (AMP's inner settings too).
+fn objective_perturbation(
+    loss: Loss,
+    budget: dp_glm::Budget,
+    x_bound: Option<f64>,
+    clip: Option<f64>,
+    a: &TrainArgs,
+) -> ObjectivePerturbation {
+    let mut o = ObjectivePerturbation::new(loss);
+    o.budget = budget;
+    o.x_bound = x_bound.unwrap_or(o.x_bound);
+    o.clip = clip;
+    o.lambda = a.lambda;
+    o.public_n = a.public_n;
+    o
 }
 
 /// The test file, read into memory with the training pipeline and the preprocessing.

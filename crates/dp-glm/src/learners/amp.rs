@@ -6,14 +6,18 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::{
-    BOX_NOTE, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert, memoised,
-    release_grid, rows_note,
+    BOX_NOTE, DataTerm, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert,
+    memoised, perturbed_glm, perturbed_terms, release_grid, rows_note,
 };
+use super::streamed_glm::Stream;
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
 use crate::data::Dataset;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::glm::GlmObjective;
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::streamed::BlockSource;
+use crate::sufficient::StreamError;
 
 /// Approximate minima perturbation (Iyengar et al. 2019) with gradient clipping — paper 001,
 /// Algorithm 1.
@@ -168,35 +172,98 @@ impl Amp {
     /// release box (checked before the data is read); labels outside the loss's domain; the
     /// solver stopping with `‖∇J‖ > τ` (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        let (tau, sigma_out) = self.checked()?;
+        let (tau, _) = self.checked()?;
         let o = &self.objpert;
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
-        let d = data.n_features();
+        let rows = bounded_rows(data, o.x_bound)?;
+        let shape = (data.n_samples(), data.n_features());
+        // The certificate adds the gradient's floating-point error to the computed norm: aim
+        // a little below τ.
+        let sag = |j: &Perturbed<GlmObjective<'_>>, x0, rng: &mut R| {
+            j.minimise_sag(x0, b.beta, 0.5 * tau, rng)
+        };
+        self.fit_term(
+            &b,
+            shape,
+            |lambda| perturbed_glm(&rows, &b, lambda),
+            Some(&sag),
+            rng,
+        )
+    }
+
+    /// [`Amp::fit`] on data read block by block, with L-BFGS: one pass checks and counts the
+    /// rows, then one pass per value and gradient of `J`, memory `O(d)` plus a block and a
+    /// leaf of 8192 rows; rows bounded, losses clipped and every pass checked as in
+    /// [`ObjectivePerturbation::fit_blocks`]. The sums are the in-memory objective's bit for
+    /// bit, so the model is bit-identical to [`Amp::fit`]'s with the same `rng` whenever
+    /// L-BFGS certifies its point (in memory SAG would then continue from it; streamed, the
+    /// fit fails and nothing is released).
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`Amp::fit`] and [`crate::streamed::StreamedSum::new`], and
+    /// [`Error::InvalidHyperParameter`] for the SAG solver (it needs the rows in memory).
+    pub fn fit_blocks<R, S>(
+        &self,
+        source: S,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
+    where
+        R: Rng + ?Sized,
+        S: BlockSource,
+    {
+        self.checked()?;
+        let o = &self.objpert;
+        let b = o.bounds()?;
+        if self.solver == AmpSolver::Sag {
+            return Err(no_sag().into());
+        }
+        Stream::new(source, o.loss)?.fit_with(|stream| {
+            let terms = perturbed_terms(&b, o.x_bound);
+            self.fit_term(&b, stream.shape(), |l| stream.glm(terms, l), None, rng)
+        })
+    }
+
+    /// The fit on `rows × d` data whose (bounded) GLM term with ridge `λ` is `term(λ)`, with
+    /// SAG when the rows are in memory (`sag`).
+    fn fit_term<G, R>(
+        &self,
+        b: &ObjPertBounds,
+        (rows, d): (usize, usize),
+        term: impl FnOnce(f64) -> Result<G>,
+        sag: Option<&Sag<'_, G, R>>,
+        rng: &mut R,
+    ) -> Result<LinearModel>
+    where
+        G: DataTerm,
+        R: Rng + ?Sized,
+    {
+        let (tau, sigma_out) = self.checked()?;
+        let o = &self.objpert;
         let key = format!(
             "amp release {:?} {b:?} {:?} {:?} {tau:?} {sigma_out:?} {d}",
             o.budget, o.lambda, o.sigma_factor
         );
-        let (sigma, lambda) = memoised(key, || self.calibrate_with(&b, tau, sigma_out, Some(d)))?;
+        let (sigma, lambda) = memoised(key, || self.calibrate_with(b, tau, sigma_out, Some(d)))?;
         // The release box and its grid check use public values only, before the rows are
         // read: the fit cannot fail on the data at the output grid.
-        let n = o.public_n.unwrap_or_else(|| data.n_samples());
+        let n = o.public_n.unwrap_or(rows);
         let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
         release_box.check_grid(sigma_out)?;
-        let rows = bounded_rows(data, o.x_bound)?;
-        let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
+        let objective = Perturbed::draw(term(lambda)?, b, sigma, rng)?;
         // The certificate adds the gradient's floating-point error to the computed norm: aim
         // a little below τ.
         let aim = 0.5 * tau;
         let zero = Array1::zeros(d);
-        let sag = |x0, rng: &mut R| objective.minimise_sag(x0, b.beta, aim, rng);
-        let mut theta = match self.solver {
-            AmpSolver::Lbfgs => objective.minimise_from(zero, aim)?,
-            AmpSolver::Sag => sag(zero, rng)?,
+        let mut theta = match (self.solver, sag) {
+            (AmpSolver::Lbfgs, _) => objective.minimise_from(zero, aim)?,
+            (AmpSolver::Sag, Some(sag)) => sag(&objective, zero, rng)?,
+            (AmpSolver::Sag, None) => return Err(no_sag()),
         };
-        if objective.certify(theta.view(), tau, b.lipschitz).is_err() {
+        if let (Err(_), Some(sag)) = (objective.certify(theta.view(), tau, b.lipschitz), sag) {
             theta = match self.solver {
-                AmpSolver::Lbfgs => sag(theta, rng)?,
+                AmpSolver::Lbfgs => sag(&objective, theta, rng)?,
                 AmpSolver::Sag => objective.minimise_from(theta, aim)?,
             };
         }
@@ -204,7 +271,7 @@ impl Amp {
         // Grid-safe output release: θ̂ rounded to the grid plus exact discrete Gaussian noise;
         // both grids' slack is in the sensitivity.
         let (released, ledger, noise) =
-            objective.release(theta, tau, sigma_out, &release_box, &b, rng)?;
+            objective.release(theta, tau, sigma_out, &release_box, b, rng)?;
         // ‖∇J(θ̂)‖ itself is computed from the data without noise: only the public
         // certificate ‖∇J(θ̂)‖ ≤ τ (checked above) goes into the report.
         let mut notes = b.notes(o.x_bound);
@@ -219,6 +286,18 @@ impl Amp {
         ));
         let report = report(&o.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
+    }
+}
+
+/// SAG on an in-memory `J` from a starting point (its tolerance and smoothness fixed).
+type Sag<'s, G, R> = dyn Fn(&Perturbed<G>, Array1<f64>, &mut R) -> Result<Array1<f64>> + 's;
+
+/// The refusal of SAG on data that is not in memory.
+fn no_sag() -> Error {
+    Error::InvalidHyperParameter {
+        name: "solver",
+        value: f64::NAN,
+        reason: "sag samples random rows, which a pass over a stream does not give: use lbfgs",
     }
 }
 

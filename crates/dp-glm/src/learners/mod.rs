@@ -29,6 +29,7 @@ mod objpert;
 mod output_perturbation;
 mod projected;
 mod ssp;
+mod streamed_glm;
 #[cfg(test)]
 pub(crate) mod testdata;
 

@@ -23,6 +23,10 @@ use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::preprocess::BallProjector;
+use crate::streamed::BlockSource;
+use crate::sufficient::StreamError;
+
+use super::streamed_glm::{Stream, StreamedGlm, Terms};
 
 /// Objective perturbation for convex GLMs (Chaudhuri et al. 2011, Kifer et al. 2012; analysis
 /// of paper 001, Redberg, Koskela, Wang 2023), released so that it is private as computed.
@@ -211,12 +215,56 @@ impl ObjectivePerturbation {
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
         let b = self.bounds()?;
         data.check_labels(&self.loss)?;
-        let d = data.n_features();
+        let rows = bounded_rows(data, self.x_bound)?;
+        let shape = (data.n_samples(), data.n_features());
+        self.fit_term(&b, shape, |lambda| perturbed_glm(&rows, &b, lambda), rng)
+    }
+
+    /// [`ObjectivePerturbation::fit`] on data read block by block: a first pass checks and
+    /// counts the rows, then L-BFGS reads one pass per value and gradient of `J`, memory
+    /// `O(d)` plus a block and a leaf of 8192 rows (`streamed_glm`). Rows longer than `X`
+    /// are scaled to it and the clipped loss is used per row as in memory, and every pass is
+    /// checked against the first (a source that changes is an error, nothing is released).
+    /// The sums are those of the in-memory objective bit for bit, so the model is
+    /// bit-identical to [`ObjectivePerturbation::fit`]'s on the same rows with the same
+    /// `rng`, whatever the blocks.
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`ObjectivePerturbation::fit`] and [`crate::streamed::StreamedSum::new`].
+    pub fn fit_blocks<R, S>(
+        &self,
+        source: S,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
+    where
+        R: Rng + ?Sized,
+        S: BlockSource,
+    {
+        let b = self.bounds()?;
+        Stream::new(source, self.loss)?.fit_with(|stream| {
+            let terms = perturbed_terms(&b, self.x_bound);
+            self.fit_term(&b, stream.shape(), |l| stream.glm(terms, l), rng)
+        })
+    }
+
+    /// The fit on `rows × d` data whose (bounded) GLM term with ridge `λ` is `term(λ)`.
+    fn fit_term<G, R>(
+        &self,
+        b: &ObjPertBounds,
+        (rows, d): (usize, usize),
+        term: impl FnOnce(f64) -> Result<G>,
+        rng: &mut R,
+    ) -> Result<LinearModel>
+    where
+        G: DataTerm,
+        R: Rng + ?Sized,
+    {
         let (sigma, lambda) = self.calibrate_release(d)?;
         // Everything the release is sized by is fixed before the rows are read: τ, the
         // release box and σ_out depend on the public n (or the data's count, treated as
         // public), d, L, σ and λ only.
-        let n = self.public_n.unwrap_or_else(|| data.n_samples());
+        let n = self.public_n.unwrap_or(rows);
         let tau = objpert_tau(n, d, b.lipschitz, sigma);
         let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
         // The smallest σ_out with (core + γ_o√d)/σ_out ≤ κL/σ, using γ_o ≤ σ_out·2^-GRID_BITS,
@@ -236,12 +284,11 @@ impl ObjectivePerturbation {
         let sigma_out =
             (core / (ratio - grid_part) * (1.0 + 1e-12)).max(release_box.min_sigma_out());
         release_box.check_grid(sigma_out)?;
-        let rows = bounded_rows(data, self.x_bound)?;
-        let objective = Perturbed::draw(&rows, &b, lambda, sigma, rng)?;
+        let objective = Perturbed::draw(term(lambda)?, b, sigma, rng)?;
         let theta = objective.minimise(0.1 * tau)?;
         objective.certify(theta.view(), tau, b.lipschitz)?;
         let (released, ledger, noise) =
-            objective.release(theta, tau, sigma_out, &release_box, &b, rng)?;
+            objective.release(theta, tau, sigma_out, &release_box, b, rng)?;
         let mut notes = b.notes(self.x_bound);
         notes.push(format!(
             "the approximate minimiser (certified gradient norm <= tau) was clamped to the \
@@ -256,6 +303,83 @@ impl ObjectivePerturbation {
         ));
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
+    }
+}
+
+/// The GLM term of `J` on `data` (bounded rows): the bounds' (clipped) loss in sum form,
+/// ridge `lambda`, values relative to `θ = 0` (same gradient and minimiser; finite for labels
+/// near `f64::MAX`, whose losses at `θ = 0` are not).
+pub(crate) fn perturbed_glm<'a>(
+    data: &'a Dataset,
+    b: &ObjPertBounds,
+    lambda: f64,
+) -> Result<GlmObjective<'a>> {
+    Ok(match b.clipped {
+        Some(c) => GlmObjective::clipped(data, c, lambda, Scale::Sum)?,
+        None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
+    }
+    .relative_to_zero())
+}
+
+/// [`perturbed_glm`]'s terms over a stream, rows bounded by `x_bound`.
+pub(crate) fn perturbed_terms(b: &ObjPertBounds, x_bound: f64) -> Terms {
+    Terms {
+        loss: b.loss,
+        clipped: b.clipped,
+        scale: Scale::Sum,
+        relative: true,
+        x_bound,
+    }
+}
+
+/// `squares[j] += Σ_i x_ij²` over `data`'s rows in storage order (`f32` storage widened a
+/// block at a time): the same additions whatever blocks the rows come in.
+pub(crate) fn add_column_squares(squares: &mut Array1<f64>, data: &Dataset) {
+    for (_, x) in data.features().f64_blocks(crate::data::WIDEN_ROWS) {
+        for row in x.rows() {
+            squares.zip_mut_with(&row, |a, &v| *a += v * v);
+        }
+    }
+}
+
+/// The data term `Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖²` of a [`Perturbed`] objective: rows in memory
+/// ([`GlmObjective`]) or read block by block ([`StreamedGlm`], the same values bit for bit).
+pub(crate) trait DataTerm: Objective {
+    /// The ridge `λ`.
+    fn lambda(&self) -> f64;
+    /// The number of rows `n` summed.
+    fn rows(&self) -> usize;
+    /// `Σ_i x_ij²` for every column `j`, rows in order.
+    fn column_squares(&self) -> Array1<f64>;
+}
+
+impl DataTerm for GlmObjective<'_> {
+    fn lambda(&self) -> f64 {
+        GlmObjective::lambda(self)
+    }
+
+    fn rows(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn column_squares(&self) -> Array1<f64> {
+        let mut squares = Array1::zeros(self.n_features());
+        add_column_squares(&mut squares, self.data());
+        squares
+    }
+}
+
+impl<S: BlockSource> DataTerm for StreamedGlm<'_, S> {
+    fn lambda(&self) -> f64 {
+        StreamedGlm::lambda(self)
+    }
+
+    fn rows(&self) -> usize {
+        StreamedGlm::rows(self)
+    }
+
+    fn column_squares(&self) -> Array1<f64> {
+        StreamedGlm::column_squares(self)
     }
 }
 
@@ -866,9 +990,10 @@ fn norm(v: ArrayView1<'_, f64>) -> f64 {
 /// report's noise parameters.
 pub(crate) type Released = (Array1<f64>, Ledger, Vec<(String, f64)>);
 
-/// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with its linear term `b`.
-pub(crate) struct Perturbed<'a> {
-    glm: GlmObjective<'a>,
+/// `J(θ) = Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖² + bᵀθ` with its linear term `b`, the data term `G`
+/// ([`DataTerm`]) in memory or streamed.
+pub(crate) struct Perturbed<G> {
+    glm: G,
     /// The random linear term `b`, a point of `grid`'s lattice.
     pub(crate) linear: Array1<f64>,
     /// The grid release `b` was drawn from.
@@ -884,9 +1009,10 @@ pub(crate) struct Perturbed<'a> {
     scale: Array1<f64>,
 }
 
-impl<'a> Perturbed<'a> {
+impl<G: DataTerm> Perturbed<G> {
     /// Draws `b = γ_b·K`, `K ~ N_ℤ(0, ⌈(σ/γ_b)²⌉)^d` exactly (dp_optim's grid release of
-    /// `N(0, σ²I)` added to 0), once, and builds `J` on `data` with the bounds' loss.
+    /// `N(0, σ²I)` added to 0), once, and builds `J` on the data term `glm` (the bounds'
+    /// loss, [`perturbed_glm`]).
     ///
     /// # Privacy
     /// `b` is never released. Its discrete law is compared with the rounded continuous
@@ -894,33 +1020,21 @@ impl<'a> Perturbed<'a> {
     /// perturbation entry with [`Perturbed::b_grid`] and add [`Perturbed::b_slack`]`/λ` to
     /// the output release's sensitivity.
     pub(crate) fn draw<R: Rng + ?Sized>(
-        data: &'a Dataset,
+        glm: G,
         b: &ObjPertBounds,
-        lambda: f64,
         sigma: f64,
         rng: &mut R,
     ) -> Result<Self> {
-        // Values relative to θ = 0 (same gradient and minimiser): finite for labels near
-        // f64::MAX, whose losses at θ = 0 are not.
-        let glm = match b.clipped {
-            Some(c) => GlmObjective::clipped(data, c, lambda, Scale::Sum)?,
-            None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
-        }
-        .relative_to_zero();
         let grid = Noise::Gaussian { std: sigma }.on_grid(None)?;
-        let mut linear = Array1::zeros(data.n_features());
+        let mut linear = Array1::zeros(glm.dim());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
         grid.add_to(rng, linear.view_mut())?;
-        // One pass over the rows (in storage order) for the squared column norms; f32 storage
-        // widened a block at a time.
-        let mut squares = Array1::<f64>::zeros(data.n_features());
-        for (_, x) in data.features().f64_blocks(crate::data::WIDEN_ROWS) {
-            for row in x.rows() {
-                squares.zip_mut_with(&row, |a, &v| *a += v * v);
-            }
-        }
+        // One pass over the rows (in storage order) for the squared column norms.
         let curvature = b.loss.smoothness();
-        let scale = squares.mapv(|q| 1.0 / (curvature * q + lambda).sqrt());
+        let lambda = glm.lambda();
+        let scale = glm
+            .column_squares()
+            .mapv(|q| 1.0 / (curvature * q + lambda).sqrt());
         Ok(Self {
             glm,
             linear,
@@ -966,8 +1080,8 @@ impl<'a> Perturbed<'a> {
         lipschitz: f64,
     ) -> Result<()> {
         let g = self.gradient_norm(theta);
-        let n = self.n_terms() as f64;
-        let m = (crate::glm::summation_height(self.n_terms()) + self.dim()) as f64 + 16.0;
+        let n = self.glm.rows() as f64;
+        let m = (crate::glm::summation_height(self.glm.rows()) + self.dim()) as f64 + 16.0;
         let scale = n * lipschitz + self.glm.lambda() * norm(theta) + norm(self.linear.view());
         let error = 2.0 * m * f64::EPSILON * scale * (1.0 + 1e-9);
         let certified = g + error;
@@ -1086,7 +1200,9 @@ impl<'a> Perturbed<'a> {
             .ok()
             .and_then(|last| last.as_ref().map(|(_, g)| norm(g.view())))
     }
+}
 
+impl Perturbed<GlmObjective<'_>> {
     /// SAG from `x0` to `‖∇J‖ ≤ tol`, with the per-term smoothness `β + λ/n`.
     pub(crate) fn minimise_sag<R: Rng + ?Sized>(
         &self,
@@ -1104,18 +1220,18 @@ impl<'a> Perturbed<'a> {
 }
 
 /// `J(s ⊙ φ)` as a function of `φ`, `s` the Jacobi preconditioner of [`Perturbed`].
-struct Preconditioned<'o, 'a> {
-    objective: &'o Perturbed<'a>,
+struct Preconditioned<'o, G> {
+    objective: &'o Perturbed<G>,
 }
 
-impl Preconditioned<'_, '_> {
+impl<G: DataTerm> Preconditioned<'_, G> {
     /// `θ = s ⊙ φ` (the same bits at every call).
     fn theta(&self, phi: ArrayView1<'_, f64>) -> Array1<f64> {
         &phi * &self.objective.scale
     }
 }
 
-impl Objective for Preconditioned<'_, '_> {
+impl<G: DataTerm> Objective for Preconditioned<'_, G> {
     fn dim(&self) -> usize {
         self.objective.dim()
     }
@@ -1140,12 +1256,12 @@ impl Objective for Preconditioned<'_, '_> {
 
 /// Stops L-BFGS once `J`'s own gradient at the accepted point (its last evaluation) is
 /// within `tol`.
-struct Reached<'o, 'a> {
-    objective: &'o Perturbed<'a>,
+struct Reached<'o, G> {
+    objective: &'o Perturbed<G>,
     tol: f64,
 }
 
-impl Observer for Reached<'_, '_> {
+impl<G: DataTerm> Observer for Reached<'_, G> {
     fn observe(&mut self, _: &IterationInfo) -> bool {
         !self
             .objective
@@ -1155,7 +1271,7 @@ impl Observer for Reached<'_, '_> {
 }
 
 /// `J` as a finite sum of GLM terms with the regulariser `(λ/2)‖θ‖² + bᵀθ` (for SAG).
-impl FiniteSum for Perturbed<'_> {
+impl FiniteSum for Perturbed<GlmObjective<'_>> {
     fn n_terms(&self) -> usize {
         self.glm.n_terms()
     }
@@ -1170,7 +1286,7 @@ impl FiniteSum for Perturbed<'_> {
     }
 }
 
-impl GlmSum for Perturbed<'_> {
+impl GlmSum for Perturbed<GlmObjective<'_>> {
     fn term_scalar(&self, x: ArrayView1<'_, f64>, i: usize) -> f64 {
         self.glm.term_scalar(x, i)
     }
@@ -1180,7 +1296,7 @@ impl GlmSum for Perturbed<'_> {
     }
 }
 
-impl Objective for Perturbed<'_> {
+impl<G: DataTerm> Objective for Perturbed<G> {
     fn dim(&self) -> usize {
         self.linear.len()
     }
@@ -1238,7 +1354,13 @@ mod tests {
         // The same stream draws the same b: rebuild J.
         let b = learner.bounds().unwrap();
         let (sigma, lambda) = learner.calibrate_release(4).unwrap();
-        let j = Perturbed::draw(&data, &b, lambda, sigma, &mut rng(8)).unwrap();
+        let j = Perturbed::draw(
+            perturbed_glm(&data, &b, lambda).unwrap(),
+            &b,
+            sigma,
+            &mut rng(8),
+        )
+        .unwrap();
         // b is a point of its grid (γ_b = 2^(⌊log₂σ⌋ − 24)), not a floating-point Gaussian.
         let gamma_b = Noise::Gaussian { std: sigma }.grid().unwrap();
         assert_eq!(gamma_b, 2f64.powi(sigma.log2().floor() as i32 - GRID_BITS));
@@ -1328,7 +1450,8 @@ mod tests {
         assert!(m.privacy().epsilon <= 1.0);
         // A tolerance the floating-point error cannot be certified below is refused.
         let b = l.bounds().unwrap();
-        let j = Perturbed::draw(&data, &b, 1.0, 1.0, &mut rng(2)).unwrap();
+        let j =
+            Perturbed::draw(perturbed_glm(&data, &b, 1.0).unwrap(), &b, 1.0, &mut rng(2)).unwrap();
         let theta = j.minimise(1e-9).unwrap();
         assert!(j.certify(theta.view(), 1e-6, b.lipschitz).is_ok());
         assert!(matches!(
@@ -1404,7 +1527,8 @@ mod tests {
     fn the_remembered_gradient_is_the_one_computed_anew() {
         let (data, _) = logistic(20_000, 4, 3.0, 8);
         let b = bounds(Loss::Logistic, 1.0, None).unwrap();
-        let j = Perturbed::draw(&data, &b, 2.0, 3.0, &mut rng(1)).unwrap();
+        let j =
+            Perturbed::draw(perturbed_glm(&data, &b, 2.0).unwrap(), &b, 3.0, &mut rng(1)).unwrap();
         let theta = j.minimise(1e-6).unwrap();
         // L-BFGS evaluated the point it returns last.
         let last = j.last.lock().unwrap().as_ref().map(|(x, _)| x.clone());

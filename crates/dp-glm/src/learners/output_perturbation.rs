@@ -5,7 +5,8 @@ use dp_optim::{GradientDescent, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::{BOUND_SLACK, bounded_rows};
+use super::objpert::{BOUND_SLACK, DataTerm, bounded_rows};
+use super::streamed_glm::{Stream, Terms};
 use super::{Budget, calibrate, positive, report, row_count, rows_note, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
@@ -13,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::glm::{GlmObjective, Scale};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::streamed::BlockSource;
+use crate::sufficient::StreamError;
 
 /// Paper 003, Alg. 3: `w̃ = argmin_{‖w‖ ≤ B} (1/n)Σ_i ℓ(w; z_i) + (λ/2)‖w‖²`, release
 /// `w̃ + N(0, σ²I)`.
@@ -108,14 +111,120 @@ impl OutputPerturbation {
     /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
     /// point (nothing is released).
     pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+        self.check_relation()?;
+        let shape = (data.n_samples(), data.n_features());
+        self.fit_shape(
+            shape,
+            || data.check_labels(&self.loss),
+            |n| self.minimiser(data, n),
+            rng,
+        )
+    }
+
+    /// [`OutputPerturbation::fit`] on data read block by block: a first pass checks and
+    /// counts the rows, then projected gradient descent reads one pass per step (the same
+    /// solver, step and certificate as in memory), memory `O(d)` plus a block and a leaf of
+    /// 8192 rows. Rows longer than `X` are scaled to it and the loss clipped at `G` per row as
+    /// in memory, and every pass is checked against the first (a source that changes is an
+    /// error, nothing is released). The sums are those of the in-memory objective bit for
+    /// bit, so the model is bit-identical to [`OutputPerturbation::fit`]'s on the same rows
+    /// with the same `rng`, whatever the blocks.
+    ///
+    /// # Errors
+    /// [`StreamError::Source`] with the source's first error; [`StreamError::Fit`] as
+    /// [`OutputPerturbation::fit`] and [`crate::streamed::StreamedSum::new`].
+    pub fn fit_blocks<R, S>(
+        &self,
+        source: S,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
+    where
+        R: Rng + ?Sized,
+        S: BlockSource,
+    {
+        self.fit_blocks_with(source, |l, _| Ok(l.lambda), rng)
+    }
+
+    /// [`OutputPerturbation::fit_blocks`] with the ridge `lambda(self, (rows, d))` chosen once
+    /// the first pass has counted the rows and features (e.g. from
+    /// [`OutputPerturbation::default_lambda`]).
+    ///
+    /// # Errors
+    /// As [`OutputPerturbation::fit_blocks`], and `lambda`'s.
+    pub fn fit_blocks_with<R, S>(
+        &self,
+        source: S,
+        lambda: impl FnOnce(&Self, (usize, usize)) -> Result<f64>,
+        rng: &mut R,
+    ) -> std::result::Result<LinearModel, StreamError<S::Error>>
+    where
+        R: Rng + ?Sized,
+        S: BlockSource,
+    {
+        // The hyper-parameters that do not depend on the data, before the first pass.
+        self.check_relation()?;
+        self.clipped_loss()?;
+        Stream::new(source, self.loss)?.fit_with(|stream| {
+            let shape = stream.shape();
+            let mut l = self.clone();
+            l.lambda = lambda(self, shape)?;
+            let terms = Terms {
+                loss: l.loss,
+                clipped: Some(l.clipped_loss()?),
+                scale: Scale::Mean,
+                relative: false,
+                x_bound: l.x_bound,
+            };
+            let solve = |n| l.solve(&stream.glm(terms, l.ridge(n, shape.0)?)?, n);
+            l.fit_shape(shape, || Ok(()), solve, rng)
+        })
+    }
+
+    /// The ridge that balances the noise `d·(2G·k/(λnε))²` (`k = √(2 ln(1.25/δ))`, the
+    /// classical Gaussian factor) against the ridge's bias `(λB)²` on the ball of radius
+    /// `B`: `λ = √(√d·2G·k/(nεB))` for `rows × d` data, at least the learner's default
+    /// (0.01). From public quantities only (`n` is [`OutputPerturbation::public_n`], or the
+    /// data's count treated as public, as the sensitivity `2G/(λn)` does); not a privacy
+    /// parameter.
+    ///
+    /// # Errors
+    /// As [`OutputPerturbation::gradient_bound`].
+    pub fn default_lambda(&self, (rows, d): (usize, usize)) -> Result<f64> {
+        let g = self.gradient_bound()?;
+        let k = (2.0 * (1.25 / self.budget.delta).ln()).sqrt();
+        let d = (d as f64).sqrt();
+        let n = self.public_n.unwrap_or(rows) as f64;
+        let rule = (d * 2.0 * g * k / (n * self.budget.epsilon * self.radius)).sqrt();
+        let default = Self::new(self.loss).lambda;
+        Ok(if rule.is_finite() {
+            rule.max(default)
+        } else {
+            default
+        })
+    }
+
+    /// Add/remove needs a public row count (see `# Privacy`).
+    fn check_relation(&self) -> Result<()> {
         if self.public_n.is_none() {
             self.budget.require_relation(
                 Neighbouring::ReplaceOne,
                 "output perturbation without a public row count (public_n)",
             )?;
         }
+        Ok(())
+    }
+
+    /// The fit on `rows × dim` data whose labels `check_labels` checks and whose certified
+    /// minimiser for the public count `n` is `minimise(n)`.
+    fn fit_shape<R: Rng + ?Sized>(
+        &self,
+        (rows, dim): (usize, usize),
+        check_labels: impl FnOnce() -> Result<()>,
+        minimise: impl FnOnce(usize) -> Result<Array1<f64>>,
+        rng: &mut R,
+    ) -> Result<LinearModel> {
         let rel = self.budget.neighbouring;
-        let n = row_count(self.public_n, data.n_samples())?;
+        let n = row_count(self.public_n, rows)?;
         // The distance between the releases on neighbours: replace-one's sensitivity, or
         // under add/remove G/(λn) plus twice the certified solver error 1e-3·2G/(λn).
         let delta_2 = match rel {
@@ -126,10 +235,10 @@ impl OutputPerturbation {
             }
         };
         let g = self.gradient_bound()?;
-        data.check_labels(&self.loss)?;
+        check_labels()?;
         // Grid-safe release (dp_optim's noise docs): calibrated with the rounding's slack in
         // the sensitivity, for values within the radius (a data-independent bound).
-        let (dim, radius) = (data.n_features(), self.radius);
+        let radius = self.radius;
         let grid_of = |s: f64| -> dp_optim::Result<(f64, GridGaussian)> {
             let grid = Noise::Gaussian { std: s }.on_grid(Some(radius))?;
             Ok((grid.slack(dim), grid.discrete_gaussian(dim)?))
@@ -143,7 +252,7 @@ impl OutputPerturbation {
                 grid_of(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
             Ok(Mechanism::gaussian(s, per_record(delta_2 + slack))?.with_grid(grid))
         })?;
-        let mut w = self.minimiser(data, n)?;
+        let mut w = minimise(n)?;
         let grid = Noise::Gaussian { std: sigma }.on_grid(Some(radius))?;
         grid.add_to(rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
@@ -181,30 +290,46 @@ impl OutputPerturbation {
     /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; the solver not certifying
     /// its point.
     fn minimiser(&self, data: &Dataset, n: usize) -> Result<Array1<f64>> {
-        let g = self.gradient_bound()?;
-        let lambda = positive("lambda", self.lambda)?;
-        let allowed = TOLERANCE * 2.0 * g / (lambda * n as f64);
-        // The same minimiser as the mean over the data's rows with ridge λ·n/rows: the
-        // objective times n/rows.
-        let lambda = lambda * n as f64 / data.n_samples().max(1) as f64;
-        let clipped = ClippedLoss::new(self.loss, g)?;
         let rows = bounded_rows(data, self.x_bound)?;
-        let obj = GlmObjective::clipped(&rows, clipped, lambda, Scale::Mean)?;
+        let lambda = self.ridge(n, data.n_samples())?;
+        let obj = GlmObjective::clipped(&rows, self.clipped_loss()?, lambda, Scale::Mean)?;
+        self.solve(&obj, n)
+    }
+
+    /// The loss clipped at `G`.
+    fn clipped_loss(&self) -> Result<ClippedLoss> {
+        ClippedLoss::new(self.loss, self.gradient_bound()?)
+    }
+
+    /// The ridge of the mean over `rows` rows with the minimiser of `(1/n)Σ_i ℓ_i(w) +
+    /// (λ/2)‖w‖²`: that objective times `n/rows`, so `λ·n/rows`.
+    fn ridge(&self, n: usize, rows: usize) -> Result<f64> {
+        Ok(positive("lambda", self.lambda)? * n as f64 / rows.max(1) as f64)
+    }
+
+    /// Projected GD on `obj` (the mean of the clipped losses of the bounded rows with the
+    /// ridge of [`OutputPerturbation::ridge`]) until its point is certified within
+    /// `1e-3·2G/(λn)` of the exact minimiser.
+    fn solve<O: DataTerm>(&self, obj: &O, n: usize) -> Result<Array1<f64>> {
+        let g = self.gradient_bound()?;
+        let allowed = TOLERANCE * 2.0 * g / (positive("lambda", self.lambda)? * n as f64);
+        let lambda = obj.lambda();
         let ball = L2Ball {
             radius: self.radius,
         };
         // The kept rows' norms may exceed X by a relative 1e-11 (see `bounded_rows`).
-        let smooth = clipped.smoothness() * self.x_bound * self.x_bound * BOUND_SLACK + lambda;
+        let smooth =
+            self.clipped_loss()?.smoothness() * self.x_bound * self.x_bound * BOUND_SLACK + lambda;
         let eta = 1.0 / smooth;
-        let mut w = Array1::zeros(data.n_features());
+        let mut w = Array1::zeros(obj.dim());
         let mut certified = f64::INFINITY;
         for _ in 0..20 {
             w = GradientDescent::new(StepSize::Constant(eta))
                 .max_iters(5_000)
                 .grad_tol(0.25 * allowed * lambda)
-                .minimize_projected(&obj, &ball, w.view(), None)?
+                .minimize_projected(obj, &ball, w.view(), None)?
                 .x;
-            certified = distance_bound(&obj, &ball, &w, eta, lambda);
+            certified = distance_bound(obj, &ball, &w, eta, lambda);
             if certified <= allowed {
                 break;
             }
@@ -225,8 +350,8 @@ const TOLERANCE: f64 = 1e-3;
 /// `2‖g_η(w)‖/λ ≥ ‖w − w̃‖` for a `λ`-strongly convex objective over a convex set, with the
 /// gradient mapping `g_η(w) = (w − Π(w − η∇f(w)))/η` and `η ≤ 1/M` (Nesterov 2004,
 /// Thm 2.2.7 with `x = w̃`).
-fn distance_bound(
-    obj: &GlmObjective<'_>,
+fn distance_bound<O: Objective + ?Sized>(
+    obj: &O,
     ball: &L2Ball,
     w: &Array1<f64>,
     eta: f64,
