@@ -63,6 +63,14 @@ pub(crate) trait BlockReader {
     /// Appends up to `max_rows` rows to `buf`; fewer only at the end of the data (or, for
     /// Parquet, of a row group). Returns the rows appended (0 at the end).
     fn read_rows(&mut self, max_rows: usize, buf: &mut BlockBuf) -> Result<usize>;
+
+    /// Whether [`BlockReader::read_rows`] writes the features of the buffer's row `r` at
+    /// `buf.x[r·d..]`, over what `buf.x` may hold there, rather than appending to it: such a
+    /// reader is given a kept block's buffer uncleared ([`RowBlocks::read_into`]), so that it
+    /// is not zeroed before being written.
+    fn overwrites(&self) -> bool {
+        false
+    }
 }
 
 /// An iterator of [`RowBlock`]s (see the module docs): `Some(Err(_))` on the first error,
@@ -168,7 +176,9 @@ impl RowBlocks<'_> {
         let d = self.reader.n_features();
         let (mut x, _) = std::mem::take(&mut block.x).into_raw_vec_and_offset();
         let (mut y, _) = std::mem::take(&mut block.y).into_raw_vec_and_offset();
-        x.clear();
+        if !self.reader.overwrites() {
+            x.clear();
+        }
         y.clear();
         let mut buf = BlockBuf { x, y, rows: 0 };
         while !self.done && buf.rows < self.block_rows {
@@ -181,6 +191,8 @@ impl RowBlocks<'_> {
                 }
             }
         }
+        // What a kept buffer held beyond the rows read.
+        buf.x.truncate(buf.rows * d);
         block.x = to_matrix(buf.x, buf.rows, d, Path::new("row block"))?;
         block.y = Array1::from_vec(buf.y);
         Ok(buf.rows > 0)

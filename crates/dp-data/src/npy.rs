@@ -15,8 +15,8 @@ use super::source::Source;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
-/// Values converted per read.
-const CHUNK: usize = 8192;
+/// Values read (and converted) per read call: 256 KiB of `<f8`, a size that stays in cache.
+const CHUNK: usize = 1 << 15;
 /// 2^53: integers up to this magnitude convert to `f64` exactly.
 const EXACT_INT: i64 = 1 << 53;
 /// The longest header accepted (NumPy itself refuses headers over 10,000 bytes by default).
@@ -235,26 +235,45 @@ impl<'a> NpyStream<'a> {
         })
     }
 
-    /// Appends the next `k` values (at most what is left) to `data`, converted to `f64`.
+    /// Writes the next `k` values (at most what is left), converted to `f64`, to `data` from
+    /// index `at` on: over what `data` holds there (a buffer kept from an earlier block is
+    /// not zeroed first), growing it where it is shorter.
     ///
     /// # Errors
     ///
     /// [`Error::Npy`] when the data ends early or an `<i8` value is beyond 2⁵³;
     /// [`Error::Io`].
-    pub(crate) fn read_values(&mut self, k: usize, data: &mut Vec<f64>) -> Result<()> {
+    pub(crate) fn read_values(&mut self, k: usize, data: &mut Vec<f64>, at: usize) -> Result<()> {
         let path = self.path.as_path();
         let npy_err = |reason: String| Error::Npy {
             path: path.into(),
             reason,
         };
         let size = self.dtype.size();
-        self.bytes.resize(CHUNK * size, 0);
         let end = self.read + k.min(self.count - self.read);
-        data.reserve(end - self.read);
+        data.reserve((at + (end - self.read)).saturating_sub(data.len()));
+        let mut at = at;
         while self.read < end {
             let k = CHUNK.min(end - self.read);
-            let bytes = &mut self.bytes[..k * size];
-            if let Err(e) = self.reader.read_exact(bytes) {
+            if data.len() < at + k {
+                data.resize(at + k, 0.0);
+            }
+            let values = &mut data[at..at + k];
+            let read = if self.dtype == Dtype::F8 {
+                // Read straight into the values' memory (on a little-endian machine the bytes
+                // are the values): no second copy.
+                let read = self.reader.read_exact(bytemuck::cast_slice_mut(values));
+                if cfg!(target_endian = "big") {
+                    for v in values.iter_mut() {
+                        *v = f64::from_bits(u64::from_le(v.to_bits()));
+                    }
+                }
+                read
+            } else {
+                self.bytes.resize(k * size, 0);
+                self.reader.read_exact(&mut self.bytes)
+            };
+            if let Err(e) = read {
                 return Err(if e.kind() == ErrorKind::UnexpectedEof {
                     npy_err(format!(
                         "the data ends early: the shape {:?} needs {} values",
@@ -264,34 +283,32 @@ impl<'a> NpyStream<'a> {
                     Error::io(path, e)
                 });
             }
+            let bytes = &self.bytes;
             match self.dtype {
-                Dtype::F8 => {
-                    data.extend(bytes.chunks_exact(8).map(|c| {
-                        f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-                    }))
+                Dtype::F8 => {}
+                Dtype::F4 => {
+                    for (v, c) in values.iter_mut().zip(bytes.chunks_exact(4)) {
+                        *v = f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                    }
                 }
-                Dtype::F4 => data.extend(
-                    bytes
-                        .chunks_exact(4)
-                        .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
-                ),
                 Dtype::I8 => {
-                    for (i, c) in bytes.chunks_exact(8).enumerate() {
-                        let v =
+                    for (i, (v, c)) in values.iter_mut().zip(bytes.chunks_exact(8)).enumerate() {
+                        let n =
                             i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-                        if !(-EXACT_INT..=EXACT_INT).contains(&v) {
+                        if !(-EXACT_INT..=EXACT_INT).contains(&n) {
                             return Err(npy_err(format!(
-                                "int64 value {v} (flat index {}) is not exactly representable \
+                                "int64 value {n} (flat index {}) is not exactly representable \
                                  as f64",
                                 self.read + i
                             )));
                         }
-                        // Exact: |v| ≤ 2^53.
-                        data.push(v as f64);
+                        // Exact: |n| ≤ 2^53.
+                        *v = n as f64;
                     }
                 }
             }
             self.read += k;
+            at += k;
         }
         Ok(())
     }
@@ -330,7 +347,7 @@ fn read_npy_source(source: Source<'_>) -> Result<ArrayD<f64>> {
     } else {
         count.min(INITIAL_VALUES)
     });
-    stream.read_values(count, &mut data)?;
+    stream.read_values(count, &mut data, 0)?;
     stream.finish()?;
     let shape = std::mem::take(&mut stream.shape);
     ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| Error::Npy {
@@ -588,6 +605,10 @@ impl crate::blocks::BlockReader for NpyRows {
         self.cols - usize::from(matches!(self.labels, BlockLabels::Column(_)))
     }
 
+    fn overwrites(&self) -> bool {
+        true
+    }
+
     fn read_rows(&mut self, max_rows: usize, buf: &mut crate::blocks::BlockBuf) -> Result<usize> {
         let k = max_rows.min(self.n - self.row);
         if k == 0 {
@@ -600,29 +621,39 @@ impl crate::blocks::BlockReader for NpyRows {
         // The values go straight into the block, except with a label column (read aside,
         // then split).
         let with_column = matches!(self.labels, BlockLabels::Column(_));
-        let start = buf.x.len();
-        let values = if with_column {
-            self.scratch.clear();
-            &mut self.scratch
+        // Over the values a kept buffer holds (`overwrites`): the block's rows from
+        // `buf.rows` on.
+        let (values, first) = if with_column {
+            (&mut self.scratch, 0)
         } else {
-            &mut buf.x
+            (&mut buf.x, buf.rows * self.cols)
         };
-        self.x.read_values(k * self.cols, values)?;
-        let values = if with_column {
-            &self.scratch[..]
-        } else {
-            &buf.x[start..]
-        };
-        let path = &self.x.path;
-        check_finite(path, rows_of(path, k, self.cols, values)?, self.row)?;
+        // A piece of at most `CHUNK` values at a time, checked while it is in cache.
+        let piece = (CHUNK / self.cols.max(1)).max(1);
+        let mut done = 0;
+        while done < k {
+            let rows = piece.min(k - done);
+            let start = first + done * self.cols;
+            self.x.read_values(rows * self.cols, values, start)?;
+            let path = &self.x.path;
+            let read = rows_of(
+                path,
+                rows,
+                self.cols,
+                &values[start..start + rows * self.cols],
+            )?;
+            check_finite(path, read, self.row + done)?;
+            done += rows;
+        }
         let mut mapper = crate::schema::LabelMapper::resume(&self.mapper, self.negative);
         self.labels_scratch.clear();
         let y = &mut self.labels_scratch;
         match &mut self.labels {
             BlockLabels::Without => {}
             BlockLabels::Column(index) => {
-                let block = rows_of(&self.x.path, k, self.cols, &self.scratch)?;
+                let block = rows_of(&self.x.path, k, self.cols, &self.scratch[..k * self.cols])?;
                 y.extend(block.column(*index).iter().copied());
+                buf.x.truncate(buf.rows * (self.cols - 1));
                 for row in block.rows() {
                     buf.x.extend(
                         row.iter()
@@ -633,7 +664,7 @@ impl crate::blocks::BlockReader for NpyRows {
                 }
             }
             BlockLabels::File(stream) => {
-                stream.read_values(k, y)?;
+                stream.read_values(k, y, 0)?;
                 check_finite_labels(&stream.path, y, self.row)?;
             }
         }

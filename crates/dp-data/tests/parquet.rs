@@ -386,6 +386,17 @@ fn stack(blocks: RowBlocks<'_>, max: usize) -> LoadedData {
     }
 }
 
+/// A version 1.0 `<f8` NPY file's bytes.
+fn npy(shape: &str, values: &[f64]) -> Vec<u8> {
+    let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&u16::try_from(dict.len()).unwrap().to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    out
+}
+
 /// Every format streamed in blocks equals its whole-file read, bitwise (`==` on f64 and the
 /// same bits: no value is rounded differently), for several block sizes.
 #[test]
@@ -402,15 +413,6 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
     )
     .unwrap();
     let x: Vec<f64> = (0..21).map(|i| f64::from(i) * 0.37 - 2.0).collect();
-    let npy = |shape: &str, values: &[f64]| {
-        let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
-        dict.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend_from_slice(&u16::try_from(dict.len()).unwrap().to_le_bytes());
-        out.extend_from_slice(dict.as_bytes());
-        out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        out
-    };
     std::fs::write(d.join("m_X.npy"), npy("(7, 3)", &x)).unwrap();
     std::fs::write(
         d.join("m_y.npy"),
@@ -502,4 +504,94 @@ fn many_row_groups_stream_in_small_blocks() {
     assert_eq!(sizes[285], 5);
     assert_eq!(sizes.iter().sum::<usize>(), 2000);
     assert_eq!(next, 2000.0);
+}
+
+/// An NPY file of more values than the reader takes per read call (3,001 × 25 = 75,025, read
+/// straight into the block in pieces of 2^15 values and checked piece by piece), plain and
+/// gzip, with a label file or a label column: its blocks, new or read into one kept block,
+/// equal the whole-file read bitwise, for blocks that do and do not line up with the pieces;
+/// a NaN in a later piece is reported at its row and column.
+#[test]
+fn npy_blocks_of_many_read_pieces_add_up_and_locate_a_nan() {
+    let d = dir();
+    let (n, cols) = (3001, 25);
+    // Column 4 holds ±1 (the label column of one case).
+    let x: Vec<f64> = (0..n * cols)
+        .map(|i| match i % cols {
+            4 => f64::from(u8::from(i % 3 == 0)) * 2.0 - 1.0,
+            _ => (i as f64 * 0.731).sin() * 10f64.powi(i as i32 % 7 - 3),
+        })
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let shape = format!("({n}, {cols})");
+    let gz = |bytes: &[u8]| {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    };
+    std::fs::write(d.join("big_X.npy"), npy(&shape, &x)).unwrap();
+    std::fs::write(d.join("big_y.npy"), npy(&format!("({n},)"), &y)).unwrap();
+    std::fs::write(d.join("big_X.npy.gz"), gz(&npy(&shape, &x))).unwrap();
+    std::fs::write(d.join("big_y.npy.gz"), gz(&npy(&format!("({n},)"), &y))).unwrap();
+    let column = Schema::from_json(r#"{"label": "4"}"#, "t").unwrap();
+    let cases = [
+        ("big_X.npy", Schema::default(), cols),
+        ("big_X.npy.gz", Schema::default(), cols),
+        ("big_X.npy", column, cols - 1),
+    ];
+    for (name, schema, width) in &cases {
+        let path = d.join(name);
+        let (whole, _) = read_training_data(&path, None, schema, Task::Classification).unwrap();
+        assert_eq!(whole.x.dim(), (n, *width));
+        for b in [1000, 1311, 5000] {
+            let (blocks, _) = open_blocks(&path, None, schema, Task::Classification, b).unwrap();
+            let streamed = stack(blocks, b);
+            let bits = |a: &LoadedData| {
+                a.x.iter()
+                    .chain(&a.y)
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&streamed), bits(&whole), "{name} in blocks of {b}");
+            // Into one kept block, over two passes (the reader writes over what the block
+            // held, a last short block and then a full one included).
+            let mut kept = dp_data::RowBlock::default();
+            for pass in 0..2 {
+                let (mut blocks, _) =
+                    open_blocks(&path, None, schema, Task::Classification, b).unwrap();
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                while blocks.read_into(&mut kept).unwrap() {
+                    assert!(kept.x.nrows() <= b && kept.x.ncols() == *width);
+                    x.extend(kept.x.iter().map(|v| v.to_bits()));
+                    y.extend(kept.y.iter().map(|v| v.to_bits()));
+                }
+                x.extend(y);
+                assert_eq!(x, bits(&whole), "{name}, kept block of {b}, pass {pass}");
+            }
+        }
+    }
+    let mut nan = x.clone();
+    nan[2500 * cols + 7] = f64::NAN;
+    std::fs::write(d.join("big_X.npy"), npy(&shape, &nan)).unwrap();
+    for b in [1000, 5000] {
+        let (blocks, _) = open_blocks(
+            &d.join("big_X.npy"),
+            None,
+            &Schema::default(),
+            Task::Classification,
+            b,
+        )
+        .unwrap();
+        let e = blocks
+            .map(|b| b.map(|_| ()))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("row 2500, column 7"),
+            "blocks of {b}: {e}"
+        );
+    }
 }

@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 
 use ndarray::{Array2, ArrayView2, CowArray};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result, ensure};
 use crate::preprocess::BallProjector;
@@ -114,41 +115,18 @@ impl Preprocessing {
             None => Cow::Owned(scaled.iter().copied().collect()),
         };
         let (mut values, _) = std::mem::take(out).into_raw_vec_and_offset();
-        values.clear();
-        values.reserve(n * width);
-        if d == 0 {
-            // No features: the bias column alone, if any.
-            values.extend((0..n).filter_map(|_| self.bias));
-        }
-        // Four rows at a time: `q = x/m` written out, its norm summed from what was written,
-        // then `q/‖q‖` in place — the operations of `x/m/‖x/m‖` one row at a time, in the
-        // same order, with the rows' chains interleaved.
-        for group in flat.chunks(LANES * d.max(1)) {
-            let rows = group.len() / d.max(1);
-            let start = values.len();
-            let m = if self.unit_norm {
-                fold_rows(group, rows, d, d, |m, v| m.max(v.abs()))
-            } else {
-                [0.0; LANES]
-            };
-            for (row, &m) in group.chunks_exact(d.max(1)).zip(&m) {
-                if m > 0.0 {
-                    values.extend(row.iter().map(|v| v / m));
-                } else {
-                    values.extend_from_slice(row);
-                }
-                values.extend(self.bias);
-            }
-            if self.unit_norm {
-                let sums = fold_rows(&values[start..], rows, d, width, |s, q| s + q * q);
-                let written = values[start..].chunks_exact_mut(width);
-                for ((row, &m), sum) in written.zip(&m).zip(sums) {
-                    if m > 0.0 {
-                        let norm = sum.sqrt();
-                        row[..d].iter_mut().for_each(|q| *q /= norm);
-                    }
-                }
-            }
+        // Not cleared: a buffer kept from a block of the same size is overwritten, not
+        // zeroed first.
+        values.resize(n * width, 0.0);
+        // Pieces of `PIECE` rows on the current rayon pool, each row computed alone: the
+        // same operations whatever the pieces and the threads.
+        values
+            .par_chunks_mut(PIECE * width.max(1))
+            .zip(flat.par_chunks(PIECE * d.max(1)))
+            .for_each(|(out, rows)| self.rows_into(rows, d, out));
+        if let (0, Some(bias)) = (d, self.bias) {
+            // No features (and no pieces of them): the bias column alone.
+            values.fill(bias);
         }
         let rows =
             Array2::from_shape_vec((n, width), values).map_err(|_| Error::ShapeMismatch {
@@ -163,7 +141,50 @@ impl Preprocessing {
         };
         Ok(())
     }
+
+    /// The unit norm (when asked for) and the bias of `x`'s rows (`d > 0` values each) into
+    /// `out` (`d` or `d + 1` values each).
+    ///
+    /// Four rows at a time: `q = x/m` written out, its norm summed from what was written,
+    /// then `q/‖q‖` in place — the operations of `x/m/‖x/m‖` one row at a time, in the same
+    /// order, with the rows' chains interleaved.
+    fn rows_into(&self, x: &[f64], d: usize, out: &mut [f64]) {
+        let width = d + self.extra_columns();
+        for (group, out) in x.chunks(LANES * d).zip(out.chunks_mut(LANES * width)) {
+            let rows = group.len() / d;
+            let m = if self.unit_norm {
+                fold_rows(group, rows, d, d, |m, v| m.max(v.abs()))
+            } else {
+                [0.0; LANES]
+            };
+            let written = out.chunks_exact_mut(width);
+            for ((row, out), &m) in group.chunks_exact(d).zip(written).zip(&m) {
+                let (q, bias) = out.split_at_mut(d);
+                if m > 0.0 {
+                    q.iter_mut().zip(row).for_each(|(q, v)| *q = v / m);
+                } else {
+                    q.copy_from_slice(row);
+                }
+                if let (Some(b), [slot]) = (self.bias, bias) {
+                    *slot = b;
+                }
+            }
+            if self.unit_norm {
+                let sums = fold_rows(out, rows, d, width, |s, q| s + q * q);
+                let written = out.chunks_exact_mut(width);
+                for ((row, &m), sum) in written.zip(&m).zip(sums) {
+                    if m > 0.0 {
+                        let norm = sum.sqrt();
+                        row[..d].iter_mut().for_each(|q| *q /= norm);
+                    }
+                }
+            }
+        }
+    }
 }
+
+/// Rows [`Preprocessing::apply_into`] preprocesses in one rayon task.
+const PIECE: usize = 1024;
 
 /// Rows [`Preprocessing::apply_into`] normalises at once.
 const LANES: usize = 4;
@@ -289,6 +310,43 @@ mod tests {
             prep.apply_into(x, &mut kept).unwrap();
             assert_eq!(bits(&kept), bits(&expected), "{n} rows, reused buffer");
             assert_eq!(kept.dim(), (n, 8));
+        }
+    }
+
+    /// Rows preprocessed in pieces on a rayon pool are, bit for bit, the rows preprocessed
+    /// one at a time, on 1 and 3 threads, around the pieces' boundaries; a kept buffer of
+    /// another size is resized.
+    #[test]
+    fn pieces_on_any_number_of_threads_equal_one_row_at_a_time() {
+        let prep = Preprocessing {
+            unit_norm: true,
+            bias: Some(0.5),
+            ..Preprocessing::default()
+        };
+        let n = 2 * PIECE + 5;
+        let x = Array2::from_shape_fn((n, 7), |(i, j)| ((i * 7 + j) as f64 * 0.61).cos());
+        let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let mut kept = Array2::zeros((3, 3));
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| prep.apply_into(x.view(), &mut kept))
+                .unwrap();
+            assert_eq!(kept.dim(), (n, 8));
+            for i in [0, 1, PIECE - 1, PIECE, PIECE + 3, n - 1] {
+                let row = |a: &Array2<f64>| {
+                    a.slice_axis(ndarray::Axis(0), ndarray::Slice::from(i..=i))
+                        .to_owned()
+                };
+                let one = prep.apply(row(&x).view()).unwrap();
+                assert_eq!(
+                    bits(&row(&kept)),
+                    bits(&one),
+                    "row {i} on {threads} threads"
+                );
+            }
         }
     }
 

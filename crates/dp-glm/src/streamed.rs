@@ -35,6 +35,7 @@ use std::cell::{Cell, RefCell};
 use dp_data::{RowBlock, RowBlocks};
 use dp_optim::{ClippedSum, ExactSum};
 use ndarray::{ArrayView1, ArrayViewMut1};
+use rayon::prelude::*;
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -185,15 +186,49 @@ struct Fingerprint {
     running: [u64; 4],
 }
 
+/// Values a rayon task of [`Fingerprint::add`] sums (a multiple of 4: the pieces start on
+/// lane 0).
+const FINGERPRINT_PIECE: usize = 1 << 16;
+
 impl Fingerprint {
-    /// Adds `values` (in order).
+    /// Adds `values` (in order): the pieces of [`FINGERPRINT_PIECE`] values on the current
+    /// rayon pool, then joined in order — the same integers as one sweep, whatever the
+    /// threads.
     fn add(&mut self, values: &[f64]) {
+        let pieces: Vec<Self> = values
+            .par_chunks(FINGERPRINT_PIECE)
+            .map(|piece| {
+                let mut f = Self::default();
+                f.add_sequential(piece);
+                f
+            })
+            .collect();
+        for (piece, values) in pieces.iter().zip(values.chunks(FINGERPRINT_PIECE)) {
+            self.join(piece, values.len());
+        }
+    }
+
+    /// Adds `values` one after the other.
+    fn add_sequential(&mut self, values: &[f64]) {
         for chunk in values.chunks(4) {
             let lanes = chunk.iter().zip(&mut self.sums).zip(&mut self.running);
             for ((v, sum), running) in lanes {
                 *sum = sum.wrapping_add(v.to_bits());
                 *running = running.wrapping_add(*sum);
             }
+        }
+    }
+
+    /// Appends `next`, the fingerprint of `len` values from lane 0: lane `l` took
+    /// `⌈(len − l)/4⌉` steps of `next`, each also adding this fingerprint's sum to its
+    /// running sum.
+    fn join(&mut self, next: &Self, len: usize) {
+        for lane in 0..4 {
+            let steps = len.saturating_sub(lane).div_ceil(4) as u64;
+            self.running[lane] = self.running[lane]
+                .wrapping_add(next.running[lane])
+                .wrapping_add(steps.wrapping_mul(self.sums[lane]));
+            self.sums[lane] = self.sums[lane].wrapping_add(next.sums[lane]);
         }
     }
 }
@@ -461,6 +496,48 @@ impl<S: BlockSource> ClippedSum for StreamedSum<S> {
         });
         if !ok {
             out.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use super::*;
+
+    /// The fingerprint in pieces on a rayon pool is the one-sweep fingerprint, bit for bit,
+    /// for lengths around the pieces' boundaries, on 1 and 3 threads; changing one value
+    /// (here its last bit) changes it.
+    #[test]
+    fn fingerprint_in_pieces_is_the_one_sweep_fingerprint() {
+        let p = FINGERPRINT_PIECE;
+        let values: Vec<f64> = (0..3 * p + 7).map(|i| (i as f64 * 0.37).sin()).collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for len in [0, 1, 3, 4, 5, p - 1, p, p + 1, p + 6, 2 * p + 3, 3 * p + 7] {
+                let (mut one, mut pieces) = (Fingerprint::default(), Fingerprint::default());
+                // Two calls: lanes restart at every call, in both.
+                one.add_sequential(&values[..2]);
+                one.add_sequential(&values[..len]);
+                pool.install(|| {
+                    pieces.add(&values[..2]);
+                    pieces.add(&values[..len]);
+                });
+                assert_eq!(pieces, one, "{len} values on {threads} threads");
+                if len > 0 {
+                    let mut changed = values[..len].to_vec();
+                    let last = &mut changed[len / 2];
+                    *last = f64::from_bits(last.to_bits() ^ 1);
+                    let mut other = Fingerprint::default();
+                    other.add_sequential(&values[..2]);
+                    pool.install(|| other.add(&changed));
+                    assert_ne!(other, one, "{len} values, one changed");
+                }
+            }
         }
     }
 }
