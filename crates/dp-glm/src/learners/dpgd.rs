@@ -14,10 +14,10 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::{SparseDataset, SparseGlmObjective};
+use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -94,14 +94,7 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        self.check()?;
-        data.check_labels(&self.loss)?;
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount {
-            inner: &glm,
-            n: row_count(self.public_n, data.n_samples())?,
-        };
-        self.run(&objective, rng, observer)
+        self.fit_rows(data, rng, observer)
     }
 
     /// [`DpGd::fit`] on data read block by block: `open()` yields the blocks anew for each
@@ -152,9 +145,23 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
+        self.fit_rows(data, rng, observer)
+    }
+
+    /// [`DpGd::fit_with_observer`] on dense or sparse rows.
+    fn fit_rows<D, R>(
+        &self,
+        data: &D,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel>
+    where
+        D: GlmRows + ?Sized,
+        R: Rng + ?Sized,
+    {
         self.check()?;
         data.check_labels(&self.loss)?;
-        let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let glm = data.mean_objective(self.loss)?;
         let n = row_count(self.public_n, data.n_samples())?;
         self.run(&PublicCount { inner: &glm, n }, rng, observer)
     }

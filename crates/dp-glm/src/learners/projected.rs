@@ -14,10 +14,10 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::{SparseDataset, SparseGlmObjective};
+use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -152,13 +152,7 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        self.loss.validate()?;
-        let n = row_count(self.public_n, data.n_samples())?;
-        let plan = self.plan(n, data.n_features())?;
-        data.check_labels(&self.loss)?;
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount { inner: &glm, n };
-        self.run(plan, &objective, rng, observer)
+        self.fit_rows(data, rng, observer)
     }
 
     /// [`NoisyProjectedGd::fit_with_observer`] on sparse rows ([`SparseDataset`]): each pass
@@ -174,11 +168,25 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
+        self.fit_rows(data, rng, observer)
+    }
+
+    /// [`NoisyProjectedGd::fit_with_observer`] on dense or sparse rows.
+    fn fit_rows<D, R>(
+        &self,
+        data: &D,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel>
+    where
+        D: GlmRows + ?Sized,
+        R: Rng + ?Sized,
+    {
         self.loss.validate()?;
         let n = row_count(self.public_n, data.n_samples())?;
         let plan = self.plan(n, data.n_features())?;
         data.check_labels(&self.loss)?;
-        let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let glm = data.mean_objective(self.loss)?;
         self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
     }
 
