@@ -32,42 +32,31 @@ pub(crate) trait GlmRows {
     fn mean_objective(&self, loss: Loss) -> Result<Self::Objective<'_>>;
 }
 
-impl GlmRows for Dataset {
-    type Objective<'a> = GlmObjective<'a>;
+/// `GlmRows` for `$rows`, whose inherent methods of the same names it forwards to, with the
+/// objective `$objective`.
+macro_rules! glm_rows {
+    ($rows:ty, $objective:ident) => {
+        impl GlmRows for $rows {
+            type Objective<'a> = $objective<'a>;
 
-    fn n_samples(&self) -> usize {
-        Dataset::n_samples(self)
-    }
+            fn n_samples(&self) -> usize {
+                <$rows>::n_samples(self)
+            }
 
-    fn n_features(&self) -> usize {
-        Dataset::n_features(self)
-    }
+            fn n_features(&self) -> usize {
+                <$rows>::n_features(self)
+            }
 
-    fn check_labels(&self, loss: &Loss) -> Result<()> {
-        Dataset::check_labels(self, loss)
-    }
+            fn check_labels(&self, loss: &Loss) -> Result<()> {
+                <$rows>::check_labels(self, loss)
+            }
 
-    fn mean_objective(&self, loss: Loss) -> Result<GlmObjective<'_>> {
-        GlmObjective::new(self, loss, 0.0, Scale::Mean)
-    }
+            fn mean_objective(&self, loss: Loss) -> Result<$objective<'_>> {
+                $objective::new(self, loss, 0.0, Scale::Mean)
+            }
+        }
+    };
 }
 
-impl GlmRows for SparseDataset {
-    type Objective<'a> = SparseGlmObjective<'a>;
-
-    fn n_samples(&self) -> usize {
-        SparseDataset::n_samples(self)
-    }
-
-    fn n_features(&self) -> usize {
-        SparseDataset::n_features(self)
-    }
-
-    fn check_labels(&self, loss: &Loss) -> Result<()> {
-        SparseDataset::check_labels(self, loss)
-    }
-
-    fn mean_objective(&self, loss: Loss) -> Result<SparseGlmObjective<'_>> {
-        SparseGlmObjective::new(self, loss, 0.0, Scale::Mean)
-    }
-}
+glm_rows!(Dataset, GlmObjective);
+glm_rows!(SparseDataset, SparseGlmObjective);
