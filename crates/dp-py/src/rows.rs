@@ -66,7 +66,13 @@ impl Index<'_> {
                 .enumerate()
                 .map(convert)
                 .collect(),
-            Index::I64(a) => a.as_array().iter().copied().enumerate().map(convert).collect(),
+            Index::I64(a) => a
+                .as_array()
+                .iter()
+                .copied()
+                .enumerate()
+                .map(convert)
+                .collect(),
         }
     }
 }

@@ -8,6 +8,9 @@
 //! `dp_glm::frontdoor` takes `f64` rows only and keeps its statement private, so these steps
 //! mirror it: they are to be replaced by an `ArrayFit` entry point for `f32` and sparse rows
 //! when `dp-glm` has one.
+//!
+//! [`Learner::fit`]: dp_glm::catalog::Learner::fit
+//! [`Learner::fit_sparse`]: dp_glm::catalog::Learner::fit_sparse
 
 use dp_data::CsrData;
 use dp_glm::bounds::{Bound, BoundSource, DEFAULT_SHARE, PrivateBounds};
@@ -66,10 +69,9 @@ pub(crate) fn keeps_f32(run: &ArrayFit<'_>) -> bool {
 }
 
 /// Why `run` cannot fit sparse rows as they are (they are then densified), or `None`: a
-/// learner without a sparse path ([`Learner::fits_sparse`]), or a feature scaling (it maps
-/// zeros to non-zero values). `scale` names the scaling asked for.
-///
-/// [`Learner::fits_sparse`]: dp_glm::catalog::Learner::fits_sparse
+/// learner without a sparse path
+/// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse)), or a feature scaling
+/// (it maps zeros to non-zero values). `scale` names the scaling asked for.
 pub(crate) fn densified(run: &ArrayFit<'_>, scale: &str) -> Option<String> {
     let why = if !run.learner.fits_sparse() {
         let sparse: Vec<&str> = dp_glm::catalog::LEARNERS
@@ -134,10 +136,9 @@ pub(crate) fn fit_f32(
 
 /// Fits `run` (which has no feature scaling: [`densified`] is `None`) on the sparse rows
 /// `csr`, never densified: unit norm and bias applied to them
-/// ([`SparseDataset::preprocessed`]), the learner fitted by [`Learner::fit_sparse`] — the
-/// model of [`ArrayFit::fit`] on the same rows dense.
-///
-/// [`Learner::fit_sparse`]: dp_glm::catalog::Learner::fit_sparse
+/// ([`SparseDataset::preprocessed`]), the learner fitted by
+/// [`Learner::fit_sparse`](dp_glm::catalog::Learner::fit_sparse) — the model of
+/// [`ArrayFit::fit`] on the same rows dense.
 ///
 /// # Privacy
 /// As [`ArrayFit::fit`].
@@ -166,9 +167,7 @@ fn fit(
         Some(s) => Box::new(dp_optim::seeded_rng(s)),
         None => Box::new(dp_optim::secure_rng().map_err(dp_glm::Error::from)?),
     };
-    let row_bound = prep
-        .unit_norm
-        .then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
+    let row_bound = prep.unit_norm.then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
     let needs = run.learner.needs(run.loss, row_bound, run.params)?;
     let planned = needs.iter().filter(|n| n.is_estimated()).count();
     let share = run.bounds_budget.unwrap_or(DEFAULT_SHARE);
@@ -193,7 +192,14 @@ fn fit(
         Some(seed) => NoiseSource::Seeded { seed },
         None => NoiseSource::Secure,
     };
-    let statement = statement(run, &model, source, &bounds, &prep, feature_names.as_deref());
+    let statement = statement(
+        run,
+        &model,
+        source,
+        &bounds,
+        &prep,
+        feature_names.as_deref(),
+    );
     let records = bounds
         .bounds()
         .iter()
