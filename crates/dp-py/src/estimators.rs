@@ -190,10 +190,12 @@ pub(crate) fn fit(
     let params = params_of(learner, params)?;
     // Sparse rows are not scaled by default (min-max would make them dense), as `dpglm
     // train` on a LIBSVM file.
-    let scaling = match (&x, scale) {
-        (Rows::Csr(_), "auto") => scaling_of("none", feature_ranges, x.n_features())?,
-        _ => scaling_of(scale, feature_ranges, x.n_features())?,
+    let ranges = feature_ranges.is_some();
+    let scale = match (&x, scale) {
+        (Rows::Csr(_), "auto") if !ranges => "none",
+        _ => scale,
     };
+    let scaling = scaling_of(scale, feature_ranges, x.n_features())?;
     let y = y.as_array().to_owned();
     let run = ArrayFit {
         learner,
@@ -227,7 +229,12 @@ pub(crate) fn fit(
             let csr = c
                 .with_labels(y.to_vec())
                 .map_err(|e| catalog_err(py, e.into()))?;
-            match unscaled::densified(&run, scale) {
+            let asked = if ranges {
+                "feature_ranges".to_string()
+            } else {
+                format!("scale='{scale}'")
+            };
+            match unscaled::densified(&run, &asked) {
                 None => py.detach(|| unscaled::fit_sparse(&run, csr, names)),
                 Some(why) => {
                     warnings.push(why);

@@ -71,8 +71,9 @@ pub(crate) fn keeps_f32(run: &ArrayFit<'_>) -> bool {
 /// Why `run` cannot fit sparse rows as they are (they are then densified), or `None`: a
 /// learner without a sparse path
 /// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse)), or a feature scaling
-/// (it maps zeros to non-zero values). `scale` names the scaling asked for.
-pub(crate) fn densified(run: &ArrayFit<'_>, scale: &str) -> Option<String> {
+/// (it maps zeros to non-zero values). `asked` names the scaling asked for (`scale='minmax'`,
+/// `feature_ranges`).
+pub(crate) fn densified(run: &ArrayFit<'_>, asked: &str) -> Option<String> {
     let why = if !run.learner.fits_sparse() {
         let sparse: Vec<&str> = dp_glm::catalog::LEARNERS
             .iter()
@@ -86,8 +87,8 @@ pub(crate) fn densified(run: &ArrayFit<'_>, scale: &str) -> Option<String> {
         )
     } else if !unscaled(run) {
         format!(
-            "scale='{scale}' maps zeros to non-zero values (leave it 'auto', or give \
-             scale='none', to train on sparse rows)"
+            "{asked} maps zeros to non-zero values (leave scale='auto' without \
+             feature_ranges, or give scale='none', to train on sparse rows)"
         )
     } else {
         return None;

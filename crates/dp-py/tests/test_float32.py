@@ -83,3 +83,13 @@ def test_widened_when_the_preprocessing_changes_the_values():
         assert STORAGE not in a.privacy_report_["statement"]
         assert np.array_equal(a.coef_, b.coef_)
         assert a.privacy_report_ == b.privacy_report_
+
+
+def test_many_rows_go_through_float32_storage_block_by_block():
+    x = rows(n=40_000, seed=7)  # three blocks of 2^14 rows, the last one partial
+    y = x.astype(np.float64) @ np.array([1.0, 0.0, -1.0])
+    kw = dict(algorithm="dp-gd", random_state=8)
+    a = dpglm.LinearRegression(**kw).fit(x, y)
+    b = dpglm.LinearRegression(**kw).fit(x.astype(np.float64), y)
+    assert_bit_equal(a, b)
+    assert np.array_equal(a.predict(x), b.predict(x.astype(np.float64)))

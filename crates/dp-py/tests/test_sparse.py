@@ -160,8 +160,14 @@ def test_densified_with_a_warning_for_a_feature_scaling():
     d = dpglm.LogisticRegression(**kw).fit(x.toarray(), y)
     close(s.coef_, d.coef_)
     assert s.privacy_report_["statement"] == d.privacy_report_["statement"]
+    ranges = [(-3.0, 3.0)] * x.shape[1]
+    with pytest.warns(UserWarning, match=r"densified.*feature_ranges maps zeros"):
+        r = dpglm.LogisticRegression(algorithm="dp-gd", feature_ranges=ranges, random_state=4).fit(x, y)
+    close(r.coef_, dpglm.LogisticRegression(algorithm="dp-gd", feature_ranges=ranges, random_state=4).fit(x.toarray(), y).coef_)
     # A scaled model scores sparse rows densified block by block: the dense scores.
     assert np.array_equal(s.decision_function(x), d.decision_function(x.toarray()))
+    many = sp.vstack([x] * 6, format="csr")  # 36,000 rows: three blocks of 2^14
+    assert np.array_equal(s.decision_function(many), d.decision_function(many.toarray()))
     assert np.array_equal(s.predict_proba(x), d.predict_proba(x.toarray()))
 
 
