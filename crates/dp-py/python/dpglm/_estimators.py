@@ -379,17 +379,20 @@ class _DPLinearModel:
           regression) and a ``bias`` float32 holds exactly (e.g. 1.0). The model is then the
           one of the same values in float64, bit for bit (but for rows a learner projects onto
           its row bound, which are stored in float32 again, rounded toward zero). Otherwise
-          the rows are widened to float64 as before.
+          the rows are widened to float64.
         - **sparse** rows (``csr_array``/``csr_matrix`` read as they are; CSC, COO and the
           other formats converted to CSR, a copy) are never densified when the learner has a
           sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``;
-          ``dp-gd`` and ``noisy-gd`` among them) and no feature scaling is asked: ``scale="auto"`` means no scaling
-          for sparse rows (min-max would map zeros to non-zero values), as ``dpglm train`` on
-          a LIBSVM file. The model equals the one fitted on ``X.toarray()`` with
-          ``scale="none"``. Otherwise the rows are densified and a ``UserWarning`` says why.
-          Duplicate entries are summed (as ``toarray()`` does) and columns sorted, on a copy;
-          a column outside the matrix or a NaN/infinite value is an ``InvalidInputError``
-          naming its row and column.
+          ``dp-gd`` and ``noisy-gd`` among them) and no feature scaling is asked.
+          ``scale="auto"`` means no scaling for sparse rows (min-max would map zeros to
+          non-zero values), as ``dpglm train`` on a LIBSVM file; the model equals the one
+          fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
+          scaling (``scale="minmax"``/``"standard"``, ``feature_ranges``), the rows are
+          densified and a ``UserWarning`` says why. Duplicate entries are summed (as
+          ``toarray()`` does) and columns sorted, on a copy; a column outside the matrix or a
+          NaN/infinite value is an ``InvalidInputError`` naming its row and column. Scoring
+          takes sparse rows too (densified a block of rows at a time for a model with a
+          feature scaling).
         """
         import json
 
