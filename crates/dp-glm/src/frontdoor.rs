@@ -33,17 +33,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use ndarray::{Array1, ArrayView2};
+use dp_data::CsrData;
+use ndarray::{Array1, ArrayView2, Axis, Slice};
 
 use crate::bounds::{Bound, BoundSource, PrivateBounds};
 use crate::catalog::{CatalogError, Learner, NoProgress, Params, Request};
-use crate::data::Dataset;
+use crate::data::{Dataset, DatasetBuilder, Features, Storage, WIDEN_ROWS};
 use crate::loss::{LabelDomain, Loss};
 use crate::model::LinearModel;
 use crate::model_file::BoundRecord;
 use crate::pipeline::Preprocessing;
 use crate::report::{NoiseSource, text_down, text_up};
 use crate::scaling::{PublicScale, SCALING_SHARE, ScalingMethod, ScalingPlan, min_rows_for_ranges};
+use crate::sparse::SparseDataset;
 use crate::statement::PrivacyStatement;
 
 /// The feature scaling of a fit.
@@ -165,46 +167,122 @@ impl ArrayFit<'_> {
         y: Array1<f64>,
         feature_names: Option<Vec<String>>,
     ) -> Result<Fitted, CatalogError> {
-        self.learner.check(self.params)?;
-        let classification = matches!(self.loss.label_domain(), LabelDomain::Signs);
-        let (rows, d) = x.dim();
-        // The scaling decision reads the row count: the public n where one is given, so
-        // that under add/remove nothing in the release depends on the true n.
-        let n = self.params.count("public_n")?.unwrap_or(rows);
-        let mut warnings = Vec::new();
-        let plan = match &self.scaling {
-            Scaling::None => None,
-            Scaling::Plan(plan) => Some(plan.clone()),
+        self.fit_rows(Rows::F64(x, y), feature_names)
+    }
+
+    /// [`ArrayFit::fit`] on float32 rows `x`, kept in `f32` storage ([`Storage::F32`]): the
+    /// row steps (unit norm, bias) applied to a block of rows widened to `f64` at a time, each
+    /// value then narrowed toward zero to `f32` — the rows are never held whole as `f64`. When
+    /// no step changes a value (no unit norm, and a bias `f32` holds exactly) the learner
+    /// reads the float32 values as given, and the model is that of [`ArrayFit::fit`] on the
+    /// same values widened (but for rows a learner projects onto its row bound, stored in
+    /// `f32` again). The statement records the storage as public.
+    ///
+    /// # Privacy
+    /// As [`ArrayFit::fit`]: narrowing to `f32` is a fixed public transformation of each row
+    /// on its own (the [`data`](crate::data) module docs, § Privacy), so neighbouring
+    /// datasets stay neighbouring and every bound is checked on the stored values.
+    ///
+    /// # Errors
+    /// As [`ArrayFit::fit`]; [`CatalogError::Conflict`] when the fit would fit a feature
+    /// scaling ([`Scaling::Plan`], or [`Scaling::Auto`] where it scales: widen the rows and
+    /// call [`ArrayFit::fit`]); a value beyond `f32`'s range after the row steps
+    /// ([`crate::Error::OutOfStorageRange`]).
+    pub fn fit_f32(
+        &self,
+        x: ArrayView2<'_, f32>,
+        y: Array1<f64>,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.fit_rows(Rows::F32(x, y), feature_names)
+    }
+
+    /// [`ArrayFit::fit`] on the sparse rows and labels of `csr`, never densified: the row
+    /// steps applied to the stored entries ([`SparseDataset::preprocessed`]), the learner
+    /// fitted by [`Learner::fit_sparse`] — the model of [`ArrayFit::fit`] on the same rows
+    /// dense, for the learners that [`Learner::fits_sparse`].
+    ///
+    /// # Privacy
+    /// As [`ArrayFit::fit`].
+    ///
+    /// # Errors
+    /// As [`ArrayFit::fit`]; [`CatalogError::Conflict`] when the fit would fit a feature
+    /// scaling (it maps zeros to non-zero values: [`Scaling::Plan`], or [`Scaling::Auto`]
+    /// where it scales) or the learner has no sparse path; malformed rows
+    /// ([`SparseDataset::new`]).
+    pub fn fit_sparse(
+        &self,
+        csr: CsrData,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.fit_rows(Rows::Sparse(csr), feature_names)
+    }
+
+    /// The feature scaling to fit on `d` features of `n` rows (treated as public), and the
+    /// warning of a [`Scaling::Auto`] that leaves them unscaled.
+    fn plan(&self, d: usize, n: usize) -> (Option<ScalingPlan>, Option<String>) {
+        match &self.scaling {
+            Scaling::None => (None, None),
+            Scaling::Plan(plan) => (Some(plan.clone()), None),
             Scaling::Auto => {
                 let share = self.share(2 * d);
-                match Scaling::auto(classification, d, n, self.epsilon, share) {
-                    Ok(method) => method.map(|method| ScalingPlan {
-                        method,
-                        public: vec![None; d],
-                    }),
-                    Err(w) => {
-                        warnings.push(w);
-                        None
-                    }
+                match Scaling::auto(self.classification(), d, n, self.epsilon, share) {
+                    Ok(method) => (
+                        method.map(|method| ScalingPlan {
+                            method,
+                            public: vec![None; d],
+                        }),
+                        None,
+                    ),
+                    Err(w) => (None, Some(w)),
                 }
             }
-        };
+        }
+    }
+
+    /// Whether the loss is a classification loss (labels ±1).
+    fn classification(&self) -> bool {
+        matches!(self.loss.label_domain(), LabelDomain::Signs)
+    }
+
+    /// The pipeline on `rows`: the scaling decided, the row steps, the learner's bounds, the
+    /// rows preprocessed as they are stored, the learner fitted, the model and its statement.
+    fn fit_rows(
+        &self,
+        rows: Rows<'_>,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.learner.check(self.params)?;
+        let (n_rows, d) = rows.dim();
+        // The scaling decision reads the row count: the public n where one is given, so
+        // that under add/remove nothing in the release depends on the true n.
+        let n = self.params.count("public_n")?.unwrap_or(n_rows);
+        let (plan, warning) = self.plan(d, n);
+        if let (Some(plan), Some(kind)) = (&plan, rows.unscalable()) {
+            return Err(CatalogError::Conflict(format!(
+                "a feature scaling ({}) is not fitted on {kind}: fit float64 rows, or choose \
+                 no scaling",
+                plan.method.name()
+            )));
+        }
         let mut prep = Preprocessing {
             scaling: None,
             row_bound: None,
-            unit_norm: self.unit_norm.unwrap_or(classification && plan.is_none()),
+            unit_norm: self
+                .unit_norm
+                .unwrap_or(self.classification() && plan.is_none()),
             bias: self.bias,
         };
         let mut rng: Box<dyn rand::Rng> = match self.seed {
             Some(s) => Box::new(dp_optim::seeded_rng(s)),
             None => Box::new(dp_optim::secure_rng().map_err(crate::Error::from)?),
         };
-        let rows = if prep.unit_norm {
+        let row_norm = if prep.unit_norm {
             Some(1.0)
         } else {
             plan.as_ref().and_then(ScalingPlan::row_bound)
         };
-        let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
+        let row_bound = row_norm.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
         let needs = self.learner.needs(self.loss, row_bound, self.params)?;
         let scaling_estimates = plan.as_ref().map_or(0, ScalingPlan::estimates);
         let planned = needs.iter().filter(|n| n.is_estimated()).count() + scaling_estimates;
@@ -214,25 +292,43 @@ impl ArrayFit<'_> {
             self.share(scaling_estimates),
             planned,
         )?;
-        if let Some(plan) = &plan {
-            let names = feature_names.as_deref();
-            prep.scaling = Some(plan.fit(x, names, &mut bounds, &mut *rng)?);
-        }
-        let data = Dataset::new(prep.apply(x)?, y)?;
+        let storage = rows.storage_note(&prep);
+        let data = match rows {
+            Rows::F64(x, y) => {
+                if let Some(plan) = &plan {
+                    let names = feature_names.as_deref();
+                    prep.scaling = Some(plan.fit(x, names, &mut bounds, &mut *rng)?);
+                }
+                Prepared::Dense(Dataset::new(prep.apply(x)?, y)?)
+            }
+            Rows::F32(x, y) => Prepared::Dense(f32_rows(x, &y, &prep)?),
+            Rows::Sparse(csr) => Prepared::Sparse(SparseDataset::preprocessed(csr, &prep)?),
+        };
         let request = Request {
             loss: self.loss,
             delta: self.delta,
             params: self.params,
             needs: &needs,
         };
-        let (model, bounds) =
-            self.learner
-                .fit(&request, &data, bounds, &mut *rng, &mut NoProgress)?;
+        let (model, bounds) = match &data {
+            Prepared::Dense(data) => {
+                self.learner
+                    .fit(&request, data, bounds, &mut *rng, &mut NoProgress)?
+            }
+            Prepared::Sparse(data) => {
+                self.learner
+                    .fit_sparse(&request, data, bounds, &mut *rng, &mut NoProgress)?
+            }
+        };
         let source = match self.seed {
             Some(seed) => NoiseSource::Seeded { seed },
             None => NoiseSource::Secure,
         };
-        let statement = self.statement(&model, source, &bounds, &prep, feature_names.as_deref());
+        let mut statement =
+            self.statement(&model, source, &bounds, &prep, feature_names.as_deref());
+        if let Some(note) = storage {
+            statement.assume_public(note);
+        }
         let records = bounds
             .bounds()
             .iter()
@@ -251,7 +347,7 @@ impl ArrayFit<'_> {
         Ok(Fitted {
             model,
             statement,
-            warnings,
+            warnings: warning.into_iter().collect(),
         })
     }
 
@@ -273,7 +369,7 @@ impl ArrayFit<'_> {
             )),
             None => s.assume_public(format!("the number of features d = {d}")),
         };
-        if matches!(self.loss.label_domain(), LabelDomain::Signs) {
+        if self.classification() {
             s.assume_public(match &self.classes {
                 Some((neg, pos)) => format!("the class pair (negative {neg}, positive {pos})"),
                 None => "the class pair (negative, positive)".to_string(),
@@ -337,6 +433,84 @@ pub fn assume_preprocessing(s: &mut PrivacyStatement, prep: &Preprocessing) {
             steps.join(", ")
         ));
     }
+}
+
+/// The rows of a fit as the caller holds them, with their labels.
+enum Rows<'x> {
+    /// float64 rows.
+    F64(ArrayView2<'x, f64>, Array1<f64>),
+    /// float32 rows, kept in `f32` storage.
+    F32(ArrayView2<'x, f32>, Array1<f64>),
+    /// Sparse rows, kept sparse.
+    Sparse(CsrData),
+}
+
+impl Rows<'_> {
+    /// `(n, d)`: the labels' count for sparse rows (whose shape [`SparseDataset::new`]
+    /// checks).
+    fn dim(&self) -> (usize, usize) {
+        match self {
+            Rows::F64(x, _) => x.dim(),
+            Rows::F32(x, _) => x.dim(),
+            Rows::Sparse(csr) => (csr.n_samples(), csr.n_features),
+        }
+    }
+
+    /// What these rows are called when they cannot take a feature scaling, or `None`.
+    fn unscalable(&self) -> Option<&'static str> {
+        match self {
+            Rows::F64(..) => None,
+            Rows::F32(..) => Some("float32 rows kept in f32 storage"),
+            Rows::Sparse(_) => Some("sparse rows (it maps zeros to non-zero values)"),
+        }
+    }
+
+    /// What the statement records as public about the rows' storage after the row steps
+    /// `prep`: `f32` storage, of the float32 values as given when no step changes them.
+    fn storage_note(&self, prep: &Preprocessing) -> Option<&'static str> {
+        let Rows::F32(..) = self else {
+            return None;
+        };
+        let exact = !prep.unit_norm && prep.bias.is_none_or(|b| f64::from(b as f32) == b);
+        Some(if exact {
+            "the feature storage f32: the float32 values as given (rows a learner projects \
+             onto its row bound are rounded toward zero to f32 again; sums in f64)"
+        } else {
+            "the feature storage f32: each value after the row steps rounded toward zero to \
+             f32 (and again for rows a learner projects onto its row bound; sums in f64)"
+        })
+    }
+}
+
+/// The rows a learner reads.
+enum Prepared {
+    /// Dense rows.
+    Dense(Dataset),
+    /// Sparse rows.
+    Sparse(SparseDataset),
+}
+
+/// The float32 rows `x` with labels `y`, the row steps of `prep` applied, in `f32` storage:
+/// widened and preprocessed [`WIDEN_ROWS`] rows at a time.
+fn f32_rows(
+    x: ArrayView2<'_, f32>,
+    y: &Array1<f64>,
+    prep: &Preprocessing,
+) -> crate::Result<Dataset> {
+    if x.nrows() != y.len() {
+        return Err(crate::Error::ShapeMismatch {
+            left: "x",
+            left_shape: x.shape().to_vec(),
+            right: "y",
+            right_shape: y.shape().to_vec(),
+        });
+    }
+    let mut data = DatasetBuilder::new(x.ncols() + prep.extra_columns(), Storage::F32);
+    for (range, block) in Features::F32(x).f64_blocks(WIDEN_ROWS) {
+        let block = prep.apply(block.view())?;
+        data.push(block.view(), y.slice_axis(Axis(0), Slice::from(range)))?;
+    }
+    data.finish()
 }
 
 /// [`PublicScale`]s from public per-feature ranges `(min, max)` (min–max scaling).

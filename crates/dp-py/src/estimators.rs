@@ -2,7 +2,8 @@
 //! registry ([`dp_glm::catalog`]) described to Python, one fit through
 //! [`dp_glm::frontdoor::ArrayFit`] (the CLI's pipeline: scaling, unit-norm rows, bias, bounds
 //! given or estimated) with the GIL released — float32 rows kept in `f32` storage and sparse
-//! rows kept sparse where the fit allows ([`crate::unscaled`]) — and the fitted
+//! rows kept sparse where the fit allows ([`ArrayFit::fit_f32`], [`ArrayFit::fit_sparse`]; the
+//! choice in [`crate::unscaled`]) — and the fitted
 //! [`LinearModel`] (scoring, its `dpglm-model/2` JSON for pickling).
 
 use dp_glm::LinearModel;
@@ -159,7 +160,8 @@ type Fitted = (Model, String, bool, Vec<String>);
 
 /// Fits `algorithm` on rows `x` and labels `y` (±1 for classification) through
 /// [`ArrayFit::fit`], with the GIL released: float64 rows read in place; float32 rows in `f32`
-/// storage when the fit keeps their values ([`unscaled::keeps_f32`]), else widened; CSR rows
+/// storage when the fit keeps their values ([`unscaled::keeps_f32`], [`ArrayFit::fit_f32`]),
+/// else widened; CSR rows
 /// kept sparse when the learner has a sparse path and no feature scaling is asked
 /// (`scale="auto"` is none for them), else densified with a warning saying why. Returns the
 /// model, the statement, whether it is a private release, and warnings.
@@ -219,7 +221,7 @@ pub(crate) fn fit(
         }
         Rows::F32(a) if unscaled::keeps_f32(&run) => {
             let x = a.as_array();
-            py.detach(|| unscaled::fit_f32(&run, x, y, names))
+            py.detach(|| run.fit_f32(x, y, names))
         }
         Rows::F32(a) => {
             let x = a.as_array().mapv(f64::from);
@@ -235,7 +237,7 @@ pub(crate) fn fit(
                 format!("scale='{scale}'")
             };
             match unscaled::densified(&run, &asked) {
-                None => py.detach(|| unscaled::fit_sparse(&run, csr, names)),
+                None => py.detach(|| run.fit_sparse(csr, names)),
                 Some(why) => {
                     warnings.push(why);
                     let dense = SparseDataset::new(csr)
