@@ -5,6 +5,12 @@
 //! estimated) — and the model returned with its preprocessing, feature names, bounds, noise
 //! source and plain-language [`PrivacyStatement`].
 //!
+//! The rows come as a float64 array ([`ArrayFit::fit`]), a float32 array kept in `f32`
+//! storage ([`ArrayFit::fit_f32`]) or sparse rows kept sparse ([`ArrayFit::fit_sparse`]); the
+//! last two take no feature scaling (it would change every value, or make the rows dense) and
+//! otherwise run the same steps in the same order, so that on the same values they fit the
+//! same model.
+//!
 //! ```
 //! use dp_glm::catalog::{self, Params};
 //! use dp_glm::frontdoor::{ArrayFit, Scaling};
@@ -640,5 +646,133 @@ mod tests {
             .fit(x.view(), y, None)
             .expect_err("ssp takes no steps");
         assert!(matches!(e, CatalogError::NotApplicable { .. }), "{e}");
+    }
+    /// Logistic labels on rows of norm ≤ 0.9 that `f32` holds exactly, with some zeros.
+    fn exact_rows(n: usize, d: usize) -> (Array2<f64>, Array1<f64>) {
+        let (x, y) = classification(n, d);
+        let x = x.mapv(|v| {
+            if v.abs() < 0.5 {
+                0.0
+            } else {
+                f64::from((v / 6.0) as f32)
+            }
+        });
+        (x, y)
+    }
+
+    /// The rows of `x` with labels `y` in CSR form.
+    fn csr(x: &Array2<f64>, y: &Array1<f64>) -> CsrData {
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in x.rows() {
+            for (j, &v) in row.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                indices.push(j);
+                values.push(v);
+            }
+            indptr.push(indices.len());
+        }
+        CsrData {
+            n_features: x.ncols(),
+            indptr,
+            indices,
+            values,
+            y: y.to_vec(),
+        }
+    }
+
+    /// On values `f32` holds, with no step that changes them, `fit_f32` fits the model of
+    /// `fit` bit for bit; only the statement adds the storage.
+    #[test]
+    fn float32_rows_fit_the_float64_model() {
+        let (x, y) = exact_rows(400, 3);
+        let mut params = Params::new();
+        params.set("clip", Value::Real(1.0));
+        let mut fit = run("dp-gd", &params, Scaling::None, 4);
+        fit.unit_norm = Some(false);
+        let a = fit
+            .fit_f32(x.mapv(|v| v as f32).view(), y.clone(), None)
+            .expect("fits");
+        let b = fit.fit(x.view(), y, None).expect("fits");
+        assert_eq!(a.model.coef(), b.model.coef());
+        assert_eq!(a.model.intercept(), b.model.intercept());
+        assert_eq!(a.model.privacy(), b.model.privacy());
+        let (sa, sb) = (a.statement.text(), b.statement.text());
+        assert!(
+            sa.contains("feature storage f32: the float32 values as given"),
+            "{sa}"
+        );
+        assert!(!sb.contains("feature storage"), "{sb}");
+    }
+
+    /// With unit-norm rows the statement says the steps' values are rounded to `f32`.
+    #[test]
+    fn float32_rows_after_unit_norm_are_recorded_as_rounded() {
+        let (x, y) = exact_rows(300, 2);
+        let params = Params::new();
+        let f = run("amp", &params, Scaling::None, 2)
+            .fit_f32(x.mapv(|v| v as f32).view(), y, None)
+            .expect("fits");
+        assert!(f.model.preprocessing().unit_norm);
+        let text = f.statement.text();
+        assert!(
+            text.contains("after the row steps rounded toward zero"),
+            "{text}"
+        );
+    }
+
+    /// Sparse rows fit the model (and statement) of the same rows dense.
+    #[test]
+    fn sparse_rows_fit_the_dense_model() {
+        let (x, y) = exact_rows(400, 4);
+        let params = Params::new();
+        let fit = run("dp-gd", &params, Scaling::None, 5);
+        let a = fit.fit_sparse(csr(&x, &y), None).expect("fits");
+        let b = fit.fit(x.view(), y, None).expect("fits");
+        assert_eq!(a.model, b.model);
+        assert_eq!(a.statement.text(), b.statement.text());
+    }
+
+    /// A feature scaling is refused on float32 and sparse rows before anything is spent, and
+    /// so is a learner without a sparse path.
+    #[test]
+    fn rows_that_cannot_take_the_fit_are_refused_by_name() {
+        let (x, y) = exact_rows(100, 2);
+        let params = Params::new();
+        let plan = Scaling::Plan(ScalingPlan {
+            method: ScalingMethod::MinMax,
+            public: public_ranges(&[(-1.0, 1.0), (-1.0, 1.0)]),
+        });
+        let fit = run("dp-gd", &params, plan, 1);
+        let e = fit
+            .fit_f32(x.mapv(|v| v as f32).view(), y.clone(), None)
+            .expect_err("no scaling on f32 storage");
+        assert!(matches!(e, CatalogError::Conflict(_)), "{e}");
+        assert!(e.to_string().contains("(minmax)"), "{e}");
+        assert!(e.to_string().contains("float32 rows"), "{e}");
+        let e = fit
+            .fit_sparse(csr(&x, &y), None)
+            .expect_err("no scaling on sparse rows");
+        assert!(e.to_string().contains("sparse rows"), "{e}");
+        let e = run("amp", &params, Scaling::None, 1)
+            .fit_sparse(csr(&x, &y), None)
+            .expect_err("amp has no sparse path");
+        assert!(e.to_string().contains("no sparse path"), "{e}");
+    }
+
+    /// Labels that do not match the float32 rows are an error, not a panic.
+    #[test]
+    fn float32_rows_and_labels_of_other_lengths_are_an_error() {
+        let (x, y) = exact_rows(100, 2);
+        let params = Params::new();
+        let e = run("amp", &params, Scaling::None, 1)
+            .fit_f32(
+                x.mapv(|v| v as f32).view(),
+                y.iter().take(90).copied().collect(),
+                None,
+            )
+            .expect_err("90 labels for 100 rows");
+        assert!(
+            matches!(e, CatalogError::Fit(crate::Error::ShapeMismatch { .. })),
+            "{e}"
+        );
     }
 }
