@@ -185,9 +185,12 @@ impl ArrayFit<'_> {
     /// `f32` again). The statement records the storage as public.
     ///
     /// # Privacy
-    /// As [`ArrayFit::fit`]: narrowing to `f32` is a fixed public transformation of each row
-    /// on its own (the [`data`](crate::data) module docs, § Privacy), so neighbouring
-    /// datasets stay neighbouring and every bound is checked on the stored values.
+    /// As [`ArrayFit::fit`]. Narrowing to `f32` ([`Storage::F32`]) is a fixed, public map of
+    /// each row on its own, applied before anything reads the row: neighbouring datasets stay
+    /// neighbouring under it, so the mechanism run on the stored rows keeps its guarantee
+    /// (the neighbouring-dataset definition of Dwork & Roth, "The Algorithmic Foundations of
+    /// Differential Privacy"), and clipping and every norm bound are checked on the stored
+    /// values widened to `f64`.
     ///
     /// # Errors
     /// As [`ArrayFit::fit`]; [`CatalogError::Conflict`] when the fit would fit a feature
