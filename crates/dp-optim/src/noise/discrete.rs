@@ -112,12 +112,14 @@ fn bernoulli_exp_unit_from<R: Rng + ?Sized>(
     den: u128,
     mut k: u128,
 ) -> Result<bool> {
+    // `d = den·k`, then one `den` more per trial (an addition, not a `u128` product).
+    let mut d = den.checked_mul(k).ok_or_else(|| overflow(k as f64))?;
     loop {
-        let d = den.checked_mul(k).ok_or_else(|| overflow(k as f64))?;
         if !bernoulli(rng, num, d) {
             return Ok(k % 2 == 1);
         }
         k += 1;
+        d = d.checked_add(den).ok_or_else(|| overflow(k as f64))?;
     }
 }
 
@@ -297,11 +299,15 @@ impl DiscreteGaussian {
         let too_big = || overflow((p as f64 / q as f64).sqrt());
         loop {
             let y = discrete_laplace(rng, t)?;
-            let scaled = y
-                .unsigned_abs()
-                .checked_mul(t)
-                .and_then(|v| v.checked_mul(q))
-                .ok_or_else(too_big)?;
+            let scaled = match (u64::try_from(y.unsigned_abs()), u64::try_from(t), q) {
+                // One 64 × 64 → 128-bit product (it cannot overflow) for the usual `q = 1`.
+                (Ok(a), Ok(b), 1) => u128::from(a) * u128::from(b),
+                _ => y
+                    .unsigned_abs()
+                    .checked_mul(t)
+                    .and_then(|v| v.checked_mul(q))
+                    .ok_or_else(too_big)?,
+            };
             let gap = scaled.abs_diff(p);
             let num = gap.checked_mul(gap).ok_or_else(too_big)?;
             if bernoulli_exp(rng, num, den)? {
