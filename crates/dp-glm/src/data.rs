@@ -64,6 +64,12 @@ pub(crate) trait Element: Copy + Send + Sync + Into<f64> + 'static {
     /// Adds the quantised term of `c·row` to `sum` ([`ExactSum::add_scaled`]; for `f64` rows
     /// its one-pass twin [`ExactSum::add_scaled_f64`]: the same integers).
     fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[Self]);
+
+    /// The dot products of [`crate::glm::GROUP`] rows with `t` (the GLM kernels' margins;
+    /// `f64` rows take the AVX2 version where the processor has it: the same values).
+    fn dot_group(r: [&[Self]; crate::glm::GROUP], t: &[f64]) -> [f64; crate::glm::GROUP] {
+        crate::glm::dot_group(r, t)
+    }
 }
 
 impl Element for f64 {
@@ -74,6 +80,11 @@ impl Element for f64 {
     #[inline]
     fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[f64]) {
         sum.add_scaled_f64(c, row);
+    }
+
+    #[inline(always)]
+    fn dot_group(r: [&[f64]; crate::glm::GROUP], t: &[f64]) -> [f64; crate::glm::GROUP] {
+        crate::glm::dot_group_f64(r, t)
     }
 }
 
