@@ -19,6 +19,7 @@
 //! values actually used: the row norms are computed from the stored values widened to `f64`,
 //! and the kernels clip with those norms.
 
+use dp_optim::ExactSum;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, CowArray, Ix1, Ix2};
 
 pub(crate) use dp_optim::numeric::l2_norm;
@@ -59,17 +60,31 @@ impl Storage {
 pub(crate) trait Element: Copy + Send + Sync + Into<f64> + 'static {
     /// `row` as `f64`: borrowed for `f64`, widened into a new vector for `f32`.
     fn widen(row: ArrayView1<'_, Self>) -> CowArray<'_, f64, Ix1>;
+
+    /// Adds the quantised term of `c·row` to `sum` ([`ExactSum::add_scaled`]; for `f64` rows
+    /// its one-pass twin [`ExactSum::add_scaled_f64`]: the same integers).
+    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[Self]);
 }
 
 impl Element for f64 {
     fn widen(row: ArrayView1<'_, f64>) -> CowArray<'_, f64, Ix1> {
         CowArray::from(row)
     }
+
+    #[inline]
+    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[f64]) {
+        sum.add_scaled_f64(c, row);
+    }
 }
 
 impl Element for f32 {
     fn widen(row: ArrayView1<'_, f32>) -> CowArray<'_, f64, Ix1> {
         CowArray::from(row.mapv(f64::from))
+    }
+
+    #[inline]
+    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[f32]) {
+        sum.add_scaled(c, row);
     }
 }
 

@@ -61,6 +61,7 @@ mod data;
 mod error;
 pub mod frontdoor;
 mod glm;
+mod glm_rows;
 mod jl;
 pub mod learners;
 mod loss;

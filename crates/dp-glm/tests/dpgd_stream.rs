@@ -10,25 +10,15 @@ use dp_data::{LoadedData, RowBlock};
 use dp_glm::sufficient::StreamError;
 use dp_glm::{Dataset, DpGd, Error, LinearModel, Loss, NoisyProjectedGd};
 use dp_optim::seeded_rng;
-use ndarray::{Array1, Array2};
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use ndarray::Array1;
+
+mod common;
+use common::{bits, classification, dataset, failing_at_pass, never};
 
 /// `n × d` rows uniform in `[−1.5, 1.5)` (many gradients exceed the clip), labels ±1 from
-/// the sign of the first two coordinates' sum with some flipped.
+/// the sign of the first two coordinates' sum, 10% flipped.
 fn data(n: usize, d: usize, seed: u64) -> LoadedData {
-    let mut r = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let x = Array2::from_shape_fn((n, d), |_| 1.5 * r.random_range(-1.0..1.0));
-    let y = Array1::from_shape_fn(n, |i| {
-        let s = x[[i, 0]] + x[[i, 1]];
-        let flip = r.random_range(0.0..1.0) < 0.1;
-        if (s >= 0.0) != flip { 1.0 } else { -1.0 }
-    });
-    LoadedData {
-        x,
-        y,
-        feature_names: None,
-    }
+    classification(n, d, 1.5, seed)
 }
 
 fn learner() -> DpGd {
@@ -40,12 +30,7 @@ fn learner() -> DpGd {
 }
 
 fn in_memory(m: &DpGd, data: &LoadedData, seed: u64) -> LinearModel {
-    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
-    m.fit(&ds, &mut seeded_rng(seed)).unwrap()
-}
-
-fn bits(m: &LinearModel) -> Vec<u64> {
-    m.coef().iter().map(|v| v.to_bits()).collect()
+    m.fit(&dataset(data), &mut seeded_rng(seed)).unwrap()
 }
 
 /// Same rows, same seed: the same model (coefficients bit for bit, and the report), for
@@ -83,7 +68,7 @@ fn streamed_and_in_memory_fits_are_bit_identical() {
 #[test]
 fn streamed_noisy_gd_equals_the_in_memory_fit() {
     let data = data(700, 5, 4);
-    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    let ds = dataset(&data);
     for (steps, public_n, relation) in [
         (Some(30), None, Neighbouring::ReplaceOne),
         (None, None, Neighbouring::ReplaceOne),
@@ -108,9 +93,6 @@ fn streamed_noisy_gd_equals_the_in_memory_fit() {
     // A bad hyper-parameter fails before the data is read.
     let mut m = NoisyProjectedGd::new(Loss::Logistic);
     m.radius = -1.0;
-    let never = || -> std::iter::Empty<Result<RowBlock, dp_data::Error>> {
-        panic!("the source was opened")
-    };
     let e = m.fit_blocks(never, &mut seeded_rng(1)).unwrap_err();
     assert!(
         matches!(e, StreamError::Fit(Error::InvalidHyperParameter { .. })),
@@ -125,21 +107,7 @@ fn source_errors_and_changing_sources_are_errors() {
     let data = data(300, 3, 2);
     let m = learner();
     // Fails in the third pass (the first counts, then one per step), in its second block.
-    let passes = std::cell::Cell::new(0);
-    let failing = || {
-        passes.set(passes.get() + 1);
-        let fail = passes.get() == 3;
-        data.blocks(100).enumerate().map(move |(i, b)| {
-            if fail && i == 1 {
-                Err(dp_data::Error::Io {
-                    path: "broken.csv".into(),
-                    source: std::io::Error::other("disk gone"),
-                })
-            } else {
-                b
-            }
-        })
-    };
+    let failing = failing_at_pass(&data, 100, 3);
     let e = m.fit_blocks(failing, &mut seeded_rng(1)).unwrap_err();
     assert!(matches!(e, StreamError::Source(_)), "{e}");
     assert!(e.to_string().contains("disk gone"), "{e}");
@@ -183,7 +151,7 @@ fn streamed_sums_over_a_batch_are_the_in_memory_ones() {
     use dp_optim::{ClippedSum, ExactSum, Quantiser};
 
     let data = data(500, 4, 3);
-    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
+    let ds = dataset(&data);
     let glm = GlmObjective::new(&ds, Loss::Logistic, 0.0, Scale::Mean).unwrap();
     let sum = StreamedSum::new(|| data.blocks(37), Loss::Logistic, None).unwrap();
     assert_eq!((sum.rows(), sum.n_examples(), sum.dim()), (500, 500, 4));

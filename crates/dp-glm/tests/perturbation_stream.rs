@@ -14,33 +14,14 @@ use dp_glm::sufficient::StreamError;
 use dp_glm::{Amp, AmpSolver, Dataset, Error, LinearModel, Loss};
 use dp_glm::{ObjectivePerturbation, OutputPerturbation};
 use dp_optim::seeded_rng;
-use ndarray::{Array1, Array2};
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+
+mod common;
+use common::{bits, classification, dataset, failing_at_pass, never};
 
 /// `n × d` rows uniform in `[−1, 1)` (norms up to √d: many beyond the bound X = 1, which
 /// scales them), labels ±1 from the sign of the first two coordinates' sum, 10% flipped.
 fn data(n: usize, d: usize, seed: u64) -> LoadedData {
-    let mut r = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let x = Array2::from_shape_fn((n, d), |_| r.random_range(-1.0..1.0));
-    let y = Array1::from_shape_fn(n, |i| {
-        let s = x[[i, 0]] + x[[i, 1]];
-        let flip = r.random_range(0.0..1.0) < 0.1;
-        if (s >= 0.0) != flip { 1.0 } else { -1.0 }
-    });
-    LoadedData {
-        x,
-        y,
-        feature_names: None,
-    }
-}
-
-fn dataset(data: &LoadedData) -> Dataset {
-    Dataset::new(data.x.clone(), data.y.clone()).unwrap()
-}
-
-fn bits(m: &LinearModel) -> Vec<u64> {
-    m.coef().iter().map(|v| v.to_bits()).collect()
+    classification(n, d, 1.0, seed)
 }
 
 /// Rows: two whole leaves of 8192 and a cut one.
@@ -93,9 +74,6 @@ fn streamed_objective_perturbation_and_amp_equal_the_in_memory_fits() {
     );
     // SAG needs random rows: refused before the source is opened.
     amp.solver = AmpSolver::Sag;
-    let never = || -> std::iter::Empty<Result<RowBlock, dp_data::Error>> {
-        panic!("the source was opened")
-    };
     let e = amp.fit_blocks(never, &mut seeded_rng(1)).unwrap_err();
     assert!(
         matches!(
@@ -147,9 +125,6 @@ fn streamed_output_perturbation_equals_the_in_memory_fit() {
     // Add/remove without a public n is refused before the source is opened.
     let mut l = OutputPerturbation::new(Loss::Logistic);
     l.budget.neighbouring = Neighbouring::AddRemove;
-    let never = || -> std::iter::Empty<Result<RowBlock, dp_data::Error>> {
-        panic!("the source was opened")
-    };
     let e = l.fit_blocks(never, &mut seeded_rng(1)).unwrap_err();
     assert!(
         matches!(e, StreamError::Fit(Error::UnsupportedNeighbouring { .. })),
@@ -184,22 +159,7 @@ fn source_errors_and_changed_sources_release_nothing() {
     ];
     for (name, fit) in &learners {
         // Fails in the fourth pass, in its second block.
-        let passes = Cell::new(0);
-        let failing = || {
-            passes.set(passes.get() + 1);
-            let fail = passes.get() == 4;
-            let blocks = data.blocks(4000).enumerate().map(|(i, b)| {
-                if fail && i == 1 {
-                    Err(dp_data::Error::Io {
-                        path: "broken.csv".into(),
-                        source: std::io::Error::other("disk gone"),
-                    })
-                } else {
-                    b
-                }
-            });
-            blocks.collect()
-        };
+        let failing = failing_at_pass(&data, 4000, 4);
         let e = fit(&failing);
         assert!(
             e.starts_with("source: ") && e.contains("disk gone"),

@@ -7,29 +7,27 @@
 use dp_data::{LoadedData, RowBlock};
 use dp_glm::learners::Ssp;
 use dp_glm::sufficient::{StreamError, SufficientStats};
-use dp_glm::{Dataset, Error, LinearModel};
+use dp_glm::{Error, LinearModel};
 use dp_optim::seeded_rng;
 use ndarray::{Array1, Array2, Axis};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+mod common;
+use common::{bits, dataset, loaded, uniform_rows};
+
 /// `n × d` rows with entries uniform in `[−1, 1)` scaled so some rows exceed `B_X = 2` (and
 /// are clipped), `y = ⟨x, 1/√d⟩ + noise`, some beyond `B_Y = 1.5`.
 fn data(n: usize, d: usize, seed: u64) -> LoadedData {
     let mut r = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let x = Array2::from_shape_fn((n, d), |_| 1.5 * r.random_range(-1.0..1.0));
+    let x = uniform_rows(&mut r, n, d, 1.5);
     let w = Array1::from_elem(d, 1.0 / (d as f64).sqrt());
     let y = x.dot(&w) + Array1::from_shape_fn(n, |_| 0.3 * r.random_range(-1.0..1.0));
-    LoadedData {
-        x,
-        y,
-        feature_names: None,
-    }
+    loaded(x, y)
 }
 
 fn in_memory(ssp: &Ssp, data: &LoadedData, seed: u64) -> LinearModel {
-    let ds = Dataset::new(data.x.clone(), data.y.clone()).unwrap();
-    ssp.fit(&ds, &mut seeded_rng(seed)).unwrap()
+    ssp.fit(&dataset(data), &mut seeded_rng(seed)).unwrap()
 }
 
 fn streamed(ssp: &Ssp, data: &LoadedData, block_rows: usize, seed: u64) -> LinearModel {
@@ -48,7 +46,6 @@ fn streamed_and_in_memory_fits_are_bit_identical() {
     for block in [1, 7, 64, 1000, 10_000] {
         let s = streamed(&ssp, &data, block, 42);
         assert_eq!(s, whole, "block of {block} rows");
-        let bits = |m: &LinearModel| m.coef().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&s), bits(&whole));
     }
     // Another seed gives another model (the test can fail).
@@ -111,7 +108,7 @@ fn public_n_takes_the_count_out_of_the_release() {
             .any(|n| n.contains("public row count n = 5000"))
     );
     ssp.public_n = Some(3999);
-    let ds = Dataset::new(big.x.clone(), big.y.clone()).unwrap();
+    let ds = dataset(&big);
     assert!(matches!(
         ssp.fit(&ds, &mut seeded_rng(1)),
         Err(Error::InvalidHyperParameter {

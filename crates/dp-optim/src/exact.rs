@@ -49,10 +49,12 @@
 //! `1.5·2^52` rounding trick, exact for `|t| ≤ 2^51`), checks the norm with the sum of squares
 //! of integer-valued doubles — exact when it is below `2^53` (every square and partial sum is
 //! an integer below `2^53`; a larger true sum makes the computed one at least `2^53`, by
-//! monotonicity of rounding), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and
-//! adds the term into the block's partial sums. Terms the fast path cannot decide (`R² ≥ 2^53`,
-//! i.e. noise multipliers below about 0.35, or a term over the bound) take an exact `u128`
-//! path.
+//! monotonicity of rounding), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and,
+//! in the same pass, writes the block's partial sums with the term added to a second buffer,
+//! which replaces them when the check passes (a rejected term touches nothing). Terms the fast
+//! path cannot decide (`R² ≥ 2^53`, i.e. noise multipliers below about 0.35, or a term over
+//! the bound) take an exact `u128` path. The pass is compiled for AVX2 too and chosen at run
+//! time ([`pulp`]): the same operations in the same order, so the same integers.
 
 use dp_accounting::{GridGaussian, Mechanism};
 use ndarray::{ArrayView1, ArrayViewMut1};
@@ -203,6 +205,8 @@ pub struct ExactSum {
     total: Vec<i128>,
     partial: Vec<f64>,
     pending: usize,
+    /// The partial sums with the term being checked added ([`ExactSum::add_scaled`]).
+    next: Vec<f64>,
     scratch: Vec<f64>,
 }
 
@@ -215,6 +219,7 @@ impl ExactSum {
             total: vec![0; d],
             partial: vec![0.0; d],
             pending: 0,
+            next: vec![0.0; d],
             scratch: vec![0.0; d],
         }
     }
@@ -248,7 +253,7 @@ impl ExactSum {
     /// Adds the quantised term of `c·row` (a GLM's clipped per-example gradient, `|c|·‖row‖ ≤
     /// C` up to rounding): `k_j = round((c/γ)·row_j)` on the fast path (module docs). The row's
     /// entries are `f64`, or `f32` widened exactly to `f64`: the term is that of the widened
-    /// row.
+    /// row. For `f64` rows [`ExactSum::add_scaled_f64`] adds the same term in one pass.
     ///
     /// # Panics
     /// If `row` does not have length `d`.
@@ -258,9 +263,8 @@ impl ExactSum {
         assert_eq!(row.len(), d, "term of the wrong length");
         let s = c * self.quantiser.inv_gamma;
         // The term `k` goes to `scratch`; its sum of squares is checked; an accepted term is
-        // added to the block's partial sums (every addition exact: |partial + k| ≤ 2^53,
-        // integers). Three elementwise passes over `d` entries in cache, each of which
-        // vectorises.
+        // added to the block's partial sums. Three elementwise passes over `d` entries in
+        // cache, each of which vectorises.
         let term = &mut self.scratch[..d];
         for (k, &r) in term.iter_mut().zip(row) {
             *k = (s * r.into() + ROUNDER) - ROUNDER;
@@ -281,11 +285,47 @@ impl ExactSum {
         // every k_j is an integer (module docs, § Cost). NaN fails the comparison. A term the
         // fast check rejects takes the exact path, which rewrites `scratch`.
         if total <= self.quantiser.fast_bound || self.slow_term(c, row) {
-            for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
-                *p += k;
-            }
-            self.counted();
+            self.add_scratch();
         }
+    }
+
+    /// [`ExactSum::add_scaled`] for an `f64` row: the same integer term, in one pass that
+    /// computes `k`, its sum of squares and the partial sums with `k` added (into a second
+    /// buffer, which replaces the partial sums when the fast check passes), with the widest
+    /// vectors the processor has (chosen at run time by [`pulp`]: AVX2 where present). The sum
+    /// of squares is added in another order than by `add_scaled`, which decides the same: its
+    /// terms are integers, so every order gives the exact sum while it is below `2^53`, and a
+    /// value at least `2^53` otherwise (module docs, § Cost).
+    ///
+    /// # Panics
+    /// If `row` does not have length `d`.
+    #[inline]
+    pub fn add_scaled_f64(&mut self, c: f64, row: &[f64]) {
+        let d = self.quantiser.dim;
+        assert_eq!(row.len(), d, "term of the wrong length");
+        let total = pulp::Arch::new().dispatch(FusedTerm {
+            s: c * self.quantiser.inv_gamma,
+            row,
+            partial: &self.partial,
+            next: &mut self.next,
+        });
+        // An accepted term has `|k_j| ≤ ⌊R⌋`: every addition into `next` was exact (`|partial
+        // + k| ≤ 2^53`, integers). A rejected one leaves `partial` as it was.
+        if total <= self.quantiser.fast_bound {
+            std::mem::swap(&mut self.partial, &mut self.next);
+            self.counted();
+        } else if self.slow_term(c, row) {
+            self.add_scratch();
+        }
+    }
+
+    /// Adds the accepted term in `scratch` to the block's partial sums (every addition exact:
+    /// `|partial + k| ≤ 2^53`, integers) and counts it.
+    fn add_scratch(&mut self) {
+        for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
+            *p += k;
+        }
+        self.counted();
     }
 
     /// [`ExactSum::add_scaled`] for a sparse row: the entries `values` at the (distinct)
@@ -312,10 +352,7 @@ impl ExactSum {
                 row[j] = r;
             }
             if self.slow_term(c, &row) {
-                for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
-                    *p += k;
-                }
-                self.counted();
+                self.add_scratch();
             }
         }
     }
@@ -391,6 +428,61 @@ impl ExactSum {
     pub fn totals(&mut self) -> &[i128] {
         self.flush();
         &self.total
+    }
+}
+
+/// The pass of [`ExactSum::add_scaled_f64`] as an operation [`pulp`] compiles for each
+/// instruction set: writes `next = partial + k` with `k_j = (s·row_j + M) − M` (round to
+/// nearest for `|s·row_j| ≤ 2^51`) and returns `Σ_j k_j²`. Every operation is a separate IEEE
+/// addition or multiplication (no fused multiply–add), so `k` and `next` are the same on
+/// every instruction set.
+struct FusedTerm<'a> {
+    s: f64,
+    row: &'a [f64],
+    partial: &'a [f64],
+    next: &'a mut [f64],
+}
+
+impl pulp::WithSimd for FusedTerm<'_> {
+    type Output = f64;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> f64 {
+        let Self {
+            s,
+            row,
+            partial,
+            next,
+        } = self;
+        let round = |t: f64| (t + ROUNDER) - ROUNDER;
+        let (rows, row_rest) = S::as_simd_f64s(row);
+        let (parts, part_rest) = S::as_simd_f64s(partial);
+        let (nexts, next_rest) = S::as_mut_simd_f64s(next);
+        let (vs, vm) = (simd.splat_f64s(s), simd.splat_f64s(ROUNDER));
+        // Two independent sums of squares: the additions do not wait on each other.
+        let (mut even, mut odd) = (simd.splat_f64s(0.0), simd.splat_f64s(0.0));
+        let term = |r, p, n: &mut S::f64s| {
+            let k = simd.sub_f64s(simd.add_f64s(simd.mul_f64s(vs, r), vm), vm);
+            *n = simd.add_f64s(p, k);
+            simd.mul_f64s(k, k)
+        };
+        let (rows2, rows1) = rows.as_chunks::<2>();
+        let (parts2, parts1) = parts.as_chunks::<2>();
+        let (nexts2, nexts1) = nexts.as_chunks_mut::<2>();
+        for ((r, p), n) in rows2.iter().zip(parts2).zip(nexts2) {
+            even = simd.add_f64s(even, term(r[0], p[0], &mut n[0]));
+            odd = simd.add_f64s(odd, term(r[1], p[1], &mut n[1]));
+        }
+        for ((&r, &p), n) in rows1.iter().zip(parts1).zip(nexts1) {
+            even = simd.add_f64s(even, term(r, p, n));
+        }
+        let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
+        for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
+            let k = round(s * r);
+            total += k * k;
+            *n = p + k;
+        }
+        total
     }
 }
 

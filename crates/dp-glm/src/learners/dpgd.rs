@@ -14,10 +14,10 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::{SparseDataset, SparseGlmObjective};
+use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -94,14 +94,8 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        self.check()?;
-        data.check_labels(&self.loss)?;
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount {
-            inner: &glm,
-            n: row_count(self.public_n, data.n_samples())?,
-        };
-        self.run(&objective, rng, observer)
+        let (glm, n) = self.objective(data)?;
+        self.run(&PublicCount { inner: &glm, n }, rng, observer)
     }
 
     /// [`DpGd::fit`] on data read block by block: `open()` yields the blocks anew for each
@@ -152,11 +146,17 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
+        let (glm, n) = self.objective(data)?;
+        self.run(&PublicCount { inner: &glm, n }, rng, observer)
+    }
+
+    /// The mean objective on `data`, after the hyper-parameters and labels are checked, and
+    /// the public row count.
+    fn objective<'d, D: GlmRows + ?Sized>(&self, data: &'d D) -> Result<(D::Objective<'d>, usize)> {
         self.check()?;
         data.check_labels(&self.loss)?;
-        let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let n = row_count(self.public_n, data.n_samples())?;
-        self.run(&PublicCount { inner: &glm, n }, rng, observer)
+        let glm = data.mean_objective(self.loss)?;
+        Ok((glm, row_count(self.public_n, data.n_samples())?))
     }
 
     /// Checks the hyper-parameters.
@@ -196,14 +196,8 @@ impl DpGd {
     {
         let (clip, eta) = (self.clip, self.learning_rate);
         let steps = self.steps as u64;
-        // Noise multiplier for a per-record bound of 1 (the ratio is all that matters).
-        // Calibrated on the multiplier the exact release is private as (dp_optim's `exact`
-        // docs): the quantisation's slack is in the ledger NoisyGd records.
         let d = objective.dim();
-        let sigma = calibrate(&self.budget, steps, |s| {
-            let (z, grid) = sum_noise_multiplier(s, clip, d)?;
-            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
-        })?;
+        let sigma = full_batch_sigma(&self.budget, steps, clip, d)?;
         let gd = NoisyGd::new(
             StepSize::Constant(eta),
             self.steps,
@@ -235,6 +229,21 @@ impl DpGd {
         let report = report(&self.budget, ledger, noise, notes.into_iter().collect())?;
         LinearModel::new(sol.x, 0.0, self.loss, report)
     }
+}
+
+/// The noise multiplier of `steps` Gaussian releases of a full-batch sum of gradients
+/// clipped to `clip` in `dim` dimensions, calibrated to `budget` (a per-record bound of 1:
+/// the ratio is all that matters). Calibrated on the multiplier the grid-safe release is
+/// private as (dp_optim's noise docs): the quantisation's slack is in the ledger
+/// [`NoisyGd`] records.
+///
+/// # Errors
+/// As [`calibrate`].
+pub(super) fn full_batch_sigma(budget: &Budget, steps: u64, clip: f64, dim: usize) -> Result<f64> {
+    calibrate(budget, steps, |s| {
+        let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
+        Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
+    })
 }
 
 #[cfg(test)]

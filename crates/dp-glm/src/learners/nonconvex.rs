@@ -2,15 +2,14 @@
 //! (paper 000, Thm 4.1).
 
 use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
-use dp_optim::{
-    ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, laplace_for, sum_noise_multiplier,
-};
+use dp_optim::{ClippedSum, L2Regulariser, NoisyGd, StepSize, Unconstrained, laplace_for};
 use ndarray::Array1;
 use rand::Rng;
 
+use super::dpgd::full_batch_sigma;
 use super::{
-    Budget, PublicCount, calibrate, check_memory, check_steps, ledger_of, positive, report,
-    row_count, rows_note,
+    Budget, PublicCount, check_memory, check_steps, ledger_of, positive, report, row_count,
+    rows_note,
 };
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
@@ -111,10 +110,7 @@ impl NonConvexDpGd {
             row_count(self.public_n, data.n_samples())?,
             data.n_features(),
         );
-        let sigma = calibrate(&half, self.steps as u64, |s| {
-            let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
-            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
-        })?;
+        let sigma = full_batch_sigma(&half, self.steps as u64, clip, dim)?;
         let n = rows as f64;
         let sensitivity = rel.sum_sensitivity_factor() * clip / n;
         // Report-noisy-min on the grid: discrete Laplace, the rounding's slack included in the

@@ -1,23 +1,22 @@
 //! Noisy projected gradient descent on a ball for smooth non-negative GLMs (paper 003,
 //! Alg. 1; paper 004).
 
-use dp_accounting::{AccountantKind, Mechanism, Neighbouring};
-use dp_optim::{
-    Averaging, ClippedSum, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize, sum_noise_multiplier,
-};
+use dp_accounting::{AccountantKind, Neighbouring};
+use dp_optim::{Averaging, ClippedSum, L2Ball, NoRegulariser, NoisyGd, Observer, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
+use super::dpgd::full_batch_sigma;
 use super::{
-    Budget, PublicCount, calibrate, check_steps, ledger_of, positive, report, row_count, rows_note,
+    Budget, PublicCount, check_steps, ledger_of, positive, report, row_count, rows_note,
     self_bounding_gradient,
 };
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::{SparseDataset, SparseGlmObjective};
+use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -152,13 +151,8 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        self.loss.validate()?;
-        let n = row_count(self.public_n, data.n_samples())?;
-        let plan = self.plan(n, data.n_features())?;
-        data.check_labels(&self.loss)?;
-        let glm = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        let objective = PublicCount { inner: &glm, n };
-        self.run(plan, &objective, rng, observer)
+        let (plan, glm, n) = self.objective(data)?;
+        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
     }
 
     /// [`NoisyProjectedGd::fit_with_observer`] on sparse rows ([`SparseDataset`]): each pass
@@ -174,12 +168,21 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
+        let (plan, glm, n) = self.objective(data)?;
+        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
+    }
+
+    /// The plan for `data`, after the hyper-parameters and labels are checked, its mean
+    /// objective and the public row count.
+    fn objective<'d, D: GlmRows + ?Sized>(
+        &self,
+        data: &'d D,
+    ) -> Result<(Plan, D::Objective<'d>, usize)> {
         self.loss.validate()?;
         let n = row_count(self.public_n, data.n_samples())?;
         let plan = self.plan(n, data.n_features())?;
         data.check_labels(&self.loss)?;
-        let glm = SparseGlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
-        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
+        Ok((plan, data.mean_objective(self.loss)?, n))
     }
 
     /// [`NoisyProjectedGd::fit`] on data read block by block: `open()` yields the blocks
@@ -223,11 +226,7 @@ impl NoisyProjectedGd {
         if let Some(eta) = self.learning_rate {
             positive("learning_rate", eta)?;
         }
-        // The grid-safe release's multiplier (dp_optim's noise docs; NoisyGd records it).
-        let sigma = calibrate(&self.budget, steps as u64, |s| {
-            let (z, grid) = sum_noise_multiplier(s, clip, dim)?;
-            Ok(Mechanism::gaussian(z, 1.0)?.with_grid(grid))
-        })?;
+        let sigma = full_batch_sigma(&self.budget, steps as u64, clip, dim)?;
         let nf = n as f64;
         // The paper's step for `t` steps whose noise multiplier is `s`.
         let paper_eta = |t: f64, s: f64| {
@@ -309,6 +308,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::learners::testdata::{accuracy, logistic, non_private, risk, rng, separable};
+    use dp_accounting::Mechanism;
 
     #[test]
     fn spends_at_most_the_target_and_reports_everything() {
