@@ -316,75 +316,18 @@ fn values_gradients_and_curvature_bounds_are_the_dense_bits() {
     }
 }
 
-/// The model files of `fit` on sparse rows and on the same rows densified, with the same seed.
-fn both(
-    data: &SparseDataset,
-    fit: impl Fn(&dyn FitRows, &mut dyn rand::Rng) -> dp_glm::Result<LinearModel>,
-) -> (String, String) {
-    let dense = data.to_dense().unwrap();
-    let run = |rows: &dyn FitRows| {
-        let mut rng = dp_optim::seeded_rng(5);
-        fit(rows, &mut rng).unwrap().to_json().unwrap()
-    };
-    (run(&Sparse(data)), run(&Dense(&dense)))
-}
-
-/// Rows a learner fits: sparse, or densified.
-trait FitRows {
-    fn objpert(
-        &self,
-        l: &ObjectivePerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel>;
-    fn amp(&self, l: &Amp, rng: &mut dyn rand::Rng) -> dp_glm::Result<LinearModel>;
-    fn output(
-        &self,
-        l: &OutputPerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel>;
-}
-
-struct Sparse<'a>(&'a SparseDataset);
-struct Dense<'a>(&'a dp_glm::Dataset);
-
-impl FitRows for Sparse<'_> {
-    fn objpert(
-        &self,
-        l: &ObjectivePerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel> {
-        l.fit_sparse(self.0, rng)
-    }
-    fn amp(&self, l: &Amp, rng: &mut dyn rand::Rng) -> dp_glm::Result<LinearModel> {
-        l.fit_sparse(self.0, rng)
-    }
-    fn output(
-        &self,
-        l: &OutputPerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel> {
-        l.fit_sparse(self.0, rng)
-    }
-}
-
-impl FitRows for Dense<'_> {
-    fn objpert(
-        &self,
-        l: &ObjectivePerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel> {
-        l.fit(self.0, rng)
-    }
-    fn amp(&self, l: &Amp, rng: &mut dyn rand::Rng) -> dp_glm::Result<LinearModel> {
-        l.fit(self.0, rng)
-    }
-    fn output(
-        &self,
-        l: &OutputPerturbation,
-        rng: &mut dyn rand::Rng,
-    ) -> dp_glm::Result<LinearModel> {
-        l.fit(self.0, rng)
-    }
+/// The model files of `$learner` fitted on the sparse rows `$data` (`fit_sparse`) and on the
+/// same rows densified (`fit`), with the same seed.
+macro_rules! both {
+    ($learner:expr, $data:expr) => {{
+        let dense = $data.to_dense().unwrap();
+        let sparse = $learner.fit_sparse($data, &mut dp_optim::seeded_rng(5));
+        let dense = $learner.fit(&dense, &mut dp_optim::seeded_rng(5));
+        (
+            sparse.unwrap().to_json().unwrap(),
+            dense.unwrap().to_json().unwrap(),
+        )
+    }};
 }
 
 /// Objective perturbation, AMP with L-BFGS and with SAG, and output perturbation on sparse
@@ -412,23 +355,14 @@ fn perturbation_learners_on_sparse_rows_release_the_dense_model() {
     let mut output = OutputPerturbation::new(Loss::Logistic);
     output.x_bound = x;
     output.radius = 5.0;
-    let cases: [(
-        &str,
-        &SparseDataset,
-        &dyn Fn(&dyn FitRows, &mut dyn rand::Rng) -> _,
-    ); 5] = [
-        ("objpert", &class, &|r, rng| r.objpert(&objpert, rng)),
-        ("objpert, squared", &real, &|r, rng| {
-            r.objpert(&squared, rng)
-        }),
-        ("amp, lbfgs", &class, &|r, rng| r.amp(&amp, rng)),
-        ("amp, sag", &class, &|r, rng| r.amp(&sag, rng)),
-        ("output perturbation", &class, &|r, rng| {
-            r.output(&output, rng)
-        }),
+    let cases = [
+        ("objpert", both!(objpert, &class)),
+        ("objpert, squared", both!(squared, &real)),
+        ("amp, lbfgs", both!(amp, &class)),
+        ("amp, sag", both!(sag, &class)),
+        ("output perturbation", both!(output, &class)),
     ];
-    for (case, data, fit) in cases {
-        let (sparse, dense) = both(data, fit);
+    for (case, (sparse, dense)) in cases {
         assert_eq!(sparse, dense, "{case}");
         let model = LinearModel::from_json(&sparse).unwrap();
         assert!(model.coef().iter().any(|&w| w != 0.0), "{case}");

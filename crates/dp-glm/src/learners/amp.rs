@@ -11,11 +11,9 @@ use super::objpert::{
 };
 use super::streamed_glm::Stream;
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
-use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::SparseDataset;
 use crate::streamed::BlockSource;
 use crate::sufficient::StreamError;
 
@@ -165,32 +163,26 @@ impl Amp {
         )
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
-    /// release box (checked before the data is read); labels outside the loss's domain; the
-    /// solver stopping with `‖∇J‖ > τ` (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
-    }
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
+        /// release box (checked before the data is read); labels outside the loss's domain; the
+        /// solver stopping with `‖∇J‖ > τ` (nothing is released).
+        fn fit;
 
-    /// [`Amp::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
-    /// [`dp_data::read_libsvm_sparse`]), with either solver: each value and gradient of `J`
-    /// (L-BFGS) costs `O(nnz + d)`, each SAG step `O(nnz_i + d)`, and memory grows with the
-    /// stored entries, never with `n × d`. Rows bounded and losses clipped per row as on
-    /// dense rows; the sums, SAG's per-row terms included, are the dense objective's bit for
-    /// bit ([`crate::sparse`]), so the model is bit-identical to [`Amp::fit`]'s on the same
-    /// rows densified, with the same `rng`, whichever solver certifies the point.
-    ///
-    /// # Errors
-    /// As [`Amp::fit`].
-    pub fn fit_sparse<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-    ) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
+        /// [`Amp::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
+        /// [`dp_data::read_libsvm_sparse`]), with either solver: each value and gradient of `J`
+        /// (L-BFGS) costs `O(nnz + d)`, each SAG step `O(nnz_i + d)`, and memory grows with the
+        /// stored entries, never with `n × d`. Rows bounded and losses clipped per row as on
+        /// dense rows; the sums, SAG's per-row terms included, are the dense objective's bit for
+        /// bit ([`crate::sparse`]), so the model is bit-identical to [`Amp::fit`]'s on the same
+        /// rows densified, with the same `rng`, whichever solver certifies the point.
+        ///
+        /// # Errors
+        /// As [`Amp::fit`].
+        fn fit_sparse;
     }
 
     /// The fit on rows in memory, dense or sparse, SAG available.

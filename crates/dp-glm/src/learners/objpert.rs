@@ -20,6 +20,7 @@ use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
 use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::preprocess::BallProjector;
@@ -207,32 +208,26 @@ impl ObjectivePerturbation {
         })
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`ObjectivePerturbation::calibrate_release`]; labels outside the loss's domain; a
-    /// solver that does not reach the certified tolerance, or a released value too large for
-    /// its grid (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
-    }
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`ObjectivePerturbation::calibrate_release`]; labels outside the loss's domain; a
+        /// solver that does not reach the certified tolerance, or a released value too large for
+        /// its grid (nothing is released).
+        fn fit;
 
-    /// [`ObjectivePerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file
-    /// read by [`dp_data::read_libsvm_sparse`]): each value and gradient of `J` costs
-    /// `O(nnz + d)` and memory grows with the stored entries, never with `n × d`. Rows longer
-    /// than `X` are scaled to it and the clipped loss is used per row as on dense rows, and
-    /// the sums are the dense objective's bit for bit ([`crate::sparse`]), so the model is
-    /// bit-identical to [`ObjectivePerturbation::fit`]'s on the same rows densified, with the
-    /// same `rng`.
-    ///
-    /// # Errors
-    /// As [`ObjectivePerturbation::fit`].
-    pub fn fit_sparse<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-    ) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
+        /// [`ObjectivePerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file
+        /// read by [`dp_data::read_libsvm_sparse`]): each value and gradient of `J` costs
+        /// `O(nnz + d)` and memory grows with the stored entries, never with `n × d`. Rows longer
+        /// than `X` are scaled to it and the clipped loss is used per row as on dense rows, and
+        /// the sums are the dense objective's bit for bit ([`crate::sparse`]), so the model is
+        /// bit-identical to [`ObjectivePerturbation::fit`]'s on the same rows densified, with the
+        /// same `rng`.
+        ///
+        /// # Errors
+        /// As [`ObjectivePerturbation::fit`].
+        fn fit_sparse;
     }
 
     /// The fit on rows in memory, dense or sparse.
@@ -639,23 +634,20 @@ fn keep_radius(x_bound: f64, d: usize) -> f64 {
 /// Rows held in memory as the perturbation learners (objective perturbation, AMP, output
 /// perturbation) fit them: dense ([`Dataset`]) or sparse ([`SparseDataset`]), with the same
 /// per-row bound and the same objective, whose sums are bit-identical ([`crate::sparse`]).
-pub(crate) trait InMemory: Clone {
+pub(crate) trait InMemory: GlmRows + Clone {
     /// The GLM objective over these rows.
     type Term<'a>: DataTerm + GlmSum
     where
         Self: 'a;
 
     /// `(n, d)`.
-    fn shape(&self) -> (usize, usize);
-
-    /// Checks that every label is in `loss`'s domain.
-    ///
-    /// # Errors
-    /// [`Error::LabelOutOfDomain`] naming the first offending row.
-    fn check_labels(&self, loss: &Loss) -> Result<()>;
+    fn shape(&self) -> (usize, usize) {
+        (self.n_samples(), self.n_features())
+    }
 
     /// The rows with every row longer than [`keep_radius`]`(x_bound, d)` scaled to it
-    /// ([`bounded_rows`]), borrowed when none is: a per-record map.
+    /// ([`bounded_rows`]; on sparse rows [`SparseDataset::projected`], the same values bit
+    /// for bit), borrowed when none is: a per-record map.
     ///
     /// # Errors
     /// An `x_bound` that is not finite and positive.
@@ -669,62 +661,40 @@ pub(crate) trait InMemory: Clone {
     fn term(&self, terms: &Terms, lambda: f64) -> Result<Self::Term<'_>>;
 }
 
-impl InMemory for Dataset {
-    type Term<'a> = GlmObjective<'a>;
+/// [`InMemory`] for `$rows`, whose objective is `$objective` (with the constructors `new` and
+/// `clipped` and the method `relative_to_zero`) and whose rows `$bounded(rows, x_bound)`
+/// bounds.
+macro_rules! in_memory {
+    ($rows:ty, $objective:ident, $bounded:expr) => {
+        impl InMemory for $rows {
+            type Term<'a> = $objective<'a>;
 
-    fn shape(&self) -> (usize, usize) {
-        (self.n_samples(), self.n_features())
-    }
+            fn bounded(&self, x_bound: f64) -> Result<Cow<'_, Self>> {
+                $bounded(self, x_bound)
+            }
 
-    fn check_labels(&self, loss: &Loss) -> Result<()> {
-        Dataset::check_labels(self, loss)
-    }
-
-    fn bounded(&self, x_bound: f64) -> Result<Cow<'_, Self>> {
-        bounded_rows(self, x_bound)
-    }
-
-    fn term(&self, terms: &Terms, lambda: f64) -> Result<GlmObjective<'_>> {
-        let glm = match terms.clipped {
-            Some(c) => GlmObjective::clipped(self, c, lambda, terms.scale)?,
-            None => GlmObjective::new(self, terms.loss, lambda, terms.scale)?,
-        };
-        Ok(if terms.relative {
-            glm.relative_to_zero()
-        } else {
-            glm
-        })
-    }
+            fn term(&self, terms: &Terms, lambda: f64) -> Result<$objective<'_>> {
+                let glm = match terms.clipped {
+                    Some(c) => $objective::clipped(self, c, lambda, terms.scale)?,
+                    None => $objective::new(self, terms.loss, lambda, terms.scale)?,
+                };
+                Ok(if terms.relative {
+                    glm.relative_to_zero()
+                } else {
+                    glm
+                })
+            }
+        }
+    };
 }
 
-impl InMemory for SparseDataset {
-    type Term<'a> = SparseGlmObjective<'a>;
+in_memory!(Dataset, GlmObjective, bounded_rows);
+in_memory!(SparseDataset, SparseGlmObjective, bounded_sparse);
 
-    fn shape(&self) -> (usize, usize) {
-        (self.n_samples(), self.n_features())
-    }
-
-    fn check_labels(&self, loss: &Loss) -> Result<()> {
-        SparseDataset::check_labels(self, loss)
-    }
-
-    /// [`SparseDataset::projected`]: the dense projection's values bit for bit.
-    fn bounded(&self, x_bound: f64) -> Result<Cow<'_, Self>> {
-        let projected = self.projected(keep_radius(x_bound, self.n_features()))?;
-        Ok(projected.map_or(Cow::Borrowed(self), Cow::Owned))
-    }
-
-    fn term(&self, terms: &Terms, lambda: f64) -> Result<SparseGlmObjective<'_>> {
-        let glm = match terms.clipped {
-            Some(c) => SparseGlmObjective::clipped(self, c, lambda, terms.scale)?,
-            None => SparseGlmObjective::new(self, terms.loss, lambda, terms.scale)?,
-        };
-        Ok(if terms.relative {
-            glm.relative_to_zero()
-        } else {
-            glm
-        })
-    }
+/// [`bounded_rows`] on sparse rows: [`SparseDataset::projected`], the same values bit for bit.
+fn bounded_sparse(rows: &SparseDataset, x_bound: f64) -> Result<Cow<'_, SparseDataset>> {
+    let projected = rows.projected(keep_radius(x_bound, rows.n_features()))?;
+    Ok(projected.map_or(Cow::Borrowed(rows), Cow::Owned))
 }
 
 /// The noise parameters a report lists for ObjPert.

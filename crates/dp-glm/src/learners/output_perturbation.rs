@@ -9,12 +9,10 @@ use super::objpert::{BOUND_SLACK, DataTerm, InMemory};
 use super::streamed_glm::{Stream, Terms};
 use super::{Budget, calibrate, positive, report, row_count, rows_note, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
-use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::glm::Scale;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::SparseDataset;
 use crate::streamed::BlockSource;
 use crate::sufficient::StreamError;
 
@@ -105,31 +103,25 @@ impl OutputPerturbation {
         Ok((1.0 + 2.0 * TOLERANCE) * 2.0 * g / (lambda * n as f64))
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; labels outside the loss's
-    /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
-    /// point (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
-    }
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; labels outside the loss's
+        /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
+        /// point (nothing is released).
+        fn fit;
 
-    /// [`OutputPerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read
-    /// by [`dp_data::read_libsvm_sparse`]): each projected gradient step costs `O(nnz + d)`
-    /// and memory grows with the stored entries, never with `n × d`. Rows longer than `X` are
-    /// scaled to it and the loss clipped at `G` per row as on dense rows; the sums are the
-    /// dense objective's bit for bit ([`crate::sparse`]), so the model is bit-identical to
-    /// [`OutputPerturbation::fit`]'s on the same rows densified, with the same `rng`.
-    ///
-    /// # Errors
-    /// As [`OutputPerturbation::fit`].
-    pub fn fit_sparse<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-    ) -> Result<LinearModel> {
-        self.fit_rows(data, rng)
+        /// [`OutputPerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read
+        /// by [`dp_data::read_libsvm_sparse`]): each projected gradient step costs `O(nnz + d)`
+        /// and memory grows with the stored entries, never with `n × d`. Rows longer than `X` are
+        /// scaled to it and the loss clipped at `G` per row as on dense rows; the sums are the
+        /// dense objective's bit for bit ([`crate::sparse`]), so the model is bit-identical to
+        /// [`OutputPerturbation::fit`]'s on the same rows densified, with the same `rng`.
+        ///
+        /// # Errors
+        /// As [`OutputPerturbation::fit`].
+        fn fit_sparse;
     }
 
     /// The fit on rows in memory, dense or sparse.
