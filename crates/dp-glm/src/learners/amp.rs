@@ -172,13 +172,14 @@ impl Amp {
         /// solver stopping with `‖∇J‖ > τ` (nothing is released).
         fn fit;
 
-        /// [`Amp::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
-        /// [`dp_data::read_libsvm_sparse`]), with either solver: each value and gradient of `J`
-        /// (L-BFGS) costs `O(nnz + d)`, each SAG step `O(nnz_i + d)`, and memory grows with the
-        /// stored entries, never with `n × d`. Rows bounded and losses clipped per row as on
-        /// dense rows; the sums, SAG's per-row terms included, are the dense objective's bit for
-        /// bit ([`crate::sparse`]), so the model is bit-identical to [`Amp::fit`]'s on the same
-        /// rows densified, with the same `rng`, whichever solver certifies the point.
+        /// [`Amp::fit`] on sparse rows ([`SparseDataset`](crate::sparse::SparseDataset), e.g.
+        /// a LIBSVM file read by [`dp_data::read_libsvm_sparse`]), with either solver: each
+        /// value and gradient of `J` (L-BFGS) costs `O(nnz + d)`, each SAG step
+        /// `O(nnz_i + d)`, and memory grows with the stored entries, never with `n × d`. Rows
+        /// bounded and losses clipped per row as on dense rows; the sums, SAG's per-row terms
+        /// included, are the dense objective's bit for bit ([`crate::sparse`]), so the model
+        /// is bit-identical to [`Amp::fit`]'s on the same rows densified, with the same `rng`,
+        /// whichever solver certifies the point.
         ///
         /// # Errors
         /// As [`Amp::fit`].

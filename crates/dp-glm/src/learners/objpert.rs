@@ -634,6 +634,14 @@ fn keep_radius(x_bound: f64, d: usize) -> f64 {
 /// Rows held in memory as the perturbation learners (objective perturbation, AMP, output
 /// perturbation) fit them: dense ([`Dataset`]) or sparse ([`SparseDataset`]), with the same
 /// per-row bound and the same objective, whose sums are bit-identical ([`crate::sparse`]).
+///
+/// # Privacy
+/// Both forms enforce the bounds the analyses assume per row, in the same way: a row longer
+/// than `X` is scaled to it (its own norm decides), and a clipped loss takes its break points
+/// from the row's own label and norm. What the fit reads of the data beyond the rows' terms is
+/// the same for both — the row count `n` (treated as public, or replaced by the public
+/// `public_n`) and the shape `d` — so the sensitivity arguments are unchanged; nothing of the
+/// sparsity pattern (which entries are stored, how many) reaches the release.
 pub(crate) trait InMemory: GlmRows + Clone {
     /// The GLM objective over these rows.
     type Term<'a>: DataTerm + GlmSum

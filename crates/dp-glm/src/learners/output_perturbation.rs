@@ -112,12 +112,14 @@ impl OutputPerturbation {
         /// point (nothing is released).
         fn fit;
 
-        /// [`OutputPerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read
-        /// by [`dp_data::read_libsvm_sparse`]): each projected gradient step costs `O(nnz + d)`
-        /// and memory grows with the stored entries, never with `n × d`. Rows longer than `X` are
-        /// scaled to it and the loss clipped at `G` per row as on dense rows; the sums are the
-        /// dense objective's bit for bit ([`crate::sparse`]), so the model is bit-identical to
-        /// [`OutputPerturbation::fit`]'s on the same rows densified, with the same `rng`.
+        /// [`OutputPerturbation::fit`] on sparse rows
+        /// ([`SparseDataset`](crate::sparse::SparseDataset), e.g. a LIBSVM file read by
+        /// [`dp_data::read_libsvm_sparse`]): each projected gradient step costs `O(nnz + d)`
+        /// and memory grows with the stored entries, never with `n × d`. Rows longer than `X`
+        /// are scaled to it and the loss clipped at `G` per row as on dense rows; the sums are
+        /// the dense objective's bit for bit ([`crate::sparse`]), so the model is
+        /// bit-identical to [`OutputPerturbation::fit`]'s on the same rows densified, with the
+        /// same `rng`.
         ///
         /// # Errors
         /// As [`OutputPerturbation::fit`].
