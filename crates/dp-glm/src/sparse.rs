@@ -1,7 +1,7 @@
 //! Sparse rows: a dataset in compressed sparse row (CSR) form and the GLM objective over it,
 //! touching only the non-zero entries (`O(nnz + d)` per pass instead of `O(n·d)`).
 //!
-//! [`SparseGlmObjective`] is [`GlmObjective`](crate::GlmObjective) on a [`SparseDataset`]:
+//! [`SparseGlmObjective`] is [`GlmObjective`] on a [`SparseDataset`]:
 //! the same losses (plain or clipped), scale and ridge, the same `dp-optim` traits, and the
 //! same numbers:
 //! - the **exact** clipped sums ([`ClippedSum::exact_clipped_sum`]) are bit-identical to the
@@ -456,7 +456,7 @@ fn unrolled_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
 }
 
 /// The GLM objective `J(θ) = s·Σ_i φ_i(⟨x_i, θ⟩) + (λ/2)‖θ‖²` over a [`SparseDataset`]: the
-/// sparse twin of [`GlmObjective`](crate::GlmObjective), with the same constructors, traits
+/// sparse twin of [`GlmObjective`], with the same constructors, traits
 /// and numbers (module docs). Implements [`Objective`], [`FiniteSum`] and [`GlmSum`] (terms
 /// `s·φ_i`, regulariser `(λ/2)‖θ‖²`) and [`ClippedSum`] (the unscaled per-example losses, no
 /// regulariser).
@@ -477,7 +477,7 @@ impl<'a> SparseGlmObjective<'a> {
     /// The objective with loss `loss` and ridge `lambda ≥ 0`.
     ///
     /// # Errors
-    /// As [`GlmObjective::new`](crate::GlmObjective::new): [`Error::InvalidHyperParameter`] for a negative or non-finite
+    /// As [`GlmObjective::new`]: [`Error::InvalidHyperParameter`] for a negative or non-finite
     /// `lambda` or invalid loss parameters; [`Error::LabelOutOfDomain`] if a label is outside
     /// the loss's domain.
     pub fn new(data: &'a SparseDataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
@@ -486,7 +486,7 @@ impl<'a> SparseGlmObjective<'a> {
     }
 
     /// The objective with the clipped loss of [`ClippedLoss`] and ridge `lambda ≥ 0`
-    /// ([`GlmObjective::clipped`](crate::GlmObjective::clipped)).
+    /// ([`GlmObjective::clipped`]).
     ///
     /// # Errors
     /// As [`SparseGlmObjective::new`].

@@ -389,6 +389,7 @@ fn distance_bound<O: Objective + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Dataset;
     use crate::glm::GlmObjective;
     use crate::learners::testdata::{accuracy, logistic, rng};
 
