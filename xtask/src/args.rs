@@ -18,10 +18,10 @@ Tasks:
   test [--no-blas] [--quick] [--no-python]
         fmt check, clippy (-D warnings), rustdoc (-D warnings), cargo test without BLAS,
         cargo test with BLAS, then the Python package: a virtual environment in
-        target/python-venv (pip installs maturin, numpy, pytest, scikit-learn, pandas), the
-        dpglm wheel built and installed, pytest on crates/dp-py/tests. --no-blas skips
-        OpenBLAS and the BLAS test run; --quick skips clippy and rustdoc; --no-python skips
-        the Python package.
+        target/python-venv (pip installs maturin, numpy, pytest, scikit-learn, pandas,
+        scipy), the dpglm wheel built and installed, pytest on crates/dp-py/tests. --no-blas
+        skips OpenBLAS and the BLAS test run; --quick skips clippy and rustdoc; --no-python
+        skips the Python package.
   bench [CRITERION ARGS...]
         cargo bench -p dpglm-benches --features blas -- <ARGS>; reports in target/criterion.
   ci    What .ci/run calls: the same as `test`.

@@ -7,13 +7,15 @@ use std::process::{Command, Stdio};
 use crate::{Failure, Result, Totals, root, run, run_tests, target_dir};
 
 /// What pip installs into the environment (from the registry; once, then reused):
-/// scikit-learn for its estimator checks, pandas for the DataFrame tests.
-const PIP_PACKAGES: [&str; 5] = [
+/// scikit-learn for its estimator checks, pandas for the DataFrame tests, scipy for the
+/// sparse-input tests.
+const PIP_PACKAGES: [&str; 6] = [
     "maturin>=1.9.4,<2",
     "numpy",
     "pytest",
     "scikit-learn>=1.6,<2",
     "pandas>=1.5,<4",
+    "scipy>=1.8",
 ];
 
 /// How to get a Python that can make virtual environments, for messages.

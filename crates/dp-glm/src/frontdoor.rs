@@ -5,6 +5,12 @@
 //! estimated) — and the model returned with its preprocessing, feature names, bounds, noise
 //! source and plain-language [`PrivacyStatement`].
 //!
+//! The rows come as a float64 array ([`ArrayFit::fit`]), a float32 array kept in `f32`
+//! storage ([`ArrayFit::fit_f32`]) or sparse rows kept sparse ([`ArrayFit::fit_sparse`]); the
+//! last two take no feature scaling (it would change every value, or make the rows dense) and
+//! otherwise run the same steps in the same order, so that on the same values they fit the
+//! same model.
+//!
 //! ```
 //! use dp_glm::catalog::{self, Params};
 //! use dp_glm::frontdoor::{ArrayFit, Scaling};
@@ -33,17 +39,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use ndarray::{Array1, ArrayView2};
+use dp_data::CsrData;
+use ndarray::{Array1, ArrayView2, Axis, Slice};
 
 use crate::bounds::{Bound, BoundSource, PrivateBounds};
 use crate::catalog::{CatalogError, Learner, NoProgress, Params, Request};
-use crate::data::Dataset;
+use crate::data::{Dataset, DatasetBuilder, Features, Storage, WIDEN_ROWS};
 use crate::loss::{LabelDomain, Loss};
 use crate::model::LinearModel;
 use crate::model_file::BoundRecord;
 use crate::pipeline::Preprocessing;
 use crate::report::{NoiseSource, text_down, text_up};
 use crate::scaling::{PublicScale, SCALING_SHARE, ScalingMethod, ScalingPlan, min_rows_for_ranges};
+use crate::sparse::SparseDataset;
 use crate::statement::PrivacyStatement;
 
 /// The feature scaling of a fit.
@@ -165,46 +173,125 @@ impl ArrayFit<'_> {
         y: Array1<f64>,
         feature_names: Option<Vec<String>>,
     ) -> Result<Fitted, CatalogError> {
-        self.learner.check(self.params)?;
-        let classification = matches!(self.loss.label_domain(), LabelDomain::Signs);
-        let (rows, d) = x.dim();
-        // The scaling decision reads the row count: the public n where one is given, so
-        // that under add/remove nothing in the release depends on the true n.
-        let n = self.params.count("public_n")?.unwrap_or(rows);
-        let mut warnings = Vec::new();
-        let plan = match &self.scaling {
-            Scaling::None => None,
-            Scaling::Plan(plan) => Some(plan.clone()),
+        self.fit_rows(Rows::F64(x, y), feature_names)
+    }
+
+    /// [`ArrayFit::fit`] on float32 rows `x`, kept in `f32` storage ([`Storage::F32`]): the
+    /// row steps (unit norm, bias) applied to a block of rows widened to `f64` at a time, each
+    /// value then narrowed toward zero to `f32` — the rows are never held whole as `f64`. When
+    /// no step changes a value (no unit norm, and a bias `f32` holds exactly) the learner
+    /// reads the float32 values as given, and the model is that of [`ArrayFit::fit`] on the
+    /// same values widened (but for rows a learner projects onto its row bound, stored in
+    /// `f32` again). The statement records the storage as public.
+    ///
+    /// # Privacy
+    /// As [`ArrayFit::fit`]. Narrowing to `f32` ([`Storage::F32`]) is a fixed, public map of
+    /// each row on its own, applied before anything reads the row: neighbouring datasets stay
+    /// neighbouring under it, so the mechanism run on the stored rows keeps its guarantee
+    /// (the neighbouring-dataset definition of Dwork & Roth, "The Algorithmic Foundations of
+    /// Differential Privacy"), and clipping and every norm bound are checked on the stored
+    /// values widened to `f64`.
+    ///
+    /// # Errors
+    /// As [`ArrayFit::fit`]; [`CatalogError::Conflict`] when the fit would fit a feature
+    /// scaling ([`Scaling::Plan`], or [`Scaling::Auto`] where it scales: widen the rows and
+    /// call [`ArrayFit::fit`]); a value beyond `f32`'s range after the row steps
+    /// ([`crate::Error::OutOfStorageRange`]).
+    pub fn fit_f32(
+        &self,
+        x: ArrayView2<'_, f32>,
+        y: Array1<f64>,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.fit_rows(Rows::F32(x, y), feature_names)
+    }
+
+    /// [`ArrayFit::fit`] on the sparse rows and labels of `csr`, never densified: the row
+    /// steps applied to the stored entries ([`SparseDataset::preprocessed`]), the learner
+    /// fitted by [`Learner::fit_sparse`] — the model of [`ArrayFit::fit`] on the same rows
+    /// dense, for the learners that [`Learner::fits_sparse`].
+    ///
+    /// # Privacy
+    /// As [`ArrayFit::fit`].
+    ///
+    /// # Errors
+    /// As [`ArrayFit::fit`]; [`CatalogError::Conflict`] when the fit would fit a feature
+    /// scaling (it maps zeros to non-zero values: [`Scaling::Plan`], or [`Scaling::Auto`]
+    /// where it scales) or the learner has no sparse path; malformed rows
+    /// ([`SparseDataset::new`]).
+    pub fn fit_sparse(
+        &self,
+        csr: CsrData,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.fit_rows(Rows::Sparse(csr), feature_names)
+    }
+
+    /// The feature scaling to fit on `d` features of `n` rows (treated as public), and the
+    /// warning of a [`Scaling::Auto`] that leaves them unscaled.
+    fn plan(&self, d: usize, n: usize) -> (Option<ScalingPlan>, Option<String>) {
+        match &self.scaling {
+            Scaling::None => (None, None),
+            Scaling::Plan(plan) => (Some(plan.clone()), None),
             Scaling::Auto => {
                 let share = self.share(2 * d);
-                match Scaling::auto(classification, d, n, self.epsilon, share) {
-                    Ok(method) => method.map(|method| ScalingPlan {
-                        method,
-                        public: vec![None; d],
-                    }),
-                    Err(w) => {
-                        warnings.push(w);
-                        None
-                    }
+                match Scaling::auto(self.classification(), d, n, self.epsilon, share) {
+                    Ok(method) => (
+                        method.map(|method| ScalingPlan {
+                            method,
+                            public: vec![None; d],
+                        }),
+                        None,
+                    ),
+                    Err(w) => (None, Some(w)),
                 }
             }
-        };
+        }
+    }
+
+    /// Whether the loss is a classification loss (labels ±1).
+    fn classification(&self) -> bool {
+        matches!(self.loss.label_domain(), LabelDomain::Signs)
+    }
+
+    /// The pipeline on `rows`: the scaling decided, the row steps, the learner's bounds, the
+    /// rows preprocessed as they are stored, the learner fitted, the model and its statement.
+    fn fit_rows(
+        &self,
+        rows: Rows<'_>,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Fitted, CatalogError> {
+        self.learner.check(self.params)?;
+        let (n_rows, d) = rows.dim();
+        // The scaling decision reads the row count: the public n where one is given, so
+        // that under add/remove nothing in the release depends on the true n.
+        let n = self.params.count("public_n")?.unwrap_or(n_rows);
+        let (plan, warning) = self.plan(d, n);
+        if let (Some(plan), Some(kind)) = (&plan, rows.unscalable()) {
+            return Err(CatalogError::Conflict(format!(
+                "a feature scaling ({}) is not fitted on {kind}: fit float64 rows, or choose \
+                 no scaling",
+                plan.method.name()
+            )));
+        }
         let mut prep = Preprocessing {
             scaling: None,
             row_bound: None,
-            unit_norm: self.unit_norm.unwrap_or(classification && plan.is_none()),
+            unit_norm: self
+                .unit_norm
+                .unwrap_or(self.classification() && plan.is_none()),
             bias: self.bias,
         };
         let mut rng: Box<dyn rand::Rng> = match self.seed {
             Some(s) => Box::new(dp_optim::seeded_rng(s)),
             None => Box::new(dp_optim::secure_rng().map_err(crate::Error::from)?),
         };
-        let rows = if prep.unit_norm {
+        let row_norm = if prep.unit_norm {
             Some(1.0)
         } else {
             plan.as_ref().and_then(ScalingPlan::row_bound)
         };
-        let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
+        let row_bound = row_norm.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
         let needs = self.learner.needs(self.loss, row_bound, self.params)?;
         let scaling_estimates = plan.as_ref().map_or(0, ScalingPlan::estimates);
         let planned = needs.iter().filter(|n| n.is_estimated()).count() + scaling_estimates;
@@ -214,25 +301,43 @@ impl ArrayFit<'_> {
             self.share(scaling_estimates),
             planned,
         )?;
-        if let Some(plan) = &plan {
-            let names = feature_names.as_deref();
-            prep.scaling = Some(plan.fit(x, names, &mut bounds, &mut *rng)?);
-        }
-        let data = Dataset::new(prep.apply(x)?, y)?;
+        let storage = rows.storage_note(&prep);
+        let data = match rows {
+            Rows::F64(x, y) => {
+                if let Some(plan) = &plan {
+                    let names = feature_names.as_deref();
+                    prep.scaling = Some(plan.fit(x, names, &mut bounds, &mut *rng)?);
+                }
+                Prepared::Dense(Dataset::new(prep.apply(x)?, y)?)
+            }
+            Rows::F32(x, y) => Prepared::Dense(f32_rows(x, &y, &prep)?),
+            Rows::Sparse(csr) => Prepared::Sparse(SparseDataset::preprocessed(csr, &prep)?),
+        };
         let request = Request {
             loss: self.loss,
             delta: self.delta,
             params: self.params,
             needs: &needs,
         };
-        let (model, bounds) =
-            self.learner
-                .fit(&request, &data, bounds, &mut *rng, &mut NoProgress)?;
+        let (model, bounds) = match &data {
+            Prepared::Dense(data) => {
+                self.learner
+                    .fit(&request, data, bounds, &mut *rng, &mut NoProgress)?
+            }
+            Prepared::Sparse(data) => {
+                self.learner
+                    .fit_sparse(&request, data, bounds, &mut *rng, &mut NoProgress)?
+            }
+        };
         let source = match self.seed {
             Some(seed) => NoiseSource::Seeded { seed },
             None => NoiseSource::Secure,
         };
-        let statement = self.statement(&model, source, &bounds, &prep, feature_names.as_deref());
+        let mut statement =
+            self.statement(&model, source, &bounds, &prep, feature_names.as_deref());
+        if let Some(note) = storage {
+            statement.assume_public(note);
+        }
         let records = bounds
             .bounds()
             .iter()
@@ -251,7 +356,7 @@ impl ArrayFit<'_> {
         Ok(Fitted {
             model,
             statement,
-            warnings,
+            warnings: warning.into_iter().collect(),
         })
     }
 
@@ -273,7 +378,7 @@ impl ArrayFit<'_> {
             )),
             None => s.assume_public(format!("the number of features d = {d}")),
         };
-        if matches!(self.loss.label_domain(), LabelDomain::Signs) {
+        if self.classification() {
             s.assume_public(match &self.classes {
                 Some((neg, pos)) => format!("the class pair (negative {neg}, positive {pos})"),
                 None => "the class pair (negative, positive)".to_string(),
@@ -337,6 +442,84 @@ pub fn assume_preprocessing(s: &mut PrivacyStatement, prep: &Preprocessing) {
             steps.join(", ")
         ));
     }
+}
+
+/// The rows of a fit as the caller holds them, with their labels.
+enum Rows<'x> {
+    /// float64 rows.
+    F64(ArrayView2<'x, f64>, Array1<f64>),
+    /// float32 rows, kept in `f32` storage.
+    F32(ArrayView2<'x, f32>, Array1<f64>),
+    /// Sparse rows, kept sparse.
+    Sparse(CsrData),
+}
+
+impl Rows<'_> {
+    /// `(n, d)`: the labels' count for sparse rows (whose shape [`SparseDataset::new`]
+    /// checks).
+    fn dim(&self) -> (usize, usize) {
+        match self {
+            Rows::F64(x, _) => x.dim(),
+            Rows::F32(x, _) => x.dim(),
+            Rows::Sparse(csr) => (csr.n_samples(), csr.n_features),
+        }
+    }
+
+    /// What these rows are called when they cannot take a feature scaling, or `None`.
+    fn unscalable(&self) -> Option<&'static str> {
+        match self {
+            Rows::F64(..) => None,
+            Rows::F32(..) => Some("float32 rows kept in f32 storage"),
+            Rows::Sparse(_) => Some("sparse rows (it maps zeros to non-zero values)"),
+        }
+    }
+
+    /// What the statement records as public about the rows' storage after the row steps
+    /// `prep`: `f32` storage, of the float32 values as given when no step changes them.
+    fn storage_note(&self, prep: &Preprocessing) -> Option<&'static str> {
+        let Rows::F32(..) = self else {
+            return None;
+        };
+        let exact = !prep.unit_norm && prep.bias.is_none_or(|b| f64::from(b as f32) == b);
+        Some(if exact {
+            "the feature storage f32: the float32 values as given (rows a learner projects \
+             onto its row bound are rounded toward zero to f32 again; sums in f64)"
+        } else {
+            "the feature storage f32: each value after the row steps rounded toward zero to \
+             f32 (and again for rows a learner projects onto its row bound; sums in f64)"
+        })
+    }
+}
+
+/// The rows a learner reads.
+enum Prepared {
+    /// Dense rows.
+    Dense(Dataset),
+    /// Sparse rows.
+    Sparse(SparseDataset),
+}
+
+/// The float32 rows `x` with labels `y`, the row steps of `prep` applied, in `f32` storage:
+/// widened and preprocessed [`WIDEN_ROWS`] rows at a time.
+fn f32_rows(
+    x: ArrayView2<'_, f32>,
+    y: &Array1<f64>,
+    prep: &Preprocessing,
+) -> crate::Result<Dataset> {
+    if x.nrows() != y.len() {
+        return Err(crate::Error::ShapeMismatch {
+            left: "x",
+            left_shape: x.shape().to_vec(),
+            right: "y",
+            right_shape: y.shape().to_vec(),
+        });
+    }
+    let mut data = DatasetBuilder::new(x.ncols() + prep.extra_columns(), Storage::F32);
+    for (range, block) in Features::F32(x).f64_blocks(WIDEN_ROWS) {
+        let block = prep.apply(block.view())?;
+        data.push(block.view(), y.slice_axis(Axis(0), Slice::from(range)))?;
+    }
+    data.finish()
 }
 
 /// [`PublicScale`]s from public per-feature ranges `(min, max)` (min–max scaling).
@@ -466,5 +649,133 @@ mod tests {
             .fit(x.view(), y, None)
             .expect_err("ssp takes no steps");
         assert!(matches!(e, CatalogError::NotApplicable { .. }), "{e}");
+    }
+    /// Logistic labels on rows of norm ≤ 0.9 that `f32` holds exactly, with some zeros.
+    fn exact_rows(n: usize, d: usize) -> (Array2<f64>, Array1<f64>) {
+        let (x, y) = classification(n, d);
+        let x = x.mapv(|v| {
+            if v.abs() < 0.5 {
+                0.0
+            } else {
+                f64::from((v / 6.0) as f32)
+            }
+        });
+        (x, y)
+    }
+
+    /// The rows of `x` with labels `y` in CSR form.
+    fn csr(x: &Array2<f64>, y: &Array1<f64>) -> CsrData {
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in x.rows() {
+            for (j, &v) in row.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                indices.push(j);
+                values.push(v);
+            }
+            indptr.push(indices.len());
+        }
+        CsrData {
+            n_features: x.ncols(),
+            indptr,
+            indices,
+            values,
+            y: y.to_vec(),
+        }
+    }
+
+    /// On values `f32` holds, with no step that changes them, `fit_f32` fits the model of
+    /// `fit` bit for bit; only the statement adds the storage.
+    #[test]
+    fn float32_rows_fit_the_float64_model() {
+        let (x, y) = exact_rows(400, 3);
+        let mut params = Params::new();
+        params.set("clip", Value::Real(1.0));
+        let mut fit = run("dp-gd", &params, Scaling::None, 4);
+        fit.unit_norm = Some(false);
+        let a = fit
+            .fit_f32(x.mapv(|v| v as f32).view(), y.clone(), None)
+            .expect("fits");
+        let b = fit.fit(x.view(), y, None).expect("fits");
+        assert_eq!(a.model.coef(), b.model.coef());
+        assert_eq!(a.model.intercept(), b.model.intercept());
+        assert_eq!(a.model.privacy(), b.model.privacy());
+        let (sa, sb) = (a.statement.text(), b.statement.text());
+        assert!(
+            sa.contains("feature storage f32: the float32 values as given"),
+            "{sa}"
+        );
+        assert!(!sb.contains("feature storage"), "{sb}");
+    }
+
+    /// With unit-norm rows the statement says the steps' values are rounded to `f32`.
+    #[test]
+    fn float32_rows_after_unit_norm_are_recorded_as_rounded() {
+        let (x, y) = exact_rows(300, 2);
+        let params = Params::new();
+        let f = run("amp", &params, Scaling::None, 2)
+            .fit_f32(x.mapv(|v| v as f32).view(), y, None)
+            .expect("fits");
+        assert!(f.model.preprocessing().unit_norm);
+        let text = f.statement.text();
+        assert!(
+            text.contains("after the row steps rounded toward zero"),
+            "{text}"
+        );
+    }
+
+    /// Sparse rows fit the model (and statement) of the same rows dense.
+    #[test]
+    fn sparse_rows_fit_the_dense_model() {
+        let (x, y) = exact_rows(400, 4);
+        let params = Params::new();
+        let fit = run("dp-gd", &params, Scaling::None, 5);
+        let a = fit.fit_sparse(csr(&x, &y), None).expect("fits");
+        let b = fit.fit(x.view(), y, None).expect("fits");
+        assert_eq!(a.model, b.model);
+        assert_eq!(a.statement.text(), b.statement.text());
+    }
+
+    /// A feature scaling is refused on float32 and sparse rows before anything is spent, and
+    /// so is a learner without a sparse path.
+    #[test]
+    fn rows_that_cannot_take_the_fit_are_refused_by_name() {
+        let (x, y) = exact_rows(100, 2);
+        let params = Params::new();
+        let plan = Scaling::Plan(ScalingPlan {
+            method: ScalingMethod::MinMax,
+            public: public_ranges(&[(-1.0, 1.0), (-1.0, 1.0)]),
+        });
+        let fit = run("dp-gd", &params, plan, 1);
+        let e = fit
+            .fit_f32(x.mapv(|v| v as f32).view(), y.clone(), None)
+            .expect_err("no scaling on f32 storage");
+        assert!(matches!(e, CatalogError::Conflict(_)), "{e}");
+        assert!(e.to_string().contains("(minmax)"), "{e}");
+        assert!(e.to_string().contains("float32 rows"), "{e}");
+        let e = fit
+            .fit_sparse(csr(&x, &y), None)
+            .expect_err("no scaling on sparse rows");
+        assert!(e.to_string().contains("sparse rows"), "{e}");
+        let e = run("amp", &params, Scaling::None, 1)
+            .fit_sparse(csr(&x, &y), None)
+            .expect_err("amp has no sparse path");
+        assert!(e.to_string().contains("no sparse path"), "{e}");
+    }
+
+    /// Labels that do not match the float32 rows are an error, not a panic.
+    #[test]
+    fn float32_rows_and_labels_of_other_lengths_are_an_error() {
+        let (x, y) = exact_rows(100, 2);
+        let params = Params::new();
+        let e = run("amp", &params, Scaling::None, 1)
+            .fit_f32(
+                x.mapv(|v| v as f32).view(),
+                y.iter().take(90).copied().collect(),
+                None,
+            )
+            .expect_err("90 labels for 100 rows");
+        assert!(
+            matches!(e, CatalogError::Fit(crate::Error::ShapeMismatch { .. })),
+            "{e}"
+        );
     }
 }

@@ -1,38 +1,23 @@
 //! The native side of `dpglm.LogisticRegression` and `dpglm.LinearRegression`: the learner
 //! registry ([`dp_glm::catalog`]) described to Python, one fit through
 //! [`dp_glm::frontdoor::ArrayFit`] (the CLI's pipeline: scaling, unit-norm rows, bias, bounds
-//! given or estimated) with the GIL released, and the fitted [`LinearModel`] (scoring, its
-//! `dpglm-model/2` JSON for pickling).
+//! given or estimated) with the GIL released — float32 rows kept in `f32` storage and sparse
+//! rows kept sparse where the fit allows ([`ArrayFit::fit_f32`], [`ArrayFit::fit_sparse`]; the
+//! choice in [`crate::unscaled`]) — and the fitted
+//! [`LinearModel`] (scoring, its `dpglm-model/2` JSON for pickling).
 
 use dp_glm::LinearModel;
 use dp_glm::catalog::{self, CatalogError, Kind, Params, Value};
 use dp_glm::frontdoor::{ArrayFit, Scaling, public_ranges};
 use dp_glm::scaling::{ScalingMethod, ScalingPlan};
-use ndarray::{Array1, ArrayView2, CowArray, Ix2};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use dp_glm::sparse::SparseDataset;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{invalid, invalid_input};
-
-/// A 2-d float array from numpy: float64 (read in place, C or Fortran order) or float32.
-#[derive(FromPyObject)]
-pub(crate) enum Features<'py> {
-    /// float64.
-    F64(PyReadonlyArray2<'py, f64>),
-    /// float32 (widened).
-    F32(PyReadonlyArray2<'py, f32>),
-}
-
-impl Features<'_> {
-    /// The rows as float64, borrowed when they already are.
-    fn view(&self) -> CowArray<'_, f64, Ix2> {
-        match self {
-            Features::F64(a) => CowArray::from(a.as_array()),
-            Features::F32(a) => CowArray::from(a.as_array().mapv(f64::from)),
-        }
-    }
-}
+use crate::rows::Rows;
+use crate::unscaled;
 
 /// The Python exception for a catalog error: input errors (shapes, non-finite values,
 /// labels, empty data) as `InvalidInputError` (a `ValueError`), the rest as
@@ -44,7 +29,8 @@ fn catalog_err(py: Python<'_>, e: CatalogError) -> PyErr {
             e @ (E::ShapeMismatch { .. }
             | E::NonFinite { .. }
             | E::LabelOutOfDomain { .. }
-            | E::EmptyData { .. }),
+            | E::EmptyData { .. }
+            | E::MalformedSparse { .. }),
         ) => invalid_input(py, e.to_string()),
         CatalogError::Fit(E::Accounting(e)) => crate::errors::to_py(e),
         e => invalid(&e.message(&keyword).unwrap_or_else(|| e.to_string())),
@@ -61,7 +47,8 @@ fn keyword(name: &str) -> String {
 }
 
 /// The learners of [`catalog::LEARNERS`] described for Python: for each, its name, doc, the
-/// losses it fits (`"any"` or `"squared"`) and its parameters (`name`, `kind`, `default`,
+/// losses it fits (`"any"` or `"squared"`), whether it fits sparse rows
+/// ([`catalog::Learner::fits_sparse`]) and its parameters (`name`, `kind`, `default`,
 /// `doc`; [`catalog::COMMON`] included), as dicts.
 #[pyfunction]
 pub(crate) fn learners(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -81,6 +68,7 @@ pub(crate) fn learners(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("doc", l.doc)?;
         let squared = l.losses == catalog::Losses::Squared;
         d.set_item("losses", if squared { "squared" } else { "any" })?;
+        d.set_item("sparse", l.fits_sparse())?;
         d.set_item("params", params)?;
         out.append(d)?;
     }
@@ -171,15 +159,19 @@ pub(crate) struct Model {
 type Fitted = (Model, String, bool, Vec<String>);
 
 /// Fits `algorithm` on rows `x` and labels `y` (±1 for classification) through
-/// [`ArrayFit::fit`], with the GIL released. Returns the model, the statement, whether it is
-/// a private release, and warnings.
+/// [`ArrayFit::fit`], with the GIL released: float64 rows read in place; float32 rows in `f32`
+/// storage when the fit keeps their values ([`unscaled::keeps_f32`], [`ArrayFit::fit_f32`]),
+/// else widened; CSR rows
+/// kept sparse when the learner has a sparse path and no feature scaling is asked
+/// (`scale="auto"` is none for them), else densified with a warning saying why. Returns the
+/// model, the statement, whether it is a private release, and warnings.
 #[pyfunction]
 #[pyo3(signature = (x, y, *, algorithm, loss, epsilon, delta, params, scale, feature_ranges,
     unit_norm, bias, bounds_budget, random_state, feature_names, classes))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit(
     py: Python<'_>,
-    x: Features<'_>,
+    x: Rows<'_>,
     y: PyReadonlyArray1<'_, f64>,
     algorithm: &str,
     loss: &str,
@@ -198,9 +190,15 @@ pub(crate) fn fit(
     let learner = catalog::learner(algorithm).map_err(|e| catalog_err(py, e))?;
     let loss = catalog::loss(loss, None).map_err(|e| catalog_err(py, e))?;
     let params = params_of(learner, params)?;
-    let x = x.view();
-    let scaling = scaling_of(scale, feature_ranges, x.ncols())?;
-    let y: Array1<f64> = y.as_array().to_owned();
+    // Sparse rows are not scaled by default (min-max would make them dense), as `dpglm
+    // train` on a LIBSVM file.
+    let ranges = feature_ranges.is_some();
+    let scale = match (&x, scale) {
+        (Rows::Csr(_), "auto") if !ranges => "none",
+        _ => scale,
+    };
+    let scaling = scaling_of(scale, feature_ranges, x.n_features())?;
+    let y = y.as_array().to_owned();
     let run = ArrayFit {
         learner,
         loss,
@@ -214,33 +212,66 @@ pub(crate) fn fit(
         seed: random_state,
         classes,
     };
-    let xv: ArrayView2<'_, f64> = x.view();
-    let fitted = py
-        .detach(|| run.fit(xv, y, feature_names))
-        .map_err(|e| catalog_err(py, e))?;
+    let names = feature_names;
+    let mut warnings = Vec::new();
+    let fitted = match x {
+        Rows::F64(a) => {
+            let x = a.as_array();
+            py.detach(|| run.fit(x, y, names))
+        }
+        Rows::F32(a) if unscaled::keeps_f32(&run) => {
+            let x = a.as_array();
+            py.detach(|| run.fit_f32(x, y, names))
+        }
+        Rows::F32(a) => {
+            let x = a.as_array().mapv(f64::from);
+            py.detach(|| run.fit(x.view(), y, names))
+        }
+        Rows::Csr(c) => {
+            let csr = c
+                .with_labels(y.to_vec())
+                .map_err(|e| catalog_err(py, e.into()))?;
+            let asked = if ranges {
+                "feature_ranges".to_string()
+            } else {
+                format!("scale='{scale}'")
+            };
+            match unscaled::densified(&run, &asked) {
+                None => py.detach(|| run.fit_sparse(csr, names)),
+                Some(why) => {
+                    warnings.push(why);
+                    let dense = SparseDataset::new(csr)
+                        .and_then(|rows| rows.to_dense())
+                        .map_err(|e| catalog_err(py, e.into()))?;
+                    py.detach(|| run.fit(dense.x().view(), y, names))
+                }
+            }
+        }
+    };
+    let fitted = fitted.map_err(|e| catalog_err(py, e))?;
     let private = fitted.statement.is_private_release();
+    warnings.extend(fitted.warnings);
     Ok((
         Model {
             inner: fitted.model,
         },
         fitted.statement.text(),
         private,
-        fitted.warnings,
+        warnings,
     ))
 }
 
 #[pymethods]
 impl Model {
-    /// `⟨w, φ(x)⟩ + b` for each raw row (the model's preprocessing `φ` applied).
+    /// `⟨w, φ(x)⟩ + b` for each raw row (the model's preprocessing `φ` applied; sparse rows
+    /// scored with sparse dot products).
     fn decision_function<'py>(
         &self,
         py: Python<'py>,
-        x: Features<'_>,
+        x: Rows<'_>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.view();
-        let out = self
-            .inner
-            .decision_function(x.view())
+        let out = x
+            .decision_function(&self.inner)
             .map_err(|e| catalog_err(py, e.into()))?;
         Ok(out.into_pyarray(py))
     }
@@ -250,14 +281,20 @@ impl Model {
     fn predict_proba<'py>(
         &self,
         py: Python<'py>,
-        x: Features<'_>,
+        x: Rows<'_>,
     ) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
-        let x = x.view();
-        let out = self
-            .inner
-            .predict_proba(x.view())
+        let loss = self.inner.loss();
+        if dp_glm::positive_probability(loss, 0.0).is_none() {
+            return Ok(None);
+        }
+        let z = x
+            .decision_function(&self.inner)
             .map_err(|e| catalog_err(py, e.into()))?;
-        Ok(out.map(|p| p.into_pyarray(py)))
+        let p: Vec<f64> = z
+            .iter()
+            .filter_map(|&z| dp_glm::positive_probability(loss, z))
+            .collect();
+        Ok(Some(p.into_pyarray(py)))
     }
 
     /// The coefficients on the raw features' preprocessed values (a bias feature's last).

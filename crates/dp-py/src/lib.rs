@@ -14,6 +14,8 @@ mod errors;
 mod estimators;
 mod events;
 mod functions;
+mod rows;
+mod unscaled;
 
 use pyo3::prelude::*;
 

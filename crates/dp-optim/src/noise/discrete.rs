@@ -102,14 +102,40 @@ fn bernoulli<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
 /// `A_k ~ Bernoulli(γ/k)` for `k = 1, 2, …` until the first `A_k = 0`; return whether that
 /// `k` is odd. `P(k odd) = Σ_j (−1)^j γ^j / j! = exp(−γ)`.
 fn bernoulli_exp_unit<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> Result<bool> {
-    let mut k: u128 = 1;
+    bernoulli_exp_unit_from(rng, num, den, 1)
+}
+
+/// [`bernoulli_exp_unit`] from its `k`-th trial on (the earlier ones having succeeded).
+fn bernoulli_exp_unit_from<R: Rng + ?Sized>(
+    rng: &mut R,
+    num: u128,
+    den: u128,
+    mut k: u128,
+) -> Result<bool> {
+    // `d = den·k`, then one `den` more per trial (an addition, not a `u128` product).
+    let mut d = den.checked_mul(k).ok_or_else(|| overflow(k as f64))?;
     loop {
-        let d = den.checked_mul(k).ok_or_else(|| overflow(k as f64))?;
         if !bernoulli(rng, num, d) {
             return Ok(k % 2 == 1);
         }
         k += 1;
+        d = d.checked_add(den).ok_or_else(|| overflow(k as f64))?;
     }
+}
+
+/// [`bernoulli_exp_unit`] for `num, den < 2^64`, the same draws in `u64` arithmetic while
+/// `den·k < 2^64` (then `Bernoulli(num/(den·k))` is whether a uniform integer on `[0, den·k)`
+/// is below `num`, drawn as [`bernoulli`] draws it), handing over to the `u128` trials at the
+/// first `k` where it is not.
+fn bernoulli_exp_unit_u64<R: Rng + ?Sized>(rng: &mut R, num: u64, den: u64) -> Result<bool> {
+    let mut k: u64 = 1;
+    while let Some(d) = den.checked_mul(k) {
+        if num < d && uniform_below_u64(rng, d) >= num {
+            return Ok(k % 2 == 1);
+        }
+        k += 1;
+    }
+    bernoulli_exp_unit_from(rng, num.into(), den.into(), k.into())
 }
 
 /// Bernoulli(`e^{−1}`): [`bernoulli_exp_unit`] with `γ = 1`, the same draws in `u64`
@@ -167,9 +193,15 @@ pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128) -> Result<i128> {
             reason: "the discrete Laplace scale must be an integer >= 1",
         });
     }
+    // `U < t`, so `bernoulli_exp(U, t)` is `bernoulli_exp_unit(U, t)`, in `u64` for `t < 2^64`.
+    let small = u64::try_from(t).ok();
     loop {
         let u = uniform_below(rng, t);
-        if !bernoulli_exp(rng, u, t)? {
+        let keep = match small {
+            Some(t) => bernoulli_exp_unit_u64(rng, u as u64, t)?,
+            None => bernoulli_exp_unit(rng, u, t)?,
+        };
+        if !keep {
             continue;
         }
         let mut v: u128 = 0;
@@ -267,11 +299,15 @@ impl DiscreteGaussian {
         let too_big = || overflow((p as f64 / q as f64).sqrt());
         loop {
             let y = discrete_laplace(rng, t)?;
-            let scaled = y
-                .unsigned_abs()
-                .checked_mul(t)
-                .and_then(|v| v.checked_mul(q))
-                .ok_or_else(too_big)?;
+            let scaled = match (u64::try_from(y.unsigned_abs()), u64::try_from(t), q) {
+                // One 64 × 64 → 128-bit product (it cannot overflow) for the usual `q = 1`.
+                (Ok(a), Ok(b), 1) => u128::from(a) * u128::from(b),
+                _ => y
+                    .unsigned_abs()
+                    .checked_mul(t)
+                    .and_then(|v| v.checked_mul(q))
+                    .ok_or_else(too_big)?,
+            };
             let gap = scaled.abs_diff(p);
             let num = gap.checked_mul(gap).ok_or_else(too_big)?;
             if bernoulli_exp(rng, num, den)? {
@@ -494,6 +530,31 @@ mod tests {
         assert_eq!(a.next_u64(), b.next_u64());
         // e^{-1} ≈ 0.3679: both outcomes occur.
         assert!((6_000..8_700).contains(&hits), "{hits}");
+    }
+
+    /// `bernoulli_exp_unit_u64` is `bernoulli_exp_unit` draw for draw, including denominators
+    /// where `den·k` leaves `u64` after a few trials and the `u128` trials take over.
+    #[test]
+    fn bernoulli_exp_unit_u64_draws_as_the_general_path() {
+        let (mut a, mut b) = (seeded_rng(17), seeded_rng(17));
+        let mut src = seeded_rng(18);
+        let big = u64::MAX / 3;
+        let mut outcomes = [0usize; 2];
+        for i in 0..20_000u64 {
+            let den = match i % 4 {
+                0 => 1 + src.random_range(0..1000),
+                1 => 1 + src.random_range(0..1u64 << 25),
+                2 => big - src.random_range(0..1000),
+                _ => u64::MAX - src.random_range(0..1000),
+            };
+            let num = src.random_range(0..=den);
+            let fast = bernoulli_exp_unit_u64(&mut a, num, den).unwrap();
+            let general = bernoulli_exp_unit(&mut b, num.into(), den.into()).unwrap();
+            assert_eq!(fast, general, "{num}/{den}");
+            outcomes[usize::from(fast)] += 1;
+        }
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert!(outcomes.iter().all(|&c| c > 2_000), "{outcomes:?}");
     }
 
     #[test]

@@ -33,9 +33,16 @@ class InvalidInputError(DPGLMError, ValueError):
 
 # -- the estimators' native side (used by dpglm.LogisticRegression / LinearRegression) --------
 
+Rows = Union[npt.NDArray[np.float64], npt.NDArray[np.float32], Any]
+"""Feature rows: a 2-d float64 array (read in place, C or Fortran order), a 2-d float32 array
+(never widened whole), or a canonical ``scipy.sparse`` CSR matrix or array with float64 values
+(read through its ``indptr``, ``indices``, ``data`` and ``shape``; ``dpglm``'s estimators
+convert the other formats, sum duplicates and sort the columns first)."""
+
 def learners() -> List[Dict[str, Any]]:
-    """The learner registry: ``name``, ``doc``, ``losses`` ("any" or "squared") and
-    ``params`` (dicts with ``name``, ``kind``, ``default``, ``doc``)."""
+    """The learner registry: ``name``, ``doc``, ``losses`` ("any" or "squared"), ``sparse``
+    (whether it fits sparse rows without densifying them) and ``params`` (dicts with
+    ``name``, ``kind``, ``default``, ``doc``)."""
 
 class Model:
     """A fitted dpglm linear model with its preprocessing (scores raw rows)."""
@@ -43,14 +50,17 @@ class Model:
     coef: npt.NDArray[np.float64]
     intercept: float
     n_features_in: int
-    def decision_function(self, x: npt.NDArray[Any]) -> npt.NDArray[np.float64]: ...
-    def predict_proba(self, x: npt.NDArray[Any]) -> Optional[npt.NDArray[np.float64]]: ...
+    def decision_function(self, x: Rows) -> npt.NDArray[np.float64]:
+        """``⟨w, φ(x)⟩ + b`` of each raw row (sparse rows: sparse dot products, or densified
+        a block of rows at a time for a model with a feature scaling)."""
+    def predict_proba(self, x: Rows) -> Optional[npt.NDArray[np.float64]]:
+        """The probability of the positive class of each row (logistic loss; else ``None``)."""
     def to_json(self) -> str: ...
     @staticmethod
     def from_json(text: str) -> "Model": ...
 
 def fit(
-    x: npt.NDArray[Any],
+    x: Rows,
     y: npt.NDArray[np.float64],
     *,
     algorithm: str,
@@ -68,7 +78,11 @@ def fit(
     classes: Optional[Tuple[str, str]],
 ) -> Tuple[Model, str, bool, List[str]]:
     """One private fit (the GIL released): the model, the privacy statement, whether it is a
-    private release, and warnings."""
+    private release, and warnings. float32 rows stay in float32 storage when the fit leaves
+    their values as they are (no scaling, no unit-norm rows, a bias float32 holds), else they
+    are widened; sparse rows stay sparse when the learner fits them and no feature scaling is
+    asked (``scale="auto"`` is none for them), else they are densified and a warning says
+    why."""
 
 class NeighboringRelation:
     """The neighbouring relation of a guarantee."""

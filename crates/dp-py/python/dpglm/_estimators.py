@@ -76,7 +76,8 @@ def _is_dataframe(x):
 
 
 def _features(x, expected=None, names=None, who="estimator"):
-    """``x`` as a 2-d float32/float64 array (C or Fortran order kept), and its column names."""
+    """``x`` as a 2-d float32/float64 array (C or Fortran order kept) or a canonical
+    ``scipy.sparse`` CSR matrix (``_sparse_rows``), and its column names."""
     import numpy as np
 
     got_names = None
@@ -85,9 +86,13 @@ def _features(x, expected=None, names=None, who="estimator"):
         if all(isinstance(c, str) for c in cols):
             got_names = cols
         x = x.to_numpy()
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None and sparse.issparse(x):
+        return _sparse_rows(x, expected, who), got_names
     if hasattr(x, "toarray") or hasattr(x, "tocsr"):
         raise InvalidInputError(
-            f"{who} does not take sparse matrices: pass a dense array (X.toarray())"
+            f"{who} takes scipy.sparse matrices and dense arrays, not {type(x).__name__}: "
+            "pass a dense array (X.toarray()) or a scipy.sparse matrix"
         )
     try:
         arr = np.asarray(x)
@@ -108,14 +113,7 @@ def _features(x, expected=None, names=None, who="estimator"):
             "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a single "
             "sample"
         )
-    if arr.shape[0] == 0:
-        raise InvalidInputError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
-    if arr.shape[1] == 0:
-        raise InvalidInputError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
-    if expected is not None and arr.shape[1] != expected:
-        raise InvalidInputError(
-            f"X has {arr.shape[1]} features, but {who} is expecting {expected} features as input"
-        )
+    _check_shape(arr.shape, expected, who)
     if names is not None and got_names is not None and got_names != names:
         raise InvalidInputError(
             f"The feature names should match those that were passed during fit: got {got_names}, "
@@ -123,10 +121,71 @@ def _features(x, expected=None, names=None, who="estimator"):
         )
     if not np.isfinite(arr).all():
         i, j = np.argwhere(~np.isfinite(arr))[0]
-        raise InvalidInputError(
-            f"Input X contains NaN or infinity: {arr[i, j]} at row {i}, column {j}"
-        )
+        raise _non_finite(arr[i, j], i, j)
     return arr, got_names
+
+
+def _check_shape(shape, expected, who):
+    """At least one row and one column, and ``expected`` columns when given."""
+    if shape[0] == 0:
+        raise InvalidInputError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise InvalidInputError(f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+    if expected is not None and shape[1] != expected:
+        raise InvalidInputError(
+            f"X has {shape[1]} features, but {who} is expecting {expected} features as input"
+        )
+
+
+def _non_finite(value, row, col):
+    """The error for a NaN or infinite value of X."""
+    return InvalidInputError(
+        f"Input X contains NaN or infinity: {value} at row {row}, column {col}"
+    )
+
+
+def _row_of(x, k):
+    """The row of the ``k``-th stored entry of the CSR matrix ``x``."""
+    import numpy as np
+
+    return int(np.searchsorted(x.indptr, k, side="right")) - 1
+
+
+def _sparse_rows(x, expected, who):
+    """A ``scipy.sparse`` matrix or array as canonical CSR with float64 values, never
+    densified: CSR read as it is; other formats (CSC, COO, ...) converted to CSR (a copy);
+    non-float64 values converted (a copy); duplicate entries summed and columns sorted, on a
+    copy (``sum_duplicates``: the matrix means the sum of its duplicates, as ``toarray()``
+    does). Columns outside ``0..d`` and non-finite values are ``InvalidInputError`` naming the
+    row and column."""
+    import numpy as np
+
+    if len(x.shape) != 2:
+        raise InvalidInputError(f"Expected a 2D sparse matrix, got shape {x.shape}")
+    _check_shape(x.shape, expected, who)
+    if x.dtype.kind == "c":
+        raise InvalidInputError("Complex data not supported: X must be real")
+    if x.format != "csr":
+        x = x.tocsr()
+    if x.dtype != np.float64:
+        try:
+            x = x.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError(f"X must be numeric: {e}") from None
+    if x.nnz:
+        bad = np.flatnonzero((x.indices < 0) | (x.indices >= x.shape[1]))
+        if bad.size:
+            raise InvalidInputError(
+                f"X (sparse) has column index {x.indices[bad[0]]} at row {_row_of(x, bad[0])}, "
+                f"outside the {x.shape[1]} columns"
+            )
+    if not x.has_canonical_format:
+        x = x.copy()
+        x.sum_duplicates()
+    bad = np.flatnonzero(~np.isfinite(x.data))
+    if bad.size:
+        raise _non_finite(x.data[bad[0]], _row_of(x, bad[0]), x.indices[bad[0]])
+    return x
 
 
 def _target(y, n):
@@ -202,7 +261,7 @@ class _DPLinearModel:
         tags = Tags(
             estimator_type="regressor" if self._regression else "classifier",
             target_tags=TargetTags(required=True),
-            input_tags=InputTags(allow_nan=False),
+            input_tags=InputTags(allow_nan=False, sparse=True),
         )
         if self._regression:
             from sklearn.utils import RegressorTags
@@ -305,10 +364,35 @@ class _DPLinearModel:
         return signs, np.asarray(classes)
 
     def fit(self, X, y):
-        """Fits the private model on rows ``X`` (array or DataFrame) and labels ``y``.
+        """Fits the private model on rows ``X`` and labels ``y``.
 
         Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
         ``privacy_report_`` holds the ledger and the plain-language statement.
+
+        ``X`` is a 2-d array, a DataFrame or a ``scipy.sparse`` matrix or array:
+
+        - **float64** arrays are read in place (C or Fortran order); other numeric dtypes are
+          converted to float64.
+        - **float32** arrays are kept in float32 (never copied whole to float64) when the fit
+          leaves the values as they are: no feature scaling (``scale="none"``, or ``"auto"``
+          for regression), no unit-norm rows (``preprocess="none"``, or ``"auto"`` for
+          regression) and a ``bias`` float32 holds exactly (e.g. 1.0). The model is then the
+          one of the same values in float64, bit for bit (but for rows a learner projects onto
+          its row bound, which are stored in float32 again, rounded toward zero). Otherwise
+          the rows are widened to float64.
+        - **sparse** rows (``csr_array``/``csr_matrix`` read as they are; CSC, COO and the
+          other formats converted to CSR, a copy) are never densified when the learner has a
+          sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``;
+          ``dp-gd`` and ``noisy-gd`` among them) and no feature scaling is asked.
+          ``scale="auto"`` means no scaling for sparse rows (min-max would map zeros to
+          non-zero values), as ``dpglm train`` on a LIBSVM file; the model equals the one
+          fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
+          scaling (``scale="minmax"``/``"standard"``, ``feature_ranges``), the rows are
+          densified and a ``UserWarning`` says why. Duplicate entries are summed (as
+          ``toarray()`` does) and columns sorted, on a copy; a column outside the matrix or a
+          NaN/infinite value is an ``InvalidInputError`` naming its row and column. Scoring
+          takes sparse rows too (densified a block of rows at a time for a model with a
+          feature scaling).
         """
         import json
 
