@@ -1049,12 +1049,6 @@ pub(crate) fn train(
     let fitted = learner.fit(&request, &data, bounds, &mut *rng, &mut progress);
     progress.finish();
     let (model, bounds) = fitted.map_err(|e| catalog_error(a, e))?;
-    // The learner's model takes the rows it was given (and applies its own steps).
-    let tr = score(&model, &data, &a.data)?;
-    let test = match &test {
-        Some((p, t)) => Some(score(&model, t, p)?),
-        None => None,
-    };
     let fit = Fit {
         model,
         bounds,
@@ -1063,10 +1057,12 @@ pub(crate) fn train(
         prep,
         names,
         headline: storage::headline(a),
-        streamed: false,
     };
-    let diagnostics = NotPrivate::since(start, data.n_samples(), tr, test, warnings);
-    release(a, fit, diagnostics, out)
+    // The learner's model takes the rows it was given (and applies its own steps).
+    let test = test
+        .as_ref()
+        .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
+    conclude(a, start, fit, &data, test, warnings, out)
 }
 
 /// What a fit hands to [`release`]: the model and the ledger's bounds, and the public
@@ -1080,8 +1076,43 @@ struct Fit {
     names: Option<Vec<String>>,
     /// Added to the summary's first line (how the data was read).
     headline: String,
-    /// Whether the data was streamed (`--stream`), for the JSON answer.
-    streamed: bool,
+}
+
+/// Rows `train` scores its model on for the operator (not private): dense rows, sparse rows
+/// or a stream of blocks.
+trait Scorable {
+    /// The number of rows and `model`'s [`Scores`] on them (read from `path`).
+    ///
+    /// # Errors
+    /// As [`score`].
+    fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError>;
+}
+
+impl Scorable for Dataset {
+    fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
+        Ok((self.n_samples(), score(model, self, path)?))
+    }
+}
+
+/// The end of every `train` path (in memory, sparse, streamed): the model of `fit` scored on
+/// the training rows `train` and on the `test` rows (read from its path), for the operator
+/// only, then [`release`]d with those diagnostics and `warnings`, timed from `start`.
+fn conclude(
+    a: &TrainArgs,
+    start: Instant,
+    fit: Fit,
+    train: &dyn Scorable,
+    test: Option<(&Path, &dyn Scorable)>,
+    warnings: Vec<String>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let (n, tr) = train.scores(&fit.model, &a.data)?;
+    let test = match test {
+        Some((p, t)) => Some(t.scores(&fit.model, p)?.1),
+        None => None,
+    };
+    let diagnostics = NotPrivate::since(start, n, tr, test, warnings);
+    release(a, fit, diagnostics, out)
 }
 
 /// Completes a fitted model with the pipeline, input and bounds, writes it to `--out`
@@ -1101,7 +1132,6 @@ fn release(
         prep,
         names,
         headline,
-        streamed,
     } = fit;
     let loss = model.loss();
     let d_in = model.coef().len() - prep.extra_columns();
@@ -1156,7 +1186,7 @@ fn release(
             "bounds": model.bounds(),
             "statement": statement.text(),
             "scaling": prep.scaling,
-            "streamed": streamed,
+            "streamed": a.stream,
             "storage": value_name(&a.storage),
         });
         if let Value::Object(m) = &mut v {

@@ -1,7 +1,9 @@
-//! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd and noisy-gd (issue 12 §2):
-//! the model file equals the one trained on the same rows written as CSV (read dense) with the
-//! same seed and flags — coefficients, intercept, the bounds and their estimates, the privacy
-//! spent — and so do the scores; the other algorithms, and feature scalings, densify with a
+//! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd, noisy-gd, objpert, amp (the
+//! default for classification, either solver) and output-perturbation (issue 12 §2): the model
+//! file equals the one trained on the same rows written as CSV (read dense) with the same seed
+//! and flags, byte for byte but for the input's description (format, column names, digest) —
+//! coefficients, intercept, the bounds and their estimates, the privacy spent — and so do the
+//! scores, with no densify warning; the other algorithms, and feature scalings, densify with a
 //! warning that says why.
 //!
 //! The values are multiples of 1/8, so the dense row norms are exact in any order (builds with
@@ -95,7 +97,6 @@ fn sparse_rows_give_the_dense_model() {
     let class = write(&dir, "class", 300, false);
     let class_test = write(&dir, "class-test", 40, false);
     let real = write(&dir, "real", 300, true);
-    let d = D.to_string();
     let cases: [(&str, &[&str], &Files, &Files); 5] = [
         // Unit rows and a bias: public bounds.
         ("dp-gd", &["--bias", "1"], &class, &class_test),
@@ -130,66 +131,149 @@ fn sparse_rows_give_the_dense_model() {
         "--steps",
         "20",
     ];
-    for (algorithm, extra, (svm, csv), (svm_test, csv_test)) in cases {
-        let mut base = vec!["--algorithm", algorithm];
-        base.extend(common);
-        base.extend(extra);
-        let mut sparse = base.clone();
-        sparse.extend(["--data", svm.to_str().unwrap(), "--n-features", &d]);
-        sparse.extend(["--test", svm_test.to_str().unwrap()]);
-        let mut dense = base.clone();
-        dense.extend([
-            "--data",
-            csv.to_str().unwrap(),
-            "--label",
-            "y",
-            "--scale",
-            "none",
-        ]);
-        dense.extend(["--test", csv_test.to_str().unwrap()]);
-        let (s_json, s_model, s_err) = train(&sparse, &dir.join("s.json"));
-        let (d_json, d_model, _) = train(&dense, &dir.join("d.json"));
-        let case = format!("{algorithm} {extra:?}");
-        assert!(!s_err.contains("densified"), "{case}: {s_err}");
-        assert!(
-            s_model["coefficients"].as_array().unwrap().len() >= D,
-            "{case}"
-        );
-        // Raw rows: every bound estimated privately (the ledger's entries compared below).
-        let estimated = s_json["bounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|b| b["source"] == "estimated")
-            .count();
-        let raw = extra.contains(&"none");
-        assert_eq!(estimated > 0, raw, "{case}: {}", s_json["bounds"]);
-        let model = |v: Value| fitted(v, &["input", "feature_names", "digest"]);
-        assert_eq!(model(s_model), model(d_model), "{case}");
-        // The dense scores are `x.dot(w)`, BLAS `dgemv` in builds with BLAS (another order of
-        // the same products): the mean losses to rounding, the rest below as it is.
-        for key in ["train_loss", "test_mse"] {
-            let (s, d) = (&s_json[key], &d_json[key]);
-            assert_eq!(s.is_null(), d.is_null(), "{case}: {key}");
-            if let (Some(s), Some(d)) = (s.as_f64(), d.as_f64()) {
-                assert!((s - d).abs() <= 1e-12 * d.abs(), "{case}: {key} {s} {d}");
-            }
+    for (algorithm, extra, svm, test) in cases {
+        let mut args = vec!["--algorithm", algorithm];
+        args.extend(common);
+        args.extend(extra);
+        same_as_dense(&dir, &args, svm, test);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Trains with `base` (the algorithm and its flags) on the LIBSVM file of `files`, `test` the
+/// LIBSVM test file, and on the same rows written as CSV (read dense): asserts that the rows
+/// stayed sparse (no densify warning), that bounds were estimated exactly for raw rows
+/// (`--preprocess none`), that the model files are equal but for the input's description, and
+/// the answers but for the time taken, the scores (to rounding) and the public columns.
+/// Returns the sparse fit's answer.
+fn same_as_dense(dir: &Path, base: &[&str], files: &Files, test: &Files) -> Value {
+    let d = D.to_string();
+    let ((svm, csv), (svm_test, csv_test)) = (files, test);
+    let case = format!("{base:?}");
+    let mut sparse = base.to_vec();
+    sparse.extend(["--data", svm.to_str().unwrap(), "--n-features", &d]);
+    sparse.extend(["--test", svm_test.to_str().unwrap()]);
+    let mut dense = base.to_vec();
+    dense.extend(["--data", csv.to_str().unwrap(), "--label", "y"]);
+    dense.extend(["--scale", "none", "--test", csv_test.to_str().unwrap()]);
+    let (s_json, s_model, s_err) = train(&sparse, &dir.join("s.json"));
+    let (d_json, d_model, _) = train(&dense, &dir.join("d.json"));
+    assert!(!s_err.contains("densified"), "{case}: {s_err}");
+    assert_eq!(s_json["warnings"], serde_json::json!([]), "{case}");
+    assert!(
+        s_model["coefficients"].as_array().unwrap().len() >= D,
+        "{case}"
+    );
+    // Raw rows: every bound estimated privately (the ledger's entries compared below).
+    let estimated = s_json["bounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["source"] == "estimated")
+        .count();
+    let raw = base.contains(&"none");
+    assert_eq!(estimated > 0, raw, "{case}: {}", s_json["bounds"]);
+    let model = |v: Value| fitted(v, &["input", "feature_names", "digest"]);
+    assert_eq!(model(s_model), model(d_model), "{case}");
+    // The dense scores are `x.dot(w)`, BLAS `dgemv` in builds with BLAS (another order of
+    // the same products): the mean losses to rounding, the rest below as it is.
+    for key in ["train_loss", "test_mse"] {
+        let (s, d) = (&s_json[key], &d_json[key]);
+        assert_eq!(s.is_null(), d.is_null(), "{case}: {key}");
+        if let (Some(s), Some(d)) = (s.as_f64(), d.as_f64()) {
+            assert!((s - d).abs() <= 1e-12 * d.abs(), "{case}: {key} {s} {d}");
         }
-        // The whole answer but the time taken, the model path and the public columns (by position,
-        // by name).
-        let answer = |v: Value| {
-            let statement: Vec<&str> = v["statement"].as_str().unwrap().lines().collect();
-            let columns = |l: &&str| l.contains("number of features") || l.contains("columns");
-            let kept: Vec<&str> = statement.iter().copied().filter(|l| !columns(l)).collect();
-            assert_eq!(kept.len() + 1, statement.len(), "{case}: {statement:?}");
-            let scored = ["train_loss", "test_mse"];
-            let other = ["seconds", "statement", "model"];
-            (
-                kept.join("\n"),
-                fitted(v.clone(), &[&scored[..], &other].concat()),
-            )
-        };
-        assert_eq!(answer(s_json), answer(d_json), "{case}");
+    }
+    // The whole answer but the time taken, the model path and the public columns (by
+    // position, by name).
+    let answer = |v: &Value| {
+        let statement: Vec<&str> = v["statement"].as_str().unwrap().lines().collect();
+        let columns = |l: &&str| l.contains("number of features") || l.contains("columns");
+        let kept: Vec<&str> = statement.iter().copied().filter(|l| !columns(l)).collect();
+        assert_eq!(kept.len() + 1, statement.len(), "{case}: {statement:?}");
+        let scored = ["train_loss", "test_mse"];
+        let other = ["seconds", "statement", "model"];
+        (
+            kept.join("\n"),
+            fitted(v.clone(), &[&scored[..], &other].concat()),
+        )
+    };
+    assert_eq!(answer(&s_json), answer(&d_json), "{case}");
+    s_json
+}
+
+/// Objective perturbation, AMP (the default algorithm for classification, and with
+/// `--solver sag`) and output perturbation train on the LIBSVM rows kept sparse and write the
+/// dense route's model file: unit rows with public bounds, and raw rows whose `X` (and `Y`, or
+/// the clip of the squared loss) are estimated privately and which the learners project.
+#[test]
+fn perturbation_learners_and_the_default_train_on_sparse_rows() {
+    let dir = tempdir("sparse-perturbation");
+    let class = write(&dir, "class", 300, false);
+    let class_test = write(&dir, "class-test", 40, false);
+    let real = write(&dir, "real", 300, true);
+    let cases: [(&[&str], &Files, &Files); 8] = [
+        // Only data, label, ε and δ: the default algorithm, AMP.
+        (&[], &class, &class_test),
+        (
+            &["--algorithm", "amp", "--solver", "sag"],
+            &class,
+            &class_test,
+        ),
+        (
+            &["--algorithm", "objpert", "--bias", "0.5"],
+            &class,
+            &class_test,
+        ),
+        (&["--algorithm", "output-perturbation"], &class, &class_test),
+        (
+            &[
+                "--algorithm",
+                "amp",
+                "--preprocess",
+                "none",
+                "--bias",
+                "0.5",
+            ],
+            &class,
+            &class_test,
+        ),
+        (
+            &[
+                "--algorithm",
+                "objpert",
+                "--loss",
+                "squared",
+                "--preprocess",
+                "none",
+            ],
+            &real,
+            &real,
+        ),
+        (
+            &["--algorithm", "output-perturbation", "--preprocess", "none"],
+            &class,
+            &class_test,
+        ),
+        (
+            &[
+                "--algorithm",
+                "output-perturbation",
+                "--loss",
+                "squared",
+                "--preprocess",
+                "none",
+            ],
+            &real,
+            &real,
+        ),
+    ];
+    for (extra, svm, test) in cases {
+        let mut args = vec!["--epsilon", "1", "--delta", "1e-5", "--seed", "7"];
+        args.extend(extra);
+        let answer = same_as_dense(&dir, &args, svm, test);
+        let algorithm = extra.get(1).copied().unwrap_or("amp");
+        assert_eq!(answer["algorithm"], algorithm, "{extra:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -203,8 +287,9 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
     let common = ["--epsilon", "1", "--delta", "1e-5", "--seed", "3"];
     for (extra, why) in [
         (
-            &["--algorithm", "amp"][..],
-            "--algorithm amp has no sparse path (dp-gd and noisy-gd train on sparse rows)",
+            &["--algorithm", "dp-sgd", "--batch-size", "50"][..],
+            "--algorithm dp-sgd has no sparse path (dp-gd, noisy-gd, objpert, amp and \
+             output-perturbation train on sparse rows)",
         ),
         (
             &["--algorithm", "dp-gd", "--scale", "minmax"][..],

@@ -79,9 +79,9 @@ pub trait Fit {
         self.fit(data, rng)
     }
 
-    /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD and
-    /// noisy projected GD: the same model as on the rows densified, [`Learner::fits_sparse`]);
-    /// `None` for the others.
+    /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD, noisy
+    /// projected GD, objective perturbation, AMP and output perturbation: the same model as
+    /// on the rows densified, [`Learner::fits_sparse`]); `None` for the others.
     ///
     /// # Errors
     /// As [`Fit::fit`].
@@ -129,13 +129,24 @@ macro_rules! fit_observing {
 
 fit_observing!(DpGd: fit_sparse, DpSgd, NoisyProjectedGd: fit_sparse);
 
-/// [`Fit`] for learners whose inherent `fit` takes any [`Rng`].
+/// [`Fit`] for learners whose inherent `fit` takes any [`Rng`] (and, followed by
+/// `: fit_sparse`, whose inherent `fit_sparse` does too; they show no steps to an observer).
 macro_rules! fit_by_inherent {
-    ($($t:ty),* $(,)?) => {$(
+    ($($t:ty $(: $sparse:ident)?),* $(,)?) => {$(
         impl Fit for $t {
             fn fit(&self, data: &Dataset, rng: &mut dyn Rng) -> crate::Result<LinearModel> {
                 <$t>::fit(self, data, rng)
             }
+            $(
+            fn $sparse(
+                &self,
+                data: &SparseDataset,
+                rng: &mut dyn Rng,
+                _: &mut dyn Observer,
+            ) -> Option<crate::Result<LinearModel>> {
+                Some(<$t>::fit_sparse(self, data, rng))
+            }
+            )?
         }
     )*};
 }
@@ -146,9 +157,9 @@ fit_by_inherent!(
     Ssp,
     DpSsgd,
     DpAmbSsgd,
-    ObjectivePerturbation,
-    Amp,
-    OutputPerturbation,
+    ObjectivePerturbation: fit_sparse,
+    Amp: fit_sparse,
+    OutputPerturbation: fit_sparse,
     HonestTuning,
     TuningWithoutPrivacyAccounting,
     PrivateGridSearch<NoisyProjectedGd>,
@@ -766,9 +777,13 @@ impl Learner {
         })
     }
 
-    /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD and noisy projected GD.
+    /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD, noisy projected GD,
+    /// objective perturbation, AMP (either solver) and output perturbation.
     pub fn fits_sparse(&self) -> bool {
-        matches!(self.name, "dp-gd" | "noisy-gd")
+        matches!(
+            self.name,
+            "dp-gd" | "noisy-gd" | "objpert" | "amp" | "output-perturbation"
+        )
     }
 
     /// [`Learner::fit`] on sparse rows, never densified: the bounds estimated from the same

@@ -755,9 +755,9 @@ mod tests {
             .fit_sparse(csr(&x, &y), None)
             .expect_err("no scaling on sparse rows");
         assert!(e.to_string().contains("sparse rows"), "{e}");
-        let e = run("amp", &params, Scaling::None, 1)
+        let e = run("dp-sgd", &params, Scaling::None, 1)
             .fit_sparse(csr(&x, &y), None)
-            .expect_err("amp has no sparse path");
+            .expect_err("dp-sgd has no sparse path");
         assert!(e.to_string().contains("no sparse path"), "{e}");
     }
 

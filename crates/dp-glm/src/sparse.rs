@@ -1,7 +1,7 @@
 //! Sparse rows: a dataset in compressed sparse row (CSR) form and the GLM objective over it,
 //! touching only the non-zero entries (`O(nnz + d)` per pass instead of `O(n·d)`).
 //!
-//! [`SparseGlmObjective`] is [`GlmObjective`](crate::GlmObjective) on a [`SparseDataset`]:
+//! [`SparseGlmObjective`] is [`GlmObjective`] on a [`SparseDataset`]:
 //! the same losses (plain or clipped), scale and ridge, the same `dp-optim` traits, and the
 //! same numbers:
 //! - the **exact** clipped sums ([`ClippedSum::exact_clipped_sum`]) are bit-identical to the
@@ -17,8 +17,16 @@
 //!   norms may then differ in the last place and, when that row's term is clipped, a
 //!   coordinate lying within that rounding of a half-integer on the noise grid can quantise to
 //!   the neighbouring integer.
-//! - values, gradients and `f64` clipped sums agree with the dense objective to rounding
-//!   (`1e-12` relative in the tests): they add the same terms in another order.
+//! - values, gradients, curvature bounds and `f64` clipped sums are bit-identical to the
+//!   dense objective's too, under the same two conditions and finite coefficients
+//!   `s·φ_i'(z_i)`: each margin is added in the order its position in its block of 64 rows
+//!   gives it there (rows in groups of four, then alone), each loss value is the dense one,
+//!   and a group's contributions to a gradient coordinate are added together before they
+//!   reach it, as the dense kernel adds them (the columns of the group's rows merged; a zero
+//!   entry's product `c·0 = ±0` changes no partial sum that is not itself zero, and a zero
+//!   partial sum changes no coordinate, which is never `−0`). So the learners that minimise
+//!   this objective deterministically (objective perturbation, AMP, output perturbation)
+//!   release the dense fit's model bit for bit.
 //!
 //! # Threads
 //! As the dense objective (module `glm`, § Threads): the full-batch sums run over leaves of
@@ -29,7 +37,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use dp_data::CsrData;
-use dp_optim::numeric::{max_abs, norm_from_squares};
+use dp_optim::numeric::{max_abs, norm_from_squares, scale_to_norm};
 use dp_optim::{ClippedSum, ExactSum, FiniteSum, GlmSum, Objective};
 use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1};
 
@@ -38,12 +46,13 @@ use crate::clipping::ClippedLoss;
 use crate::data::{Dataset, check_finite_labels, check_labels, max_norm};
 use crate::error::{Error, Result};
 use crate::glm::{
-    BLOCK, ExampleLosses, GROUP, Scale, clip_coefficient, clipped_sum_over, exact_sum_over, ridge,
-    scale_factor, tree_sum,
+    BLOCK, ExampleLosses, GROUP, GlmObjective, Scale, clip_coefficient, clipped_sum_over,
+    exact_sum_over, finish_value, finish_value_grad, scale_factor, tree_fold, tree_sum,
 };
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::pipeline::Preprocessing;
+use crate::preprocess::BallProjector;
 
 /// A dataset `{(x_i, y_i)}` with sparse rows: `n` rows of `d` features in compressed sparse
 /// row form and `n` labels ([`CsrData`], as `dp-data`'s LIBSVM reader returns them), checked
@@ -306,6 +315,45 @@ impl SparseDataset {
         Ok(z + model.intercept())
     }
 
+    /// The rows with every row longer than `radius` scaled to norm `radius`, or `None` when
+    /// none is longer: the values of [`BallProjector`] on the same rows densified, bit for bit
+    /// (the norm compared and divided by is the dense row's, [`SparseDataset::row_norms`]; a
+    /// row whose norm overflows goes through `max|x|` and the sum of the squares of `x/max|x|`,
+    /// which skip only zeros; a zero entry stays zero and is not stored).
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `radius` unless it is finite and `> 0`.
+    pub(crate) fn projected(&self, radius: f64) -> Result<Option<Self>> {
+        BallProjector::new(radius)?;
+        if self.row_norms.iter().all(|&r| r <= radius) {
+            return Ok(None);
+        }
+        let mut csr = self.csr.clone();
+        for (w, &norm) in csr.indptr.windows(2).zip(&self.row_norms) {
+            if norm > radius {
+                let mut row = ArrayViewMut1::from(&mut csr.values[w[0]..w[1]]);
+                if norm.is_finite() {
+                    // `scale_to_norm` on the dense row, with its norm.
+                    row /= norm;
+                    row *= radius;
+                } else {
+                    scale_to_norm(row, radius);
+                }
+            }
+        }
+        Self::new(csr).map(Some)
+    }
+
+    /// `Σ_i x_ij²` for every column `j`, rows in order: the dense rows' sums bit for bit (a
+    /// zero entry adds `+0` to a sum that is `+0` or positive).
+    pub(crate) fn column_squares(&self) -> Array1<f64> {
+        let mut squares = Array1::zeros(self.n_features());
+        for (&j, &v) in self.csr.indices.iter().zip(&self.csr.values) {
+            squares[j] += v * v;
+        }
+        squares
+    }
+
     /// The same rows as a dense [`Dataset`] (`n × d` values: for tests and small data).
     ///
     /// # Errors
@@ -408,7 +456,7 @@ fn unrolled_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
 }
 
 /// The GLM objective `J(θ) = s·Σ_i φ_i(⟨x_i, θ⟩) + (λ/2)‖θ‖²` over a [`SparseDataset`]: the
-/// sparse twin of [`GlmObjective`](crate::GlmObjective), with the same constructors, traits
+/// sparse twin of [`GlmObjective`], with the same constructors, traits
 /// and numbers (module docs). Implements [`Objective`], [`FiniteSum`] and [`GlmSum`] (terms
 /// `s·φ_i`, regulariser `(λ/2)‖θ‖²`) and [`ClippedSum`] (the unscaled per-example losses, no
 /// regulariser).
@@ -429,7 +477,7 @@ impl<'a> SparseGlmObjective<'a> {
     /// The objective with loss `loss` and ridge `lambda ≥ 0`.
     ///
     /// # Errors
-    /// As [`GlmObjective::new`](crate::GlmObjective::new): [`Error::InvalidHyperParameter`] for a negative or non-finite
+    /// As [`GlmObjective::new`]: [`Error::InvalidHyperParameter`] for a negative or non-finite
     /// `lambda` or invalid loss parameters; [`Error::LabelOutOfDomain`] if a label is outside
     /// the loss's domain.
     pub fn new(data: &'a SparseDataset, loss: Loss, lambda: f64, scale: Scale) -> Result<Self> {
@@ -438,7 +486,7 @@ impl<'a> SparseGlmObjective<'a> {
     }
 
     /// The objective with the clipped loss of [`ClippedLoss`] and ridge `lambda ≥ 0`
-    /// ([`GlmObjective::clipped`](crate::GlmObjective::clipped)).
+    /// ([`GlmObjective::clipped`]).
     ///
     /// # Errors
     /// As [`SparseGlmObjective::new`].
@@ -512,8 +560,9 @@ impl<'a> SparseGlmObjective<'a> {
     }
 
     /// `⟨x_i, θ⟩` in the order of glm's `dot_group` (`grouped`) or `dot`, recomputed as
-    /// [`dp_optim::numeric::dot`] does when it is not finite (the dense `rescue_margins`).
-    fn margin(&self, i: usize, t: &[f64], grouped: bool) -> f64 {
+    /// [`dp_optim::numeric::dot`] does when it is not finite and `rescue` (the dense
+    /// `rescue_margins`; the dense curvature bound does not rescue).
+    fn margin(&self, i: usize, t: &[f64], grouped: bool, rescue: bool) -> f64 {
         let (cols, vals) = self.data.row(i);
         let d = self.n_features();
         let prod = |k: usize| vals[k] * t[cols[k]];
@@ -522,10 +571,20 @@ impl<'a> SparseGlmObjective<'a> {
         } else {
             single_dot(cols, d, prod)
         };
-        if z.is_finite() {
+        if z.is_finite() || !rescue {
             z
         } else {
             self.robust_dot(i, t)
+        }
+    }
+
+    /// The margins of the rows `block` (at most [`BLOCK`]) into `z`, each in the order its
+    /// position gives it in the dense kernels: the first `GROUP·⌊len/GROUP⌋` rows in groups,
+    /// the rest alone; rescued as [`SparseGlmObjective::margin`] says.
+    fn block_margins(&self, t: &[f64], block: &[usize], rescue: bool, z: &mut [f64]) {
+        let grouped = block.len() / GROUP * GROUP;
+        for (k, (z, &i)) in z.iter_mut().zip(block).enumerate() {
+            *z = self.margin(i, t, k < grouped, rescue);
         }
     }
 
@@ -556,9 +615,7 @@ impl<'a> SparseGlmObjective<'a> {
     }
 
     /// Calls `f(block, coef)` on `rows` in blocks of at most [`BLOCK`], `coef` the block's
-    /// clipped coefficients `φ_i'(z_i)·min(1, C/(|φ_i'|‖x_i‖))`: the dense `clipped_blocks`,
-    /// with each margin in the order its position in the block gives it there (the first
-    /// `GROUP·⌊len/GROUP⌋` rows in groups, the rest alone).
+    /// clipped coefficients `φ_i'(z_i)·min(1, C/(|φ_i'|‖x_i‖))`: the dense `clipped_blocks`.
     fn clipped_blocks(
         &self,
         t: &[f64],
@@ -569,23 +626,47 @@ impl<'a> SparseGlmObjective<'a> {
         let (y, norms) = (self.data.y(), self.data.row_norms());
         let mut coef = [0.0; BLOCK];
         for block in rows.chunks(BLOCK) {
-            let grouped = block.len() / GROUP * GROUP;
             let coef = &mut coef[..block.len()];
-            for (k, (c, &i)) in coef.iter_mut().zip(block).enumerate() {
-                let z = self.margin(i, t, k < grouped);
-                *c = clip_coefficient(self.losses.deriv(i, z, y[i]), norms[i], clip);
+            self.block_margins(t, block, true, coef);
+            for (c, &i) in coef.iter_mut().zip(block) {
+                *c = clip_coefficient(self.losses.deriv(i, *c, y[i]), norms[i], clip);
             }
             f(block, coef);
+        }
+    }
+
+    /// `out += Σ_k c[k]·x_{rows[k]}` as glm's `add_scaled_rows` adds it (module docs): each
+    /// group of [`GROUP`] rows summed per column before it is added, the rest row by row.
+    fn add_scaled_rows(&self, rows: &[usize], c: &[f64], mut out: ArrayViewMut1<'_, f64>) {
+        let mut groups = rows.chunks_exact(GROUP);
+        let mut cs = c.chunks_exact(GROUP);
+        for (group, c) in (&mut groups).zip(&mut cs) {
+            let r: [(&[usize], &[f64]); GROUP] = std::array::from_fn(|k| self.data.row(group[k]));
+            // The next entry of each row; the columns of the group in increasing order.
+            let mut at = [0usize; GROUP];
+            loop {
+                let next = (0..GROUP).filter_map(|k| r[k].0.get(at[k])).min().copied();
+                let Some(j) = next else { break };
+                let mut sum = 0.0;
+                for k in 0..GROUP {
+                    let (cols, vals) = r[k];
+                    if cols.get(at[k]) == Some(&j) {
+                        sum += c[k] * vals[at[k]];
+                        at[k] += 1;
+                    }
+                }
+                out[j] += sum;
+            }
+        }
+        for (&i, &ck) in groups.remainder().iter().zip(cs.remainder()) {
+            self.add_scaled_row(i, ck, out.view_mut());
         }
     }
 
     /// `out += Σ_{i ∈ rows} clip_C(φ_i'(⟨x_i, θ⟩)·x_i)`.
     fn add_clipped(&self, t: &[f64], rows: &[usize], clip: f64, mut out: ArrayViewMut1<'_, f64>) {
         self.clipped_blocks(t, rows, clip, |block, coef| {
-            for (&i, &c) in block.iter().zip(coef) {
-                let (cols, vals) = self.data.row(i);
-                cols.iter().zip(vals).for_each(|(&j, &v)| out[j] += c * v);
-            }
+            self.add_scaled_rows(block, coef, out.view_mut())
         });
     }
 
@@ -600,26 +681,65 @@ impl<'a> SparseGlmObjective<'a> {
         });
     }
 
-    /// `s·Σ_{i ∈ range} φ_i(z_i)` (relative to zero when asked), and `g += s·Σ φ_i'(z_i)·x_i`
-    /// when `g` is given.
+    /// `φ_i(z)` (relative to zero when asked), as the dense objective's value computes it.
+    fn value_at(&self, i: usize, z: f64, y: f64) -> f64 {
+        match &self.losses {
+            ExampleLosses::Plain(l) if self.relative => l.change(z, y),
+            ExampleLosses::Plain(l) => l.value(z, y),
+            ExampleLosses::Clipped(_, rows) if self.relative => rows[i].change(z),
+            ExampleLosses::Clipped(_, rows) => rows[i].value(z),
+        }
+    }
+
+    /// `Σ_{i ∈ range} φ_i(z_i)` (unscaled, relative to zero when asked): a leaf of the dense
+    /// value's sum, block by block.
+    fn leaf_value(&self, t: &[f64], range: Range<usize>) -> f64 {
+        let y = self.data.y();
+        let mut sum = 0.0;
+        let mut z = [0.0; BLOCK];
+        GlmObjective::for_blocks(range, |block| {
+            let z = &mut z[..block.len()];
+            self.block_margins(t, block, true, z);
+            for (&zi, &i) in z.iter().zip(block) {
+                sum += self.value_at(i, zi, y[i]);
+            }
+        });
+        sum
+    }
+
+    /// A leaf of the dense gradient: adds `Σ_{i ∈ range} s·φ_i'(z_i)·x_i` to `g` and returns
+    /// `Σ_{i ∈ range} φ_i(z_i)` (unscaled), block by block.
     fn leaf_value_grad(
         &self,
         t: &[f64],
         range: Range<usize>,
-        mut g: Option<ArrayViewMut1<'_, f64>>,
+        mut g: ArrayViewMut1<'_, f64>,
     ) -> f64 {
         let y = self.data.y();
         let mut sum = 0.0;
-        for i in range {
-            let z = self.margin(i, t, false);
-            let (v, d) = self.losses.value_deriv(i, z, y[i], self.relative);
-            sum += v;
-            if let Some(g) = g.as_mut() {
-                let c = self.scale * d;
-                let (cols, vals) = self.data.row(i);
-                cols.iter().zip(vals).for_each(|(&j, &x)| g[j] += c * x);
+        let mut coef = [0.0; BLOCK];
+        GlmObjective::for_blocks(range, |block| {
+            let coef = &mut coef[..block.len()];
+            self.block_margins(t, block, true, coef);
+            for (c, &i) in coef.iter_mut().zip(block) {
+                let (v, d) = self.losses.value_deriv(i, *c, y[i], self.relative);
+                sum += v;
+                *c = self.scale * d;
             }
-        }
+            self.add_scaled_rows(block, coef, g.view_mut());
+        });
+        sum
+    }
+
+    /// `Σ_{i ∈ range} ⟨x_i, p⟩²` (margins not rescued): a leaf of the dense curvature bound.
+    fn leaf_squares(&self, p: &[f64], range: Range<usize>) -> f64 {
+        let mut sum = 0.0;
+        let mut z = [0.0; BLOCK];
+        GlmObjective::for_blocks(range, |block| {
+            let z = &mut z[..block.len()];
+            self.block_margins(p, block, false, z);
+            sum += z.iter().map(|v| v * v).sum::<f64>();
+        });
         sum
     }
 }
@@ -639,32 +759,31 @@ impl Objective for SparseGlmObjective<'_> {
 
     fn value(&self, theta: ArrayView1<'_, f64>) -> f64 {
         let t = contiguous(&theta);
-        let (sum, _) = tree_sum(self.n_samples(), 0, |range, _| {
-            self.leaf_value_grad(&t, range, None)
-        });
-        self.scale * sum + ridge(self.lambda, theta)
+        let sum = tree_fold(
+            self.n_samples(),
+            &|range| self.leaf_value(&t, range),
+            &|a, b| a + b,
+        );
+        finish_value(self.scale, self.lambda, sum, theta)
     }
 
-    fn value_grad(&self, theta: ArrayView1<'_, f64>, mut grad: ArrayViewMut1<'_, f64>) -> f64 {
+    fn value_grad(&self, theta: ArrayView1<'_, f64>, grad: ArrayViewMut1<'_, f64>) -> f64 {
         let t = contiguous(&theta);
         let (sum, g) = tree_sum(self.n_samples(), self.n_features(), |range, g| {
-            self.leaf_value_grad(&t, range, Some(g))
+            self.leaf_value_grad(&t, range, g)
         });
-        grad.assign(&g);
-        if self.lambda != 0.0 {
-            grad.scaled_add(self.lambda, &theta);
-        }
-        self.scale * sum + ridge(self.lambda, theta)
+        finish_value_grad((self.scale, self.lambda), (sum, &g), theta, grad)
     }
 
     /// The dense objective's bound, `s·β·Σ_i ⟨x_i, p⟩² + λ‖p‖²`, from sparse margins.
     fn curvature_bound(&self, p: ArrayView1<'_, f64>) -> Option<f64> {
         let t = contiguous(&p);
         self.losses.curvature_bound(self.scale, self.lambda, p, || {
-            tree_sum(self.n_samples(), 0, |range, _| {
-                range.map(|i| self.margin(i, &t, false).powi(2)).sum()
-            })
-            .0
+            tree_fold(
+                self.n_samples(),
+                &|range| self.leaf_squares(&t, range),
+                &|a, b| a + b,
+            )
         })
     }
 }
@@ -699,7 +818,7 @@ impl GlmSum for SparseGlmObjective<'_> {
     fn term_scalar(&self, theta: ArrayView1<'_, f64>, i: usize) -> f64 {
         let t = contiguous(&theta);
         let y = self.data.y();
-        self.scale * self.losses.deriv(i, self.margin(i, &t, false), y[i])
+        self.scale * self.losses.deriv(i, self.margin(i, &t, false, true), y[i])
     }
 
     fn add_scaled_row(&self, i: usize, c: f64, mut grad: ArrayViewMut1<'_, f64>) {
@@ -745,5 +864,87 @@ impl ClippedSum for SparseGlmObjective<'_> {
         exact_sum_over(self.n_samples(), batch, out, |rows, sum| {
             self.add_clipped_exact(&t, rows, sum)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use super::*;
+    use crate::learners::testdata::rng;
+    use rand::RngExt;
+
+    /// Sparse rows of any magnitude, about a third of 40 entries present, every fifth row
+    /// empty; row 1 of entries near `f64::MAX` (its norm overflows), row 2 tiny.
+    fn rows() -> SparseDataset {
+        let mut r = rng(3);
+        let (mut indptr, mut indices, mut values, mut y) = (vec![0], vec![], vec![], vec![]);
+        for i in 0..60 {
+            for j in 0..40 {
+                if i % 5 != 4 && r.random::<f64>() < 0.3 {
+                    let size = match i {
+                        1 => f64::MAX,
+                        2 => 1e-200,
+                        _ => 10f64.powi(r.random_range(-3..3)),
+                    };
+                    indices.push(j);
+                    values.push((2.0 * r.random::<f64>() - 1.0) * size);
+                }
+            }
+            indptr.push(values.len());
+            y.push(1.0);
+        }
+        let csr = CsrData {
+            n_features: 40,
+            indptr,
+            indices,
+            values,
+            y,
+        };
+        SparseDataset::new(csr).unwrap()
+    }
+
+    #[test]
+    fn projected_rows_are_the_dense_projection_bit_for_bit() {
+        let data = rows();
+        let dense = data.to_dense().unwrap();
+        assert!(data.row_norms()[1].is_infinite());
+        let bits = |x: ArrayView1<'_, f64>| x.mapv(f64::to_bits);
+        for radius in [0.5, 3.0] {
+            let projected = data.projected(radius).unwrap().unwrap();
+            let x = BallProjector::new(radius)
+                .unwrap()
+                .transform(dense.x().view())
+                .unwrap();
+            let sparse = projected.to_dense().unwrap();
+            for (a, b) in sparse.x().rows().into_iter().zip(x.rows()) {
+                assert_eq!(bits(a), bits(b));
+            }
+            assert!(projected.max_row_norm() <= radius * (1.0 + 1e-15));
+            assert_eq!(projected.nnz(), data.nnz());
+        }
+        // No row longer than the radius: nothing to copy.
+        let short = data.projected(3.0).unwrap().unwrap();
+        assert!(short.projected(3.0 * (1.0 + 1e-12)).unwrap().is_none());
+        assert!(matches!(
+            data.projected(0.0),
+            Err(Error::InvalidHyperParameter { name: "radius", .. })
+        ));
+    }
+
+    #[test]
+    fn column_squares_are_the_dense_sums() {
+        let data = rows().projected(2.0).unwrap().unwrap();
+        let dense = data.to_dense().unwrap();
+        let mut squares = Array1::<f64>::zeros(40);
+        for row in dense.x().rows() {
+            squares.zip_mut_with(&row, |a, &v| *a += v * v);
+        }
+        assert_eq!(
+            data.column_squares().mapv(f64::to_bits),
+            squares.mapv(f64::to_bits)
+        );
+        assert!(squares.iter().all(|&s| s > 0.0));
     }
 }

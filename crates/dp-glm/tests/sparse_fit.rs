@@ -1,20 +1,29 @@
-//! Sparse rows through preprocessing and the catalog (issue 12 §2): the per-row steps on CSR
-//! rows give [`Preprocessing::apply`]'s values bit for bit; the catalog's `fit_sparse` gives
-//! `fit`'s model on the rows densified (public bounds and bounds estimated privately, DP-GD
-//! and noisy projected GD), and exactly the learners that say so fit sparse rows.
+//! Sparse rows through preprocessing, the objective and the catalog (issue 12 §2): the
+//! per-row steps on CSR rows give [`Preprocessing::apply`]'s values bit for bit; the sparse
+//! objective's values, gradients and curvature bounds are the dense objective's bit for bit;
+//! objective perturbation, AMP (either solver) and output perturbation fitted on sparse rows
+//! release the dense fit's model bit for bit; the catalog's `fit_sparse` gives `fit`'s model
+//! on the rows densified (public bounds and bounds estimated privately, DP-GD, noisy projected
+//! GD and the three perturbation learners), and exactly the learners that say so fit sparse
+//! rows.
 //!
 //! Every comparison is bit for bit, with BLAS too: where the dense row norms or decision values
-//! are compared (computed by `ddot`/`dgemv` in builds with BLAS, in an unspecified order;
-//! module `dp_glm::sparse`), the values are multiples of 1/8 of a few bits, whose products and
-//! sums are exact in any order.
+//! are compared (computed by `ddot`/`dgemv` in builds with BLAS, in an unspecified order, for
+//! rows of 32 entries or more; module `dp_glm::sparse`), the values are multiples of 1/8 of a
+//! few bits, whose products and sums are exact in any order, or the rows have fewer than 32
+//! entries (rows projected onto a ball, whose values are no longer multiples of 1/8).
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use dp_data::CsrData;
 use dp_glm::bounds::PrivateBounds;
 use dp_glm::catalog::{self, NoProgress, Params, Request, Value};
-use dp_glm::sparse::SparseDataset;
-use dp_glm::{Error, Loss, Preprocessing};
+use dp_glm::sparse::{SparseDataset, SparseGlmObjective};
+use dp_glm::{
+    Amp, AmpSolver, ClippedLoss, Error, GlmObjective, LinearModel, Loss, ObjectivePerturbation,
+    OutputPerturbation, Preprocessing, Scale,
+};
+use dp_optim::{ClippedSum, Objective};
 use ndarray::Array1;
 
 /// Deterministic pseudo-random numbers (SplitMix64), so the rows need no generator crate.
@@ -193,32 +202,39 @@ fn catalog_sparse_fits_are_the_dense_fits() {
     let mut params = Params::new();
     params.set("steps", Value::Count(15));
     // Classification rows with a bias, and regression rows: without a public row bound the
-    // clip (DP-GD) and x_bound and y_bound (noisy GD) are estimated privately, from the same
-    // norms and labels; with one (as unit rows give), the defaults are public.
+    // clip (DP-GD, objective perturbation's squared loss) and x_bound and y_bound are
+    // estimated privately, from the same norms and labels; with one (as unit rows give), the
+    // defaults are public. The perturbation learners project rows onto their x_bound, whose
+    // norms their clipped losses read: rows of fewer than 32 entries for them (module docs).
     let bias = Preprocessing {
         bias: Some(0.5),
         ..Preprocessing::default()
     };
-    let class = SparseDataset::preprocessed(rows(400, 50, 0.1, false, dyadic), &bias).unwrap();
-    let real = SparseDataset::new(rows(400, 50, 0.1, true, dyadic)).unwrap();
-    let cases = [
-        (Loss::Logistic, &class, None),
-        (Loss::Logistic, &class, Some(40.0)),
-        (Loss::Squared, &real, None),
-    ];
-    for name in ["dp-gd", "noisy-gd"] {
-        for &(loss, data, row_bound) in &cases {
-            let sparse = fit(name, loss, &params, data, row_bound, true).unwrap();
-            let dense = fit(name, loss, &params, data, row_bound, false).unwrap();
-            assert_eq!(sparse, dense, "{name}, {}", loss.name());
+    let sparse = ["dp-gd", "noisy-gd", "objpert", "amp", "output-perturbation"];
+    for (d, learners) in [(50, &sparse[..2]), (20, &sparse[..])] {
+        let class = SparseDataset::preprocessed(rows(400, d, 0.1, false, dyadic), &bias).unwrap();
+        let real = SparseDataset::new(rows(400, d, 0.1, true, dyadic)).unwrap();
+        let cases = [
+            (Loss::Logistic, &class, None),
+            (Loss::Logistic, &class, Some(40.0)),
+            (Loss::Squared, &real, None),
+        ];
+        for &name in learners {
+            for &(loss, data, row_bound) in &cases {
+                let params = match name {
+                    "dp-gd" | "noisy-gd" => params.clone(),
+                    _ => Params::new(),
+                };
+                let sparse = fit(name, loss, &params, data, row_bound, true).unwrap();
+                let dense = fit(name, loss, &params, data, row_bound, false).unwrap();
+                assert_eq!(sparse, dense, "{name}, {}, d = {d}", loss.name());
+            }
         }
     }
     // Every other learner: no sparse path, said as a conflict naming it.
+    let class = SparseDataset::preprocessed(rows(400, 20, 0.1, false, dyadic), &bias).unwrap();
     for learner in catalog::LEARNERS {
-        assert_eq!(
-            learner.fits_sparse(),
-            ["dp-gd", "noisy-gd"].contains(&learner.name)
-        );
+        assert_eq!(learner.fits_sparse(), sparse.contains(&learner.name));
         if learner.fits_sparse() {
             continue;
         }
@@ -232,5 +248,123 @@ fn catalog_sparse_fits_are_the_dense_fits() {
             }
             other => panic!("{}: {other:?}", learner.name),
         }
+    }
+}
+
+/// Values of any magnitude on rows of 24 features and a bias (fewer than 32 entries: the dense
+/// row norms are the sparse ones with BLAS too), 8,300 rows: two leaves of the summation tree,
+/// the last block of the second ending in a group of four and three rows alone.
+fn wide_range_rows() -> SparseDataset {
+    let bias = Preprocessing {
+        bias: Some(0.75),
+        ..Preprocessing::default()
+    };
+    SparseDataset::preprocessed(rows(8_300, 24, 0.3, false, anything), &bias).unwrap()
+}
+
+/// The sparse objective's value, gradient, curvature bound and `f64` clipped sum are the dense
+/// objective's bit for bit (module `dp_glm::sparse`), plain and clipped losses, sum and mean,
+/// at points small and large (margins that overflow are rescued as in the dense kernels).
+#[test]
+fn values_gradients_and_curvature_bounds_are_the_dense_bits() {
+    let data = wide_range_rows();
+    let dense = data.to_dense().unwrap();
+    let d = data.n_features();
+    let mut mix = Mix(99);
+    let points: Vec<Array1<f64>> = [1e-2, 1.0, 30.0, 1e306]
+        .iter()
+        .map(|&size| Array1::from_shape_fn(d, |_| (mix.unit() - 0.5) * size))
+        .collect();
+    let bits = |v: &Array1<f64>| v.mapv(f64::to_bits);
+    let clipped = ClippedLoss::new(Loss::Squared, 2.5).unwrap();
+    for (scale, lambda) in [(Scale::Mean, 0.3), (Scale::Sum, 0.0)] {
+        let pairs = [
+            (
+                SparseGlmObjective::new(&data, Loss::Logistic, lambda, scale).unwrap(),
+                GlmObjective::new(&dense, Loss::Logistic, lambda, scale).unwrap(),
+            ),
+            (
+                SparseGlmObjective::clipped(&data, clipped, lambda, scale).unwrap(),
+                GlmObjective::clipped(&dense, clipped, lambda, scale).unwrap(),
+            ),
+        ];
+        for (s, g) in &pairs {
+            for theta in &points {
+                let t = theta.view();
+                let case = format!("{scale:?} {:?} at {}", s.clipped_loss(), theta[0]);
+                assert_eq!(s.value(t).to_bits(), g.value(t).to_bits(), "{case}");
+                let (mut a, mut b) = (Array1::zeros(d), Array1::zeros(d));
+                let (va, vb) = (s.value_grad(t, a.view_mut()), g.value_grad(t, b.view_mut()));
+                assert_eq!(va.to_bits(), vb.to_bits(), "{case}");
+                assert_eq!(bits(&a), bits(&b), "{case}");
+                let curvature = |c: Option<f64>| c.map(f64::to_bits);
+                assert_eq!(
+                    curvature(s.curvature_bound(t)),
+                    curvature(g.curvature_bound(t)),
+                    "{case}"
+                );
+                s.clipped_sum(t, None, 0.7, a.view_mut());
+                g.clipped_sum(t, None, 0.7, b.view_mut());
+                assert_eq!(bits(&a), bits(&b), "{case}");
+            }
+        }
+        // Not vacuous: finite values, and a gradient that reads every column.
+        let (s, _) = &pairs[0];
+        let mut grad = Array1::zeros(d);
+        assert!(s.value_grad(points[1].view(), grad.view_mut()).is_finite());
+        assert!(grad.iter().all(|&v| v != 0.0 && v.is_finite()), "{grad}");
+    }
+}
+
+/// The model files of `$learner` fitted on the sparse rows `$data` (`fit_sparse`) and on the
+/// same rows densified (`fit`), with the same seed.
+macro_rules! both {
+    ($learner:expr, $data:expr) => {{
+        let dense = $data.to_dense().unwrap();
+        let sparse = $learner.fit_sparse($data, &mut dp_optim::seeded_rng(5));
+        let dense = $learner.fit(&dense, &mut dp_optim::seeded_rng(5));
+        (
+            sparse.unwrap().to_json().unwrap(),
+            dense.unwrap().to_json().unwrap(),
+        )
+    }};
+}
+
+/// Objective perturbation, AMP with L-BFGS and with SAG, and output perturbation on sparse
+/// rows release the dense fit's model file bit for bit, on values of any magnitude with some
+/// rows longer than `X` (projected onto it per row) and the squared loss clipped per row.
+#[test]
+fn perturbation_learners_on_sparse_rows_release_the_dense_model() {
+    let class = wide_range_rows();
+    let real = SparseDataset::new(rows(2_000, 24, 0.3, true, anything)).unwrap();
+    // X between the row norms: some rows are projected, others kept.
+    let x = 4.0;
+    for data in [&class, &real] {
+        let norms = data.row_norms();
+        assert!(norms.iter().any(|&r| r > x) && norms.iter().any(|&r| r > 0.0 && r < x));
+    }
+    let mut objpert = ObjectivePerturbation::new(Loss::Logistic);
+    objpert.x_bound = x;
+    let mut squared = ObjectivePerturbation::new(Loss::Squared);
+    squared.x_bound = x;
+    squared.clip = Some(3.0);
+    let mut amp = Amp::new(Loss::Logistic);
+    amp.objpert.x_bound = x;
+    let mut sag = amp.clone();
+    sag.solver = AmpSolver::Sag;
+    let mut output = OutputPerturbation::new(Loss::Logistic);
+    output.x_bound = x;
+    output.radius = 5.0;
+    let cases = [
+        ("objpert", both!(objpert, &class)),
+        ("objpert, squared", both!(squared, &real)),
+        ("amp, lbfgs", both!(amp, &class)),
+        ("amp, sag", both!(sag, &class)),
+        ("output perturbation", both!(output, &class)),
+    ];
+    for (case, (sparse, dense)) in cases {
+        assert_eq!(sparse, dense, "{case}");
+        let model = LinearModel::from_json(&sparse).unwrap();
+        assert!(model.coef().iter().any(|&w| w != 0.0), "{case}");
     }
 }

@@ -4,15 +4,17 @@
 //! ([`dp_glm::catalog::Learner::fit_sparse`]) without ever building the `n × d` matrix: memory
 //! grows with the stored entries (16 bytes each, plus one per row for the bias), not with
 //! `n × d`. The model file is the dense path's bit for bit (the preprocessed values, the row
-//! norms, the bounds' estimates and the exact clipped sums are the same numbers; in builds with
-//! BLAS a row norm may differ in the last place, see [`dp_glm::sparse`]).
+//! norms, the bounds' estimates, the exact clipped sums of DP-GD and noisy GD, and the values
+//! and gradients the perturbation learners minimise are the same numbers; in builds with BLAS
+//! a row norm of 32 entries or more may differ in the last place, see [`dp_glm::sparse`]).
 //!
 //! [`route`] decides, before anything is read: LIBSVM training data (by `--format` or the
 //! extension), outside `--stream`, is fitted on sparse rows when the algorithm has a sparse
-//! path ([`dp_glm::catalog::Learner::fits_sparse`]: dp-gd, noisy-gd) and no feature scaling is
-//! asked (`--scale minmax|standard` maps zeros to non-zero values: the rows would be dense).
-//! Otherwise the rows are densified as before, and a warning says why (stderr; `warnings` in
-//! `--json`).
+//! path ([`dp_glm::catalog::Learner::fits_sparse`]: dp-gd, noisy-gd, objpert, amp — the
+//! default for classification, with either `--solver` — and output-perturbation) and no
+//! feature scaling is asked (`--scale minmax|standard` maps zeros to non-zero values: the rows
+//! would be dense). Otherwise the rows are densified as before, and a warning says why
+//! (stderr; `warnings` in `--json`).
 //!
 //! A LIBSVM `--test` file is read sparse too and scored with sparse dot products; a test file
 //! in another format is read dense.
@@ -51,10 +53,11 @@ pub(super) fn route(a: &TrainArgs) -> Result<Route, CliError> {
             .filter(|l| l.fits_sparse())
             .map(|l| l.name)
             .collect();
+        let (last, others) = sparse.split_last().unwrap_or((&"", &[]));
         return densified(format!(
-            "--algorithm {} has no sparse path ({} train on sparse rows)",
+            "--algorithm {} has no sparse path ({} and {last} train on sparse rows)",
             learner.name,
-            sparse.join(" and ")
+            others.join(", ")
         ));
     }
     if let Some(scale @ (ScaleArg::Minmax | ScaleArg::Standard)) = a.scale {
@@ -112,11 +115,6 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     );
     progress.finish();
     let (model, bounds) = fitted.map_err(|e| catalog_error(a, e))?;
-    let train = score_rows(&model, &Rows::Sparse(data), &a.data)?;
-    let test = match &test {
-        Some((p, t)) => Some(score_rows(&model, t, p)?),
-        None => None,
-    };
     let fit = Fit {
         model,
         bounds,
@@ -125,10 +123,11 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         prep,
         names: None,
         headline: ", from sparse rows".into(),
-        streamed: false,
     };
-    let diagnostics = NotPrivate::since(start, train.1, train.0, test.map(|t| t.0), Vec::new());
-    release(a, fit, diagnostics, out)
+    let test = test
+        .as_ref()
+        .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
+    conclude(a, start, fit, &data, test, Vec::new(), out)
 }
 
 /// The test file with the training preprocessing: sparse rows for a LIBSVM file, else dense
@@ -154,11 +153,18 @@ fn read_test(
         .map_err(|e| data_glm_error(p, e))
 }
 
-/// The scores of `model` on `rows` (read from `path`) and the number of rows.
-fn score_rows(model: &LinearModel, rows: &Rows, path: &Path) -> Result<(Scores, usize), CliError> {
-    match rows {
-        Rows::Dense(d) => Ok((score(model, d, path)?, d.n_samples())),
-        Rows::Sparse(s) => Ok((score_sparse(model, s, path)?, s.n_samples())),
+impl Scorable for Rows {
+    fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
+        match self {
+            Rows::Dense(d) => d.scores(model, path),
+            Rows::Sparse(s) => s.scores(model, path),
+        }
+    }
+}
+
+impl Scorable for SparseDataset {
+    fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
+        Ok((self.n_samples(), score_sparse(model, self, path)?))
     }
 }
 

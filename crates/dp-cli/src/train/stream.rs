@@ -145,16 +145,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     }
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     // As in memory without a scaling plan.
-    let prep = Preprocessing {
-        scaling: None,
-        row_bound: None,
-        unit_norm: match a.preprocess {
-            Some(PreprocessArg::UnitNorm) => true,
-            Some(PreprocessArg::None) => false,
-            None => classification,
-        },
-        bias: (a.bias != 0.0).then_some(a.bias),
-    };
+    let prep = row_steps(a, classification);
     let row_bound = prep.unit_norm.then(|| 1f64.hypot(prep.bias.unwrap_or(0.0)));
     let learner = learner_of(a)?;
     let params = params_of(a);
@@ -292,24 +283,20 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
             StreamError::Fit(e) => fit_error(a, e),
         })
         .and_then(|m| bounds.compose(m).map_err(|e| fit_error(a, e)))?;
-    // A last pass: the training scores, for the operator only.
-    let (n, tr) = streamed_score(&model, &source, a)?;
-    let test = match &test {
-        Some((p, t)) => Some(score(&model, t, p)?),
-        None => None,
-    };
     let fit = Fit {
         model,
         bounds,
         noise_source,
         spec,
-        prep,
+        prep: prep.clone(),
         names,
         headline: format!(", streamed in blocks of {BLOCK_ROWS} rows"),
-        streamed: true,
     };
-    let diagnostics = NotPrivate::since(start, n, tr, test, Vec::new());
-    release(a, fit, diagnostics, out)
+    // A last pass: the training scores, for the operator only.
+    let test = test
+        .as_ref()
+        .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
+    conclude(a, start, fit, &Blocks(&source), test, Vec::new(), out)
 }
 
 /// Objective perturbation set up as the catalog's builder does (AMP's inner settings too).
@@ -344,51 +331,51 @@ fn read_test(
         .map_err(|e| data_glm_error(p, e))
 }
 
-/// The rows and the training scores over a last pass of the blocks (row-weighted means of
-/// each block's [`score`]).
-fn streamed_score(
-    model: &LinearModel,
-    source: &impl BlockSource<Error = dp_data::Error>,
-    a: &TrainArgs,
-) -> Result<(usize, Scores), CliError> {
-    let path = &a.data;
-    let (mut n, mut loss, mut acc, mut mse) = (0usize, 0.0, None::<f64>, None::<f64>);
-    let mut failure = None;
-    source
-        .pass(&mut |b| {
-            if failure.is_some() {
-                return Ok(());
-            }
-            let rows = b.x.nrows();
-            let data = Dataset::new(std::mem::take(&mut b.x), std::mem::take(&mut b.y))?;
-            let scored = score(model, &data, path);
-            (b.x, b.y) = data.into_parts();
-            match scored {
-                Ok(s) => {
-                    let w = rows as f64;
-                    loss += s.loss * w;
-                    acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
-                    mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
-                    n += rows;
+/// The rows of a [`BlockSource`], scored over a last pass of its blocks.
+struct Blocks<'s, S>(&'s S);
+
+impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
+    /// The rows and the scores as row-weighted means of each block's [`score`].
+    fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
+        let source = self.0;
+        let (mut n, mut loss, mut acc, mut mse) = (0usize, 0.0, None::<f64>, None::<f64>);
+        let mut failure = None;
+        source
+            .pass(&mut |b| {
+                if failure.is_some() {
+                    return Ok(());
                 }
-                Err(e) => failure = Some(e),
-            }
-            Ok(())
-        })
-        .map_err(|e| match e {
-            StreamError::Source(e) => data_error(e),
-            StreamError::Fit(e) => data_glm_error(path, e),
-        })?;
-    if let Some(e) = failure {
-        return Err(e);
+                let rows = b.x.nrows();
+                let data = Dataset::new(std::mem::take(&mut b.x), std::mem::take(&mut b.y))?;
+                let scored = score(model, &data, path);
+                (b.x, b.y) = data.into_parts();
+                match scored {
+                    Ok(s) => {
+                        let w = rows as f64;
+                        loss += s.loss * w;
+                        acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
+                        mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
+                        n += rows;
+                    }
+                    Err(e) => failure = Some(e),
+                }
+                Ok(())
+            })
+            .map_err(|e| match e {
+                StreamError::Source(e) => data_error(e),
+                StreamError::Fit(e) => data_glm_error(path, e),
+            })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let total = n.max(1) as f64;
+        Ok((
+            n,
+            Scores {
+                loss: loss / total,
+                accuracy: acc.map(|v| v / total),
+                mse: mse.map(|v| v / total),
+            },
+        ))
     }
-    let total = n.max(1) as f64;
-    Ok((
-        n,
-        Scores {
-            loss: loss / total,
-            accuracy: acc.map(|v| v / total),
-            mse: mse.map(|v| v / total),
-        },
-    ))
 }

@@ -6,14 +6,12 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::{
-    BOX_NOTE, DataTerm, Perturbed, ReleaseBox, b_slack_bound, bounded_rows, calibrate_objpert,
-    memoised, perturbed_glm, perturbed_terms, release_grid, rows_note,
+    BOX_NOTE, DataTerm, InMemory, Perturbed, ReleaseBox, b_slack_bound, calibrate_objpert,
+    memoised, perturbed_terms, release_grid, rows_note,
 };
 use super::streamed_glm::Stream;
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
-use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::glm::GlmObjective;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::streamed::BlockSource;
@@ -165,28 +163,46 @@ impl Amp {
         )
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
-    /// release box (checked before the data is read); labels outside the loss's domain; the
-    /// solver stopping with `‖∇J‖ > τ` (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
+        /// release box (checked before the data is read); labels outside the loss's domain; the
+        /// solver stopping with `‖∇J‖ > τ` (nothing is released).
+        fn fit;
+
+        /// [`Amp::fit`] on sparse rows ([`SparseDataset`](crate::sparse::SparseDataset), e.g.
+        /// a LIBSVM file read by [`dp_data::read_libsvm_sparse`]), with either solver: each
+        /// value and gradient of `J` (L-BFGS) costs `O(nnz + d)`, each SAG step
+        /// `O(nnz_i + d)`, and memory grows with the stored entries, never with `n × d`. Rows
+        /// bounded and losses clipped per row as on dense rows; the sums, SAG's per-row terms
+        /// included, are the dense objective's bit for bit ([`crate::sparse`]), so the model
+        /// is bit-identical to [`Amp::fit`]'s on the same rows densified, with the same `rng`,
+        /// whichever solver certifies the point.
+        ///
+        /// # Errors
+        /// As [`Amp::fit`].
+        fn fit_sparse;
+    }
+
+    /// The fit on rows in memory, dense or sparse, SAG available.
+    fn fit_rows<D: InMemory, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         let (tau, _) = self.checked()?;
         let o = &self.objpert;
         let b = o.bounds()?;
         data.check_labels(&o.loss)?;
-        let rows = bounded_rows(data, o.x_bound)?;
-        let shape = (data.n_samples(), data.n_features());
+        let rows = data.bounded(o.x_bound)?;
+        let terms = perturbed_terms(&b, o.x_bound);
         // The certificate adds the gradient's floating-point error to the computed norm: aim
         // a little below τ.
-        let sag = |j: &Perturbed<GlmObjective<'_>>, x0, rng: &mut R| {
+        let sag = |j: &Perturbed<D::Term<'_>>, x0, rng: &mut R| {
             j.minimise_sag(x0, b.beta, 0.5 * tau, rng)
         };
         self.fit_term(
             &b,
-            shape,
-            |lambda| perturbed_glm(&rows, &b, lambda),
+            data.shape(),
+            |lambda| rows.term(&terms, lambda),
             Some(&sag),
             rng,
         )

@@ -18,6 +18,30 @@ macro_rules! budget_setter {
     };
 }
 
+/// A perturbation learner's public `fit` on dense rows and `fit_sparse` on sparse rows, both
+/// its `fit_rows` over rows in memory (`objpert::InMemory`), each with the docs given.
+macro_rules! in_memory_fits {
+    ($(#[$fit:meta])* fn fit; $(#[$sparse:meta])* fn fit_sparse;) => {
+        $(#[$fit])*
+        pub fn fit<R: rand::Rng + ?Sized>(
+            &self,
+            data: &crate::data::Dataset,
+            rng: &mut R,
+        ) -> crate::error::Result<crate::model::LinearModel> {
+            self.fit_rows(data, rng)
+        }
+
+        $(#[$sparse])*
+        pub fn fit_sparse<R: rand::Rng + ?Sized>(
+            &self,
+            data: &crate::sparse::SparseDataset,
+            rng: &mut R,
+        ) -> crate::error::Result<crate::model::LinearModel> {
+            self.fit_rows(data, rng)
+        }
+    };
+}
+
 mod amp;
 mod dpambssgd;
 mod dpgd;

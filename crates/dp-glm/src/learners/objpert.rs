@@ -20,9 +20,11 @@ use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
 use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::preprocess::BallProjector;
+use crate::sparse::{SparseDataset, SparseGlmObjective};
 use crate::streamed::BlockSource;
 use crate::sufficient::StreamError;
 
@@ -206,18 +208,35 @@ impl ObjectivePerturbation {
         })
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`ObjectivePerturbation::calibrate_release`]; labels outside the loss's domain; a
-    /// solver that does not reach the certified tolerance, or a released value too large for
-    /// its grid (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`ObjectivePerturbation::calibrate_release`]; labels outside the loss's domain; a
+        /// solver that does not reach the certified tolerance, or a released value too large for
+        /// its grid (nothing is released).
+        fn fit;
+
+        /// [`ObjectivePerturbation::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file
+        /// read by [`dp_data::read_libsvm_sparse`]): each value and gradient of `J` costs
+        /// `O(nnz + d)` and memory grows with the stored entries, never with `n × d`. Rows longer
+        /// than `X` are scaled to it and the clipped loss is used per row as on dense rows, and
+        /// the sums are the dense objective's bit for bit ([`crate::sparse`]), so the model is
+        /// bit-identical to [`ObjectivePerturbation::fit`]'s on the same rows densified, with the
+        /// same `rng`.
+        ///
+        /// # Errors
+        /// As [`ObjectivePerturbation::fit`].
+        fn fit_sparse;
+    }
+
+    /// The fit on rows in memory, dense or sparse.
+    fn fit_rows<D: InMemory, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         let b = self.bounds()?;
         data.check_labels(&self.loss)?;
-        let rows = bounded_rows(data, self.x_bound)?;
-        let shape = (data.n_samples(), data.n_features());
-        self.fit_term(&b, shape, |lambda| perturbed_glm(&rows, &b, lambda), rng)
+        let rows = data.bounded(self.x_bound)?;
+        let terms = perturbed_terms(&b, self.x_bound);
+        self.fit_term(&b, data.shape(), |lambda| rows.term(&terms, lambda), rng)
     }
 
     /// [`ObjectivePerturbation::fit`] on data read block by block: a first pass checks and
@@ -306,22 +325,9 @@ impl ObjectivePerturbation {
     }
 }
 
-/// The GLM term of `J` on `data` (bounded rows): the bounds' (clipped) loss in sum form,
-/// ridge `lambda`, values relative to `θ = 0` (same gradient and minimiser; finite for labels
-/// near `f64::MAX`, whose losses at `θ = 0` are not).
-pub(crate) fn perturbed_glm<'a>(
-    data: &'a Dataset,
-    b: &ObjPertBounds,
-    lambda: f64,
-) -> Result<GlmObjective<'a>> {
-    Ok(match b.clipped {
-        Some(c) => GlmObjective::clipped(data, c, lambda, Scale::Sum)?,
-        None => GlmObjective::new(data, b.loss, lambda, Scale::Sum)?,
-    }
-    .relative_to_zero())
-}
-
-/// [`perturbed_glm`]'s terms over a stream, rows bounded by `x_bound`.
+/// The terms of the GLM part of `J`, rows bounded by `x_bound`: the bounds' (clipped) loss in
+/// sum form, values relative to `θ = 0` (same gradient and minimiser; finite for labels near
+/// `f64::MAX`, whose losses at `θ = 0` are not).
 pub(crate) fn perturbed_terms(b: &ObjPertBounds, x_bound: f64) -> Terms {
     Terms {
         loss: b.loss,
@@ -342,8 +348,9 @@ pub(crate) fn add_column_squares(squares: &mut Array1<f64>, data: &Dataset) {
     }
 }
 
-/// The data term `Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖²` of a [`Perturbed`] objective: rows in memory
-/// ([`GlmObjective`]) or read block by block ([`StreamedGlm`], the same values bit for bit).
+/// The data term `Σ_i ℓ(θ; z_i) + (λ/2)‖θ‖²` of a [`Perturbed`] objective: dense rows in
+/// memory ([`GlmObjective`]), sparse rows ([`SparseGlmObjective`]) or rows read block by
+/// block ([`StreamedGlm`]), the same values bit for bit.
 pub(crate) trait DataTerm: Objective {
     /// The ridge `λ`.
     fn lambda(&self) -> f64;
@@ -366,6 +373,20 @@ impl DataTerm for GlmObjective<'_> {
         let mut squares = Array1::zeros(self.n_features());
         add_column_squares(&mut squares, self.data());
         squares
+    }
+}
+
+impl DataTerm for SparseGlmObjective<'_> {
+    fn lambda(&self) -> f64 {
+        SparseGlmObjective::lambda(self)
+    }
+
+    fn rows(&self) -> usize {
+        self.n_samples()
+    }
+
+    fn column_squares(&self) -> Array1<f64> {
+        self.data().column_squares()
     }
 }
 
@@ -588,13 +609,11 @@ pub(crate) fn bounds(loss: Loss, x_bound: f64, clip: Option<f64>) -> Result<ObjP
 }
 
 /// `data` with every row longer than `r` scaled to norm `r`, where
-/// `r = X(1 + KEEP_SLACK − 2(d + 4)u)`: a computed norm is within `(d/2 + 2)u` of the true
-/// one (`u` the unit round-off), so every row's true norm is at most `X(1 + KEEP_SLACK)`, for
-/// any `d`. Borrowed when no row is longer than `r` — as for rows already scaled to norm `X`
-/// exactly, whose computed norms land a few `u` above it.
+/// `r = X(1 + KEEP_SLACK − 2(d + 4)u)` ([`keep_radius`]). Borrowed when no row is longer than
+/// `r` — as for rows already scaled to norm `X` exactly, whose computed norms land a few `u`
+/// above it.
 pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Dataset>> {
-    let d = data.n_features() as f64;
-    let radius = x_bound * (1.0 + KEEP_SLACK - 2.0 * (d + 4.0) * f64::EPSILON);
+    let radius = keep_radius(x_bound, data.n_features());
     if data.row_norms().iter().all(|&r| r <= radius) {
         return Ok(Cow::Borrowed(data));
     }
@@ -602,6 +621,88 @@ pub(crate) fn bounded_rows(data: &Dataset, x_bound: f64) -> Result<Cow<'_, Datas
     // Narrowed toward zero for f32 storage: no norm grows.
     let rows = Dataset::with_storage(x, data.y().to_owned(), data.storage())?;
     Ok(Cow::Owned(rows))
+}
+
+/// The radius `r = X(1 + KEEP_SLACK − 2(d + 4)u)` rows of `d` features are kept within: a
+/// computed norm is within `(d/2 + 2)u` of the true one (`u` the unit round-off; a sparse
+/// row's norm adds fewer terms, in the dense row's order), so every kept row's true norm is
+/// at most `X(1 + KEEP_SLACK)`, for any `d`.
+fn keep_radius(x_bound: f64, d: usize) -> f64 {
+    x_bound * (1.0 + KEEP_SLACK - 2.0 * (d as f64 + 4.0) * f64::EPSILON)
+}
+
+/// Rows held in memory as the perturbation learners (objective perturbation, AMP, output
+/// perturbation) fit them: dense ([`Dataset`]) or sparse ([`SparseDataset`]), with the same
+/// per-row bound and the same objective, whose sums are bit-identical ([`crate::sparse`]).
+///
+/// # Privacy
+/// Both forms enforce the bounds the analyses assume per row, in the same way: a row longer
+/// than `X` is scaled to it (its own norm decides), and a clipped loss takes its break points
+/// from the row's own label and norm. What the fit reads of the data beyond the rows' terms is
+/// the same for both — the row count `n` (treated as public, or replaced by the public
+/// `public_n`) and the shape `d` — so the sensitivity arguments are unchanged; nothing of the
+/// sparsity pattern (which entries are stored, how many) reaches the release.
+pub(crate) trait InMemory: GlmRows + Clone {
+    /// The GLM objective over these rows.
+    type Term<'a>: DataTerm + GlmSum
+    where
+        Self: 'a;
+
+    /// `(n, d)`.
+    fn shape(&self) -> (usize, usize) {
+        (self.n_samples(), self.n_features())
+    }
+
+    /// The rows with every row longer than [`keep_radius`]`(x_bound, d)` scaled to it
+    /// ([`bounded_rows`]; on sparse rows [`SparseDataset::projected`], the same values bit
+    /// for bit), borrowed when none is: a per-record map.
+    ///
+    /// # Errors
+    /// An `x_bound` that is not finite and positive.
+    fn bounded(&self, x_bound: f64) -> Result<Cow<'_, Self>>;
+
+    /// The objective of `terms` with ridge `lambda` on these rows as they are (bound them
+    /// first): the (clipped) loss of each row from its label and norm.
+    ///
+    /// # Errors
+    /// As [`GlmObjective::new`].
+    fn term(&self, terms: &Terms, lambda: f64) -> Result<Self::Term<'_>>;
+}
+
+/// [`InMemory`] for `$rows`, whose objective is `$objective` (with the constructors `new` and
+/// `clipped` and the method `relative_to_zero`) and whose rows `$bounded(rows, x_bound)`
+/// bounds.
+macro_rules! in_memory {
+    ($rows:ty, $objective:ident, $bounded:expr) => {
+        impl InMemory for $rows {
+            type Term<'a> = $objective<'a>;
+
+            fn bounded(&self, x_bound: f64) -> Result<Cow<'_, Self>> {
+                $bounded(self, x_bound)
+            }
+
+            fn term(&self, terms: &Terms, lambda: f64) -> Result<$objective<'_>> {
+                let glm = match terms.clipped {
+                    Some(c) => $objective::clipped(self, c, lambda, terms.scale)?,
+                    None => $objective::new(self, terms.loss, lambda, terms.scale)?,
+                };
+                Ok(if terms.relative {
+                    glm.relative_to_zero()
+                } else {
+                    glm
+                })
+            }
+        }
+    };
+}
+
+in_memory!(Dataset, GlmObjective, bounded_rows);
+in_memory!(SparseDataset, SparseGlmObjective, bounded_sparse);
+
+/// [`bounded_rows`] on sparse rows: [`SparseDataset::projected`], the same values bit for bit.
+fn bounded_sparse(rows: &SparseDataset, x_bound: f64) -> Result<Cow<'_, SparseDataset>> {
+    let projected = rows.projected(keep_radius(x_bound, rows.n_features()))?;
+    Ok(projected.map_or(Cow::Borrowed(rows), Cow::Owned))
 }
 
 /// The noise parameters a report lists for ObjPert.
@@ -1012,7 +1113,7 @@ pub(crate) struct Perturbed<G> {
 impl<G: DataTerm> Perturbed<G> {
     /// Draws `b = γ_b·K`, `K ~ N_ℤ(0, ⌈(σ/γ_b)²⌉)^d` exactly (dp_optim's grid release of
     /// `N(0, σ²I)` added to 0), once, and builds `J` on the data term `glm` (the bounds'
-    /// loss, [`perturbed_glm`]).
+    /// loss, [`perturbed_terms`]).
     ///
     /// # Privacy
     /// `b` is never released. Its discrete law is compared with the rounded continuous
@@ -1202,8 +1303,9 @@ impl<G: DataTerm> Perturbed<G> {
     }
 }
 
-impl Perturbed<GlmObjective<'_>> {
-    /// SAG from `x0` to `‖∇J‖ ≤ tol`, with the per-term smoothness `β + λ/n`.
+impl<G: DataTerm + GlmSum> Perturbed<G> {
+    /// SAG from `x0` to `‖∇J‖ ≤ tol`, with the per-term smoothness `β + λ/n` (rows in
+    /// memory, dense or sparse).
     pub(crate) fn minimise_sag<R: Rng + ?Sized>(
         &self,
         x0: Array1<f64>,
@@ -1271,7 +1373,7 @@ impl<G: DataTerm> Observer for Reached<'_, G> {
 }
 
 /// `J` as a finite sum of GLM terms with the regulariser `(λ/2)‖θ‖² + bᵀθ` (for SAG).
-impl FiniteSum for Perturbed<GlmObjective<'_>> {
+impl<G: DataTerm + GlmSum> FiniteSum for Perturbed<G> {
     fn n_terms(&self) -> usize {
         self.glm.n_terms()
     }
@@ -1286,7 +1388,7 @@ impl FiniteSum for Perturbed<GlmObjective<'_>> {
     }
 }
 
-impl GlmSum for Perturbed<GlmObjective<'_>> {
+impl<G: DataTerm + GlmSum> GlmSum for Perturbed<G> {
     fn term_scalar(&self, x: ArrayView1<'_, f64>, i: usize) -> f64 {
         self.glm.term_scalar(x, i)
     }
@@ -1355,7 +1457,7 @@ mod tests {
         let b = learner.bounds().unwrap();
         let (sigma, lambda) = learner.calibrate_release(4).unwrap();
         let j = Perturbed::draw(
-            perturbed_glm(&data, &b, lambda).unwrap(),
+            data.term(&perturbed_terms(&b, 1.0), lambda).unwrap(),
             &b,
             sigma,
             &mut rng(8),
@@ -1450,8 +1552,13 @@ mod tests {
         assert!(m.privacy().epsilon <= 1.0);
         // A tolerance the floating-point error cannot be certified below is refused.
         let b = l.bounds().unwrap();
-        let j =
-            Perturbed::draw(perturbed_glm(&data, &b, 1.0).unwrap(), &b, 1.0, &mut rng(2)).unwrap();
+        let j = Perturbed::draw(
+            data.term(&perturbed_terms(&b, 1.0), 1.0).unwrap(),
+            &b,
+            1.0,
+            &mut rng(2),
+        )
+        .unwrap();
         let theta = j.minimise(1e-9).unwrap();
         assert!(j.certify(theta.view(), 1e-6, b.lipschitz).is_ok());
         assert!(matches!(
@@ -1527,8 +1634,13 @@ mod tests {
     fn the_remembered_gradient_is_the_one_computed_anew() {
         let (data, _) = logistic(20_000, 4, 3.0, 8);
         let b = bounds(Loss::Logistic, 1.0, None).unwrap();
-        let j =
-            Perturbed::draw(perturbed_glm(&data, &b, 2.0).unwrap(), &b, 3.0, &mut rng(1)).unwrap();
+        let j = Perturbed::draw(
+            data.term(&perturbed_terms(&b, 1.0), 2.0).unwrap(),
+            &b,
+            3.0,
+            &mut rng(1),
+        )
+        .unwrap();
         let theta = j.minimise(1e-6).unwrap();
         // L-BFGS evaluated the point it returns last.
         let last = j.last.lock().unwrap().as_ref().map(|(x, _)| x.clone());

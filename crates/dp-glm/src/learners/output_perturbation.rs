@@ -5,13 +5,12 @@ use dp_optim::{GradientDescent, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
-use super::objpert::{BOUND_SLACK, DataTerm, bounded_rows};
+use super::objpert::{BOUND_SLACK, DataTerm, InMemory};
 use super::streamed_glm::{Stream, Terms};
 use super::{Budget, calibrate, positive, report, row_count, rows_note, self_bounding_gradient};
 use crate::clipping::ClippedLoss;
-use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm::Scale;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::streamed::BlockSource;
@@ -104,17 +103,34 @@ impl OutputPerturbation {
         Ok((1.0 + 2.0 * TOLERANCE) * 2.0 * g / (lambda * n as f64))
     }
 
-    /// Fits the model.
-    ///
-    /// # Errors
-    /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; labels outside the loss's
-    /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
-    /// point (nothing is released).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    in_memory_fits! {
+        /// Fits the model.
+        ///
+        /// # Errors
+        /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; labels outside the loss's
+        /// domain; an accountant that cannot analyse the Gaussian; the solver not certifying its
+        /// point (nothing is released).
+        fn fit;
+
+        /// [`OutputPerturbation::fit`] on sparse rows
+        /// ([`SparseDataset`](crate::sparse::SparseDataset), e.g. a LIBSVM file read by
+        /// [`dp_data::read_libsvm_sparse`]): each projected gradient step costs `O(nnz + d)`
+        /// and memory grows with the stored entries, never with `n × d`. Rows longer than `X`
+        /// are scaled to it and the loss clipped at `G` per row as on dense rows; the sums are
+        /// the dense objective's bit for bit ([`crate::sparse`]), so the model is
+        /// bit-identical to [`OutputPerturbation::fit`]'s on the same rows densified, with the
+        /// same `rng`.
+        ///
+        /// # Errors
+        /// As [`OutputPerturbation::fit`].
+        fn fit_sparse;
+    }
+
+    /// The fit on rows in memory, dense or sparse.
+    fn fit_rows<D: InMemory, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         self.check_relation()?;
-        let shape = (data.n_samples(), data.n_features());
         self.fit_shape(
-            shape,
+            data.shape(),
             || data.check_labels(&self.loss),
             |n| self.minimiser(data, n),
             rng,
@@ -168,13 +184,7 @@ impl OutputPerturbation {
             let shape = stream.shape();
             let mut l = self.clone();
             l.lambda = lambda(self, shape)?;
-            let terms = Terms {
-                loss: l.loss,
-                clipped: Some(l.clipped_loss()?),
-                scale: Scale::Mean,
-                relative: false,
-                x_bound: l.x_bound,
-            };
+            let terms = l.terms()?;
             let solve = |n| l.solve(&stream.glm(terms, l.ridge(n, shape.0)?)?, n);
             l.fit_shape(shape, || Ok(()), solve, rng)
         })
@@ -289,16 +299,27 @@ impl OutputPerturbation {
     /// # Errors
     /// As [`OutputPerturbation::sensitivity`]; a non-convex loss; the solver not certifying
     /// its point.
-    fn minimiser(&self, data: &Dataset, n: usize) -> Result<Array1<f64>> {
-        let rows = bounded_rows(data, self.x_bound)?;
-        let lambda = self.ridge(n, data.n_samples())?;
-        let obj = GlmObjective::clipped(&rows, self.clipped_loss()?, lambda, Scale::Mean)?;
-        self.solve(&obj, n)
+    fn minimiser<D: InMemory>(&self, data: &D, n: usize) -> Result<Array1<f64>> {
+        let rows = data.bounded(self.x_bound)?;
+        let lambda = self.ridge(n, data.shape().0)?;
+        self.solve(&rows.term(&self.terms()?, lambda)?, n)
     }
 
     /// The loss clipped at `G`.
     fn clipped_loss(&self) -> Result<ClippedLoss> {
         ClippedLoss::new(self.loss, self.gradient_bound()?)
+    }
+
+    /// The terms of the minimised objective: the mean of the losses clipped at `G` of the rows
+    /// bounded by `X`.
+    fn terms(&self) -> Result<Terms> {
+        Ok(Terms {
+            loss: self.loss,
+            clipped: Some(self.clipped_loss()?),
+            scale: Scale::Mean,
+            relative: false,
+            x_bound: self.x_bound,
+        })
     }
 
     /// The ridge of the mean over `rows` rows with the minimiser of `(1/n)Σ_i ℓ_i(w) +
@@ -368,6 +389,8 @@ fn distance_bound<O: Objective + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Dataset;
+    use crate::glm::GlmObjective;
     use crate::learners::testdata::{accuracy, logistic, rng};
 
     #[test]

@@ -33,7 +33,7 @@ use dp_optim::Objective;
 use ndarray::{Array1, Array2, ArrayView1, ArrayViewMut1};
 use rayon::prelude::*;
 
-use super::objpert::{add_column_squares, bounded_rows};
+use super::objpert::{InMemory, add_column_squares, bounded_rows};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -194,16 +194,7 @@ impl Terms {
     /// The in-memory objective on `data` (one block's bounded rows), the factor `scale` in
     /// front of the sum.
     fn objective<'d>(&self, data: &'d Dataset, scale: f64) -> Result<GlmObjective<'d>> {
-        let glm = match self.clipped {
-            Some(c) => GlmObjective::clipped(data, c, 0.0, Scale::Sum)?,
-            None => GlmObjective::new(data, self.loss, 0.0, Scale::Sum)?,
-        }
-        .with_scale(scale);
-        Ok(if self.relative {
-            glm.relative_to_zero()
-        } else {
-            glm
-        })
+        Ok(data.term(self, 0.0)?.with_scale(scale))
     }
 }
 
