@@ -919,7 +919,15 @@ mod tests {
                 .unwrap();
             let sparse = projected.to_dense().unwrap();
             for (a, b) in sparse.x().rows().into_iter().zip(x.rows()) {
-                assert_eq!(bits(a), bits(b));
+                if cfg!(feature = "blas") {
+                    // BLAS's `ddot` adds a dense row's squares in another order: its norm,
+                    // and so the scale factor, may differ in the last places.
+                    for (&u, &v) in a.iter().zip(&b) {
+                        assert!((u - v).abs() <= 4.0 * f64::EPSILON * v.abs(), "{u} vs {v}");
+                    }
+                } else {
+                    assert_eq!(bits(a), bits(b));
+                }
             }
             assert!(projected.max_row_norm() <= radius * (1.0 + 1e-15));
             assert_eq!(projected.nnz(), data.nnz());
