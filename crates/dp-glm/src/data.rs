@@ -19,7 +19,7 @@
 //! values actually used: the row norms are computed from the stored values widened to `f64`,
 //! and the kernels clip with those norms.
 
-use dp_optim::ExactSum;
+use dp_optim::Widen;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, CowArray, Ix1, Ix2};
 
 pub(crate) use dp_optim::numeric::l2_norm;
@@ -56,46 +56,22 @@ impl Storage {
     }
 }
 
-/// A stored feature value: `f64` or `f32`, widened exactly to `f64` by the kernels.
-pub(crate) trait Element: Copy + Send + Sync + Into<f64> + 'static {
+/// A stored feature value: `f64` or `f32`, widened exactly to `f64` by the kernels (which
+/// read both through [`dp_optim::Widen`]: the same vector code for either).
+pub(crate) trait Element: Widen {
     /// `row` as `f64`: borrowed for `f64`, widened into a new vector for `f32`.
     fn widen(row: ArrayView1<'_, Self>) -> CowArray<'_, f64, Ix1>;
-
-    /// Adds the quantised term of `c·row` to `sum` ([`ExactSum::add_scaled`]; for `f64` rows
-    /// its one-pass twin [`ExactSum::add_scaled_f64`]: the same integers).
-    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[Self]);
-
-    /// The dot products of [`crate::glm::GROUP`] rows with `t` (the GLM kernels' margins;
-    /// `f64` rows take the AVX2 version where the processor has it: the same values).
-    fn dot_group(r: [&[Self]; crate::glm::GROUP], t: &[f64]) -> [f64; crate::glm::GROUP] {
-        crate::glm::dot_group(r, t)
-    }
 }
 
 impl Element for f64 {
     fn widen(row: ArrayView1<'_, f64>) -> CowArray<'_, f64, Ix1> {
         CowArray::from(row)
     }
-
-    #[inline]
-    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[f64]) {
-        sum.add_scaled_f64(c, row);
-    }
-
-    #[inline(always)]
-    fn dot_group(r: [&[f64]; crate::glm::GROUP], t: &[f64]) -> [f64; crate::glm::GROUP] {
-        crate::glm::dot_group_f64(r, t)
-    }
 }
 
 impl Element for f32 {
     fn widen(row: ArrayView1<'_, f32>) -> CowArray<'_, f64, Ix1> {
         CowArray::from(row.mapv(f64::from))
-    }
-
-    #[inline]
-    fn add_scaled_to(sum: &mut ExactSum, c: f64, row: &[f32]) {
-        sum.add_scaled(c, row);
     }
 }
 

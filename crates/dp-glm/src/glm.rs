@@ -381,7 +381,7 @@ impl<'a> GlmObjective<'a> {
             self.clipped_blocks(theta, rows, clip, |block, coef| {
                 for (&i, &c) in block.iter().zip(coef) {
                     match xs {
-                        Some(xs) => Element::add_scaled_to(out, c, &xs[i * d..(i + 1) * d]),
+                        Some(xs) => out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]),
                         None => out.add_scaled(c, &x.row(i).to_vec()),
                     }
                 }
@@ -571,7 +571,7 @@ fn row_dots_here<T: Element>(
     let mut groups = rows.chunks_exact(GROUP);
     let mut outs = out.chunks_exact_mut(GROUP);
     for (group, o) in (&mut groups).zip(&mut outs) {
-        o.copy_from_slice(&T::dot_group(std::array::from_fn(|k| row(group[k])), t));
+        o.copy_from_slice(&dot_group_simd(std::array::from_fn(|k| row(group[k])), t));
     }
     for (o, &i) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
         *o = dot(row(i), t);
@@ -646,12 +646,13 @@ pub(crate) fn dot_group<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP]
     out
 }
 
-/// [`dot_group`] for `f64` rows with AVX2 where the processor has it ([`pulp`], chosen at run
-/// time): two rows per 256-bit vector, lanes (row a even, row a odd, row b even, row b odd),
-/// each lane one of `dot_group`'s accumulators, added to in the same order with separate IEEE
-/// multiplications and additions — so the same margins, bit for bit.
+/// [`dot_group`] with AVX2 where the processor has it ([`pulp`], chosen at run time): two
+/// rows per 256-bit vector, lanes (row a even, row a odd, row b even, row b odd), each lane one
+/// of `dot_group`'s accumulators, added to in the same order with separate IEEE
+/// multiplications and additions — so the same margins, bit for bit (`f32` entries are
+/// widened exactly to `f64` lanes first).
 #[inline(always)]
-pub(crate) fn dot_group_f64(r: [&[f64]; GROUP], t: &[f64]) -> [f64; GROUP] {
+pub(crate) fn dot_group_simd<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V3::try_new() {
         return simd.vectorize(PairedDots { simd, r, t });
@@ -659,20 +660,20 @@ pub(crate) fn dot_group_f64(r: [&[f64]; GROUP], t: &[f64]) -> [f64; GROUP] {
     dot_group(r, t)
 }
 
-// The AVX2 body of `dot_group_f64` is written for groups of four rows.
+// The AVX2 body of `dot_group_simd` is written for groups of four rows.
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(GROUP == 4);
 
-/// The AVX2 body of [`dot_group_f64`]: four rows, two per vector.
+/// The AVX2 body of [`dot_group_simd`]: four rows, two per vector.
 #[cfg(target_arch = "x86_64")]
-struct PairedDots<'a> {
+struct PairedDots<'a, T> {
     simd: pulp::x86::V3,
-    r: [&'a [f64]; GROUP],
+    r: [&'a [T]; GROUP],
     t: &'a [f64],
 }
 
 #[cfg(target_arch = "x86_64")]
-impl pulp::NullaryFnOnce for PairedDots<'_> {
+impl<T: Element> pulp::NullaryFnOnce for PairedDots<'_, T> {
     type Output = [f64; GROUP];
 
     #[inline(always)]
@@ -687,14 +688,16 @@ impl pulp::NullaryFnOnce for PairedDots<'_> {
         let rows = pairs[0].iter().zip(pairs[1]).zip(pairs[2]).zip(pairs[3]);
         for (tj, (((a, b), c), d)) in t2.iter().zip(rows) {
             let tt = f64x4(tj[0], tj[1], tj[0], tj[1]);
-            ab = simd.add_f64s(ab, simd.mul_f64s(f64x4(a[0], a[1], b[0], b[1]), tt));
-            cd = simd.add_f64s(cd, simd.mul_f64s(f64x4(c[0], c[1], d[0], d[1]), tt));
+            let ab_lanes = T::lanes(simd, &[a[0], a[1], b[0], b[1]]);
+            let cd_lanes = T::lanes(simd, &[c[0], c[1], d[0], d[1]]);
+            ab = simd.add_f64s(ab, simd.mul_f64s(ab_lanes, tt));
+            cd = simd.add_f64s(cd, simd.mul_f64s(cd_lanes, tt));
         }
         let (f64x4(a0, a1, b0, b1), f64x4(c0, c1, d0, d1)) = (ab, cd);
         let mut out = [a0 + a1, b0 + b1, c0 + c1, d0 + d1];
         if n % 2 == 1 {
             for (o, row) in out.iter_mut().zip(&r) {
-                *o += row[n - 1] * t[n - 1];
+                *o += row[n - 1].into() * t[n - 1];
             }
         }
         out
@@ -1052,21 +1055,29 @@ mod tests {
     use super::*;
 
     /// The AVX2 margins (where the processor has AVX2; the portable ones elsewhere) are the
-    /// portable ones bit for bit, for even and odd lengths, lengths shorter than a vector,
-    /// and values of mixed magnitudes whose sums depend on their order.
+    /// portable ones bit for bit, for `f64` rows and `f32` rows (widened exactly), for every
+    /// length up to 101 (even, odd, shorter than a vector) and two long ones, and values of
+    /// mixed magnitudes whose sums depend on their order.
     #[test]
-    fn f64_dot_group_is_the_portable_one_bit_for_bit() {
+    fn simd_dot_group_is_the_portable_one_bit_for_bit() {
+        simd_dot_group_matches(|v| v);
+        simd_dot_group_matches(|v| v as f32);
+    }
+
+    /// [`simd_dot_group_is_the_portable_one_bit_for_bit`] for rows of `T`, `narrow` mapping
+    /// the test's `f64` entries to `T`.
+    fn simd_dot_group_matches<T: Element>(narrow: fn(f64) -> T) {
         let value = |i: usize| {
             let m = ((i * 7919) % 97) as f64 - 48.0;
             m * 10f64.powi((i % 9) as i32 - 4) + 1.0 / (i as f64 + 3.0)
         };
-        for n in [1, 2, 3, 4, 5, 7, 8, 99, 100, 1000, 1001] {
-            let rows: Vec<Vec<f64>> = (0..GROUP)
-                .map(|k| (0..n).map(|j| value(j * GROUP + k)).collect())
+        for n in (1..=101).chain([1000, 1001]) {
+            let rows: Vec<Vec<T>> = (0..GROUP)
+                .map(|k| (0..n).map(|j| narrow(value(j * GROUP + k))).collect())
                 .collect();
             let t: Vec<f64> = (0..n).map(|j| value(3 * j + 11)).collect();
-            let r: [&[f64]; GROUP] = std::array::from_fn(|k| &rows[k][..]);
-            let (fast, portable) = (dot_group_f64(r, &t), dot_group(r, &t));
+            let r: [&[T]; GROUP] = std::array::from_fn(|k| &rows[k][..]);
+            let (fast, portable) = (dot_group_simd(r, &t), dot_group(r, &t));
             assert_eq!(
                 fast.map(f64::to_bits),
                 portable.map(f64::to_bits),
@@ -1077,11 +1088,11 @@ mod tests {
                 let part = |start: usize| {
                     (start..n - n % 2)
                         .step_by(2)
-                        .fold(0.0, |a, j| a + row[j] * t[j])
+                        .fold(0.0, |a, j| a + row[j].into() * t[j])
                 };
                 let mut want = part(0) + part(1);
                 if n % 2 == 1 {
-                    want += row[n - 1] * t[n - 1];
+                    want += row[n - 1].into() * t[n - 1];
                 }
                 assert_eq!(fast[k].to_bits(), want.to_bits(), "n = {n}, row {k}");
             }

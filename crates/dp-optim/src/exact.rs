@@ -253,7 +253,7 @@ impl ExactSum {
     /// Adds the quantised term of `c·row` (a GLM's clipped per-example gradient, `|c|·‖row‖ ≤
     /// C` up to rounding): `k_j = round((c/γ)·row_j)` on the fast path (module docs). The row's
     /// entries are `f64`, or `f32` widened exactly to `f64`: the term is that of the widened
-    /// row. For `f64` rows [`ExactSum::add_scaled_f64`] adds the same term in one pass.
+    /// row. [`ExactSum::add_scaled_one_pass`] adds the same term in one pass.
     ///
     /// # Panics
     /// If `row` does not have length `d`.
@@ -289,18 +289,19 @@ impl ExactSum {
         }
     }
 
-    /// [`ExactSum::add_scaled`] for an `f64` row: the same integer term, in one pass that
-    /// computes `k`, its sum of squares and the partial sums with `k` added (into a second
+    /// [`ExactSum::add_scaled`] for an `f64` or `f32` row: the same integer term, in one pass
+    /// that computes `k`, its sum of squares and the partial sums with `k` added (into a second
     /// buffer, which replaces the partial sums when the fast check passes), with the widest
-    /// vectors the processor has (chosen at run time by [`pulp`]: AVX2 where present). The sum
-    /// of squares is added in another order than by `add_scaled`, which decides the same: its
-    /// terms are integers, so every order gives the exact sum while it is below `2^53`, and a
-    /// value at least `2^53` otherwise (module docs, § Cost).
+    /// vectors the processor has (chosen at run time by [`pulp`]: AVX2 where present; `f32`
+    /// entries widened exactly to `f64` lanes). The sum of squares is added in another order
+    /// than by `add_scaled`, which decides the same: its terms are integers, so every order
+    /// gives the exact sum while it is below `2^53`, and a value at least `2^53` otherwise
+    /// (module docs, § Cost).
     ///
     /// # Panics
     /// If `row` does not have length `d`.
     #[inline]
-    pub fn add_scaled_f64(&mut self, c: f64, row: &[f64]) {
+    pub fn add_scaled_one_pass<T: Widen>(&mut self, c: f64, row: &[T]) {
         let d = self.quantiser.dim;
         assert_eq!(row.len(), d, "term of the wrong length");
         let total = pulp::Arch::new().dispatch(FusedTerm {
@@ -431,19 +432,53 @@ impl ExactSum {
     }
 }
 
-/// The pass of [`ExactSum::add_scaled_f64`] as an operation [`pulp`] compiles for each
+/// An entry of the rows [`ExactSum::add_scaled_one_pass`] reads: `f64`, or `f32` widened
+/// exactly to `f64`. Implemented for these two types only.
+pub trait Widen: Copy + Into<f64> + Send + Sync + 'static + sealed::Sealed {
+    /// The entries of `chunk` (`S::F64_LANES` of them) as one vector of `f64` lanes, in order.
+    fn lanes<S: pulp::Simd>(simd: S, chunk: &[Self]) -> S::f64s;
+}
+
+impl Widen for f64 {
+    #[inline(always)]
+    fn lanes<S: pulp::Simd>(_: S, chunk: &[f64]) -> S::f64s {
+        pulp::bytemuck::pod_read_unaligned(pulp::bytemuck::cast_slice(chunk))
+    }
+}
+
+impl Widen for f32 {
+    #[inline(always)]
+    fn lanes<S: pulp::Simd>(_: S, chunk: &[f32]) -> S::f64s {
+        let mut v: S::f64s = pulp::bytemuck::Zeroable::zeroed();
+        let lanes: &mut [f64] = pulp::bytemuck::cast_slice_mut(std::slice::from_mut(&mut v));
+        for (l, &x) in lanes.iter_mut().zip(chunk) {
+            *l = f64::from(x);
+        }
+        v
+    }
+}
+
+/// Keeps [`Widen`] to `f64` and `f32`.
+mod sealed {
+    /// Implemented by `f64` and `f32` only.
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for f32 {}
+}
+
+/// The pass of [`ExactSum::add_scaled_one_pass`] as an operation [`pulp`] compiles for each
 /// instruction set: writes `next = partial + k` with `k_j = (s·row_j + M) − M` (round to
-/// nearest for `|s·row_j| ≤ 2^51`) and returns `Σ_j k_j²`. Every operation is a separate IEEE
-/// addition or multiplication (no fused multiply–add), so `k` and `next` are the same on
-/// every instruction set.
-struct FusedTerm<'a> {
+/// nearest for `|s·row_j| ≤ 2^51`, `row_j` widened exactly to `f64`) and returns `Σ_j k_j²`.
+/// Every operation is a separate IEEE addition or multiplication (no fused multiply–add), so
+/// `k` and `next` are the same on every instruction set.
+struct FusedTerm<'a, T> {
     s: f64,
-    row: &'a [f64],
+    row: &'a [T],
     partial: &'a [f64],
     next: &'a mut [f64],
 }
 
-impl pulp::WithSimd for FusedTerm<'_> {
+impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
     type Output = f64;
 
     #[inline(always)]
@@ -455,35 +490,55 @@ impl pulp::WithSimd for FusedTerm<'_> {
             next,
         } = self;
         let round = |t: f64| (t + ROUNDER) - ROUNDER;
-        let (rows, row_rest) = S::as_simd_f64s(row);
+        let lanes = S::F64_LANES;
         let (parts, part_rest) = S::as_simd_f64s(partial);
         let (nexts, next_rest) = S::as_mut_simd_f64s(next);
+        let (rows, row_rest) = row.split_at(parts.len() * lanes);
         let (vs, vm) = (simd.splat_f64s(s), simd.splat_f64s(ROUNDER));
         // Two independent sums of squares: the additions do not wait on each other.
         let (mut even, mut odd) = (simd.splat_f64s(0.0), simd.splat_f64s(0.0));
-        let term = |r, p, n: &mut S::f64s| {
-            let k = simd.sub_f64s(simd.add_f64s(simd.mul_f64s(vs, r), vm), vm);
-            *n = simd.add_f64s(p, k);
-            simd.mul_f64s(k, k)
-        };
-        let (rows2, rows1) = rows.as_chunks::<2>();
         let (parts2, parts1) = parts.as_chunks::<2>();
         let (nexts2, nexts1) = nexts.as_chunks_mut::<2>();
-        for ((r, p), n) in rows2.iter().zip(parts2).zip(nexts2) {
-            even = simd.add_f64s(even, term(r[0], p[0], &mut n[0]));
-            odd = simd.add_f64s(odd, term(r[1], p[1], &mut n[1]));
+        let (rows2, rows1) = rows.split_at(parts2.len() * 2 * lanes);
+        for ((r, p), n) in rows2.chunks_exact(2 * lanes).zip(parts2).zip(nexts2) {
+            let (r0, r1) = r.split_at(lanes);
+            even = simd.add_f64s(
+                even,
+                fused_lanes(simd, vs, vm, T::lanes(simd, r0), p[0], &mut n[0]),
+            );
+            odd = simd.add_f64s(
+                odd,
+                fused_lanes(simd, vs, vm, T::lanes(simd, r1), p[1], &mut n[1]),
+            );
         }
-        for ((&r, &p), n) in rows1.iter().zip(parts1).zip(nexts1) {
-            even = simd.add_f64s(even, term(r, p, n));
+        for ((r, &p), n) in rows1.chunks_exact(lanes).zip(parts1).zip(nexts1) {
+            even = simd.add_f64s(even, fused_lanes(simd, vs, vm, T::lanes(simd, r), p, n));
         }
         let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
         for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
-            let k = round(s * r);
+            let k = round(s * r.into());
             total += k * k;
             *n = p + k;
         }
         total
     }
+}
+
+/// One vector of [`FusedTerm`]: `k = (s·r + M) − M` (`vs`, `vm` the splatted `s`, `M`),
+/// writes `partial + k` to `next` and returns `k²`. A function, not a closure, so that it is
+/// always inlined into each instruction set's version (with its intrinsics).
+#[inline(always)]
+fn fused_lanes<S: pulp::Simd>(
+    simd: S,
+    vs: S::f64s,
+    vm: S::f64s,
+    r: S::f64s,
+    partial: S::f64s,
+    next: &mut S::f64s,
+) -> S::f64s {
+    let k = simd.sub_f64s(simd.add_f64s(simd.mul_f64s(vs, r), vm), vm);
+    *next = simd.add_f64s(partial, k);
+    simd.mul_f64s(k, k)
 }
 
 /// The release of an [`ExactSum`]: `γ·(S + K)` with `K` exact discrete Gaussian noise on the

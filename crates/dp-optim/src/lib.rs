@@ -94,7 +94,7 @@ mod step;
 mod testutil;
 
 pub use error::{Error, Result};
-pub use exact::{ExactSum, Quantiser, SumRelease, sum_multiplier, sum_noise_multiplier};
+pub use exact::{ExactSum, Quantiser, SumRelease, Widen, sum_multiplier, sum_noise_multiplier};
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};

@@ -144,21 +144,28 @@ fn sums_are_exact_and_order_free() {
     }
 }
 
-/// The one-pass `f64` path adds exactly the integers of the generic path: the same totals
-/// after every few terms, in dimensions that fill whole vectors, leave tails, or are shorter
-/// than one vector, with terms within the bound, over it (enforced by the exact path, which
-/// must find the partial sums untouched by the rejected pass), not finite, and with
-/// coefficients of either sign; on a grid that flushes every few terms, one that never does,
-/// and one where `R² ≥ 2^53` (every term takes the exact path).
+/// The one-pass path adds exactly the integers of the generic path, for `f64` rows and `f32`
+/// rows (widened exactly): the same totals after every few terms, in every dimension up to
+/// 101 (whole vectors, tails, shorter than one vector), with terms within the bound, over it
+/// (enforced by the exact path, which must find the partial sums untouched by the rejected
+/// pass), not finite, and with coefficients of either sign; on a grid that flushes every few
+/// terms, one that never does, and one where `R² ≥ 2^53` (every term takes the exact path).
 #[test]
-fn one_pass_f64_path_adds_the_same_integers() {
+fn one_pass_path_adds_the_same_integers() {
+    one_pass_adds_the_same_integers(|v| v);
+    one_pass_adds_the_same_integers(|v| v as f32);
+}
+
+/// [`one_pass_path_adds_the_same_integers`] for rows of `T`, `narrow` mapping the test's
+/// `f64` entries to `T`.
+fn one_pass_adds_the_same_integers<T: Widen>(narrow: fn(f64) -> T) {
     let mut rng = seeded_rng(5);
     for (clip, gamma) in [
         (1.0, 2f64.powi(-50)),
         (1.0, 2f64.powi(-24)),
         (1.0, 2f64.powi(-40)),
     ] {
-        for d in [1, 2, 3, 4, 7, 8, 9, 16, 100, 101] {
+        for d in 1..=101 {
             let q = Quantiser::new(clip, gamma, d).unwrap();
             let (mut generic, mut one_pass) = (ExactSum::new(q), ExactSum::new(q));
             for i in 0..300 {
@@ -171,9 +178,10 @@ fn one_pass_f64_path_adds_the_same_integers() {
                 if i % 50 == 7 {
                     v[i % d] = [f64::NAN, f64::INFINITY][i % 2];
                 }
+                let v: Vec<T> = v.into_iter().map(narrow).collect();
                 let c = if i % 3 == 0 { -1.0 } else { 1.0 };
                 generic.add_scaled(c, &v);
-                one_pass.add_scaled_f64(c, &v);
+                one_pass.add_scaled_one_pass(c, &v);
                 if i % 17 == 0 {
                     assert_eq!(
                         generic.totals(),
