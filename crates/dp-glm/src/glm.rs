@@ -688,8 +688,8 @@ impl<T: Element> pulp::NullaryFnOnce for PairedDots<'_, T> {
         let rows = pairs[0].iter().zip(pairs[1]).zip(pairs[2]).zip(pairs[3]);
         for (tj, (((a, b), c), d)) in t2.iter().zip(rows) {
             let tt = f64x4(tj[0], tj[1], tj[0], tj[1]);
-            let ab_lanes = T::lanes(simd, &[a[0], a[1], b[0], b[1]]);
-            let cd_lanes = T::lanes(simd, &[c[0], c[1], d[0], d[1]]);
+            let ab_lanes = T::lanes::<pulp::x86::V3>(&[a[0], a[1], b[0], b[1]]);
+            let cd_lanes = T::lanes::<pulp::x86::V3>(&[c[0], c[1], d[0], d[1]]);
             ab = simd.add_f64s(ab, simd.mul_f64s(ab_lanes, tt));
             cd = simd.add_f64s(cd, simd.mul_f64s(cd_lanes, tt));
         }

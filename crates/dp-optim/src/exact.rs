@@ -436,19 +436,19 @@ impl ExactSum {
 /// exactly to `f64`. Implemented for these two types only.
 pub trait Widen: Copy + Into<f64> + Send + Sync + 'static + sealed::Sealed {
     /// The entries of `chunk` (`S::F64_LANES` of them) as one vector of `f64` lanes, in order.
-    fn lanes<S: pulp::Simd>(simd: S, chunk: &[Self]) -> S::f64s;
+    fn lanes<S: pulp::Simd>(chunk: &[Self]) -> S::f64s;
 }
 
 impl Widen for f64 {
     #[inline(always)]
-    fn lanes<S: pulp::Simd>(_: S, chunk: &[f64]) -> S::f64s {
+    fn lanes<S: pulp::Simd>(chunk: &[f64]) -> S::f64s {
         pulp::bytemuck::pod_read_unaligned(pulp::bytemuck::cast_slice(chunk))
     }
 }
 
 impl Widen for f32 {
     #[inline(always)]
-    fn lanes<S: pulp::Simd>(_: S, chunk: &[f32]) -> S::f64s {
+    fn lanes<S: pulp::Simd>(chunk: &[f32]) -> S::f64s {
         let mut v: S::f64s = pulp::bytemuck::Zeroable::zeroed();
         let lanes: &mut [f64] = pulp::bytemuck::cast_slice_mut(std::slice::from_mut(&mut v));
         for (l, &x) in lanes.iter_mut().zip(chunk) {
@@ -504,15 +504,15 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
             let (r0, r1) = r.split_at(lanes);
             even = simd.add_f64s(
                 even,
-                fused_lanes(simd, vs, vm, T::lanes(simd, r0), p[0], &mut n[0]),
+                fused_lanes(simd, vs, vm, T::lanes::<S>(r0), p[0], &mut n[0]),
             );
             odd = simd.add_f64s(
                 odd,
-                fused_lanes(simd, vs, vm, T::lanes(simd, r1), p[1], &mut n[1]),
+                fused_lanes(simd, vs, vm, T::lanes::<S>(r1), p[1], &mut n[1]),
             );
         }
         for ((r, &p), n) in rows1.chunks_exact(lanes).zip(parts1).zip(nexts1) {
-            even = simd.add_f64s(even, fused_lanes(simd, vs, vm, T::lanes(simd, r), p, n));
+            even = simd.add_f64s(even, fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n));
         }
         let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
         for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
