@@ -946,9 +946,9 @@ mod tests {
     /// NaN or 0.
     #[test]
     fn decision_values_on_rows_a_model_projects_are_the_dense_ones() {
+        use crate::OutputPerturbation;
+        use crate::learners::testdata::logistic;
         use crate::model::LinearModel;
-        use crate::report::PrivacyReport;
-        use dp_accounting::{AccountantKind, Ledger, Neighbouring};
         let csr = CsrData {
             n_features: 2,
             indptr: vec![0, 2, 4, 6, 6],
@@ -958,16 +958,11 @@ mod tests {
         };
         let rows = SparseDataset::new(csr).unwrap();
         assert!(rows.row_norms()[1].is_infinite());
-        let report = PrivacyReport {
-            target: (1.0, 1e-5),
-            epsilon: 1.0,
-            delta: 1e-5,
-            accountant: AccountantKind::Exact,
-            neighbouring: Neighbouring::AddRemove,
-            noise: Vec::new(),
-            ledger: Ledger::new(Neighbouring::AddRemove),
-            notes: Vec::new(),
-        };
+        // A fitted model's report, on coefficients chosen to overflow the margins.
+        let fitted = OutputPerturbation::new(Loss::Logistic)
+            .fit(&logistic(50, 2, 1.0, 1).0, &mut rng(1))
+            .unwrap();
+        let report = fitted.privacy().clone();
         let coef = Array1::from(vec![1e10, 3e10]);
         let model = LinearModel::new(coef, 0.5, Loss::Logistic, report)
             .unwrap()
@@ -978,7 +973,11 @@ mod tests {
             .unwrap();
         assert!(dense.iter().all(|z| z.is_finite()), "{dense}");
         let sparse = rows.decision_function(&model).unwrap();
-        assert_eq!(sparse.mapv(f64::to_bits), dense.mapv(f64::to_bits), "{sparse}");
+        assert_eq!(
+            sparse.mapv(f64::to_bits),
+            dense.mapv(f64::to_bits),
+            "{sparse}"
+        );
     }
 
     #[test]
