@@ -91,53 +91,34 @@ fn fitted(mut v: Value, keys: &[&str]) -> Value {
     v
 }
 
-#[test]
-fn sparse_rows_give_the_dense_model() {
-    let dir = tempdir("sparse-train");
-    let class = write(&dir, "class", 300, false);
-    let class_test = write(&dir, "class-test", 40, false);
-    let real = write(&dir, "real", 300, true);
-    let cases: [(&str, &[&str], &Files, &Files); 5] = [
-        // Unit rows and a bias: public bounds.
-        ("dp-gd", &["--bias", "1"], &class, &class_test),
-        ("noisy-gd", &[], &class, &class_test),
-        // Raw rows: the clip, and X and Y, estimated privately from the same norms and labels.
-        (
-            "dp-gd",
-            &["--preprocess", "none", "--bias", "0.5"],
-            &class,
-            &class_test,
-        ),
-        (
-            "noisy-gd",
-            &["--loss", "squared", "--preprocess", "none"],
-            &real,
-            &class_test,
-        ),
-        (
-            "dp-gd",
-            &["--loss", "squared", "--preprocess", "none"],
-            &real,
-            &real,
-        ),
-    ];
-    let common = [
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-5",
-        "--seed",
-        "7",
-        "--steps",
-        "20",
-    ];
-    for (algorithm, extra, svm, test) in cases {
-        let mut args = vec!["--algorithm", algorithm];
-        args.extend(common);
-        args.extend(extra);
-        same_as_dense(&dir, &args, svm, test);
+/// The data sets of a test, each as a LIBSVM file and a CSV file.
+#[derive(Clone, Copy)]
+enum Set {
+    /// 300 rows with ±1 labels.
+    Class,
+    /// `test_rows` rows with ±1 labels ([`sets`]).
+    ClassTest,
+    /// 300 rows with real labels.
+    Real,
+    /// `test_rows` rows with real labels.
+    RealTest,
+}
+
+/// A case: the flags (split at spaces), the training set and the test set.
+type Case = (&'static str, Set, Set);
+
+/// The files of every [`Set`] under `dir`, `test_rows` rows in each test set.
+fn sets(dir: &Path, test_rows: usize) -> impl Fn(Set) -> Files {
+    let class = write(dir, "class", 300, false);
+    let class_test = write(dir, "class-test", test_rows, false);
+    let real = write(dir, "real", 300, true);
+    let real_test = write(dir, "real-test", test_rows, true);
+    move |set| match set {
+        Set::Class => class.clone(),
+        Set::ClassTest => class_test.clone(),
+        Set::Real => real.clone(),
+        Set::RealTest => real_test.clone(),
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Trains with `base` (the algorithm and its flags) on the LIBSVM file of `files`, `test` the
@@ -202,78 +183,72 @@ fn same_as_dense(dir: &Path, base: &[&str], files: &Files, test: &Files) -> Valu
     s_json
 }
 
-/// Objective perturbation, AMP (the default algorithm for classification, and with
-/// `--solver sag`) and output perturbation train on the LIBSVM rows kept sparse and write the
-/// dense route's model file: unit rows with public bounds, and raw rows whose `X` (and `Y`, or
-/// the clip of the squared loss) are estimated privately and which the learners project.
+/// Each learner with a sparse path trains on the LIBSVM rows kept sparse and writes the dense
+/// route's model file ([`same_as_dense`]; ε = 1, δ = 1e-5, seed 7), and its answer names it:
+/// DP-GD and noisy GD, objective perturbation, AMP (the default algorithm for
+/// classification, and with `--solver sag`) and output perturbation; on unit rows with public
+/// bounds, and on raw rows whose bounds (the clip, `X`, `Y`) are estimated privately from the
+/// same norms and labels, and which the perturbation learners project.
 #[test]
-fn perturbation_learners_and_the_default_train_on_sparse_rows() {
-    let dir = tempdir("sparse-perturbation");
-    let class = write(&dir, "class", 300, false);
-    let class_test = write(&dir, "class-test", 40, false);
-    let real = write(&dir, "real", 300, true);
-    let cases: [(&[&str], &Files, &Files); 8] = [
+fn sparse_rows_give_the_dense_model() {
+    use Set::{Class, ClassTest, Real};
+    let cases: [Case; 13] = [
+        // Unit rows (and a bias): public bounds.
+        ("--algorithm dp-gd --steps 20 --bias 1", Class, ClassTest),
+        ("--algorithm noisy-gd --steps 20", Class, ClassTest),
         // Only data, label, ε and δ: the default algorithm, AMP.
-        (&[], &class, &class_test),
+        ("", Class, ClassTest),
+        ("--algorithm amp --solver sag", Class, ClassTest),
+        ("--algorithm objpert --bias 0.5", Class, ClassTest),
+        ("--algorithm output-perturbation", Class, ClassTest),
+        // Raw rows: bounds estimated privately.
         (
-            &["--algorithm", "amp", "--solver", "sag"],
-            &class,
-            &class_test,
+            "--algorithm dp-gd --steps 20 --preprocess none --bias 0.5",
+            Class,
+            ClassTest,
         ),
         (
-            &["--algorithm", "objpert", "--bias", "0.5"],
-            &class,
-            &class_test,
-        ),
-        (&["--algorithm", "output-perturbation"], &class, &class_test),
-        (
-            &[
-                "--algorithm",
-                "amp",
-                "--preprocess",
-                "none",
-                "--bias",
-                "0.5",
-            ],
-            &class,
-            &class_test,
+            "--algorithm noisy-gd --steps 20 --loss squared --preprocess none",
+            Real,
+            ClassTest,
         ),
         (
-            &[
-                "--algorithm",
-                "objpert",
-                "--loss",
-                "squared",
-                "--preprocess",
-                "none",
-            ],
-            &real,
-            &real,
+            "--algorithm dp-gd --steps 20 --loss squared --preprocess none",
+            Real,
+            Real,
         ),
         (
-            &["--algorithm", "output-perturbation", "--preprocess", "none"],
-            &class,
-            &class_test,
+            "--algorithm amp --preprocess none --bias 0.5",
+            Class,
+            ClassTest,
         ),
         (
-            &[
-                "--algorithm",
-                "output-perturbation",
-                "--loss",
-                "squared",
-                "--preprocess",
-                "none",
-            ],
-            &real,
-            &real,
+            "--algorithm objpert --loss squared --preprocess none",
+            Real,
+            Real,
+        ),
+        (
+            "--algorithm output-perturbation --preprocess none",
+            Class,
+            ClassTest,
+        ),
+        (
+            "--algorithm output-perturbation --loss squared --preprocess none",
+            Real,
+            Real,
         ),
     ];
-    for (extra, svm, test) in cases {
+    let dir = tempdir("sparse-train");
+    let files = sets(&dir, 40);
+    for (case, train_set, test_set) in cases {
         let mut args = vec!["--epsilon", "1", "--delta", "1e-5", "--seed", "7"];
-        args.extend(extra);
-        let answer = same_as_dense(&dir, &args, svm, test);
-        let algorithm = extra.get(1).copied().unwrap_or("amp");
-        assert_eq!(answer["algorithm"], algorithm, "{extra:?}");
+        args.extend(case.split_whitespace());
+        let answer = same_as_dense(&dir, &args, &files(train_set), &files(test_set));
+        let algorithm = args
+            .iter()
+            .position(|&a| a == "--algorithm")
+            .map_or("amp", |k| args[k + 1]);
+        assert_eq!(answer["algorithm"], algorithm, "{case}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -324,57 +299,36 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
 /// LIBSVM rows dense (its scaling moves zeros) and agrees too.
 #[test]
 fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
+    use Set::{Class, ClassTest, Real, RealTest};
     let dir = tempdir("sparse-score");
-    let class = write(&dir, "class", 300, false);
-    let class_test = write(&dir, "class-test", 60, false);
-    let real = write(&dir, "real", 300, true);
-    let real_test = write(&dir, "real-test", 60, true);
-    let cases: [(&[&str], &Files, &Files); 4] = [
+    let files = sets(&dir, 60);
+    let cases: [Case; 4] = [
         // Unit rows and a bias.
-        (
-            &["--algorithm", "dp-gd", "--bias", "1"],
-            &class,
-            &class_test,
-        ),
+        ("--algorithm dp-gd --bias 1", Class, ClassTest),
         // AdaSSP: raw rows projected onto the privately estimated row bound.
-        (
-            &["--algorithm", "ssp", "--loss", "squared"],
-            &real,
-            &real_test,
-        ),
+        ("--algorithm ssp --loss squared", Real, RealTest),
         // Output perturbation on raw rows with a public X bound (its model projects rows).
         (
-            &[
-                "--algorithm",
-                "output-perturbation",
-                "--preprocess",
-                "none",
-                "--x-bound",
-                "1",
-            ],
-            &class,
-            &class_test,
+            "--algorithm output-perturbation --preprocess none --x-bound 1",
+            Class,
+            ClassTest,
         ),
         // A feature scaling: the LIBSVM rows are read dense.
-        (
-            &["--algorithm", "dp-gd", "--scale", "minmax"],
-            &class,
-            &class_test,
-        ),
+        ("--algorithm dp-gd --scale minmax", Class, ClassTest),
     ];
     let model_path = dir.join("model.json");
     let d = D.to_string();
-    for (extra, (svm, _), (svm_test, _)) in cases {
-        let case = format!("{extra:?}");
+    for (case, train_set, test_set) in cases {
+        let ((svm, _), (svm_test, _)) = (files(train_set), files(test_set));
         let mut args = vec!["--data", svm.to_str().unwrap(), "--n-features", &d];
         args.extend(["--epsilon", "1", "--delta", "1e-5", "--seed", "3"]);
-        args.extend(extra);
+        args.extend(case.split_whitespace());
         let (_, m, _) = train(&args, &model_path);
         let with_bound = !m["preprocessing"]["row_bound"].is_null();
         assert_eq!(with_bound, !case.contains("dp-gd"), "{case}: {m}");
         let model =
             dp_glm::LinearModel::from_json(&std::fs::read_to_string(&model_path).unwrap()).unwrap();
-        let dense = dp_data::read_libsvm(svm_test, Some(D)).unwrap();
+        let dense = dp_data::read_libsvm(&svm_test, Some(D)).unwrap();
         let z = model.decision_function(dense.x.view()).unwrap();
         let run = |command: &str| {
             let (code, stdout, stderr) = dpglm(&[

@@ -286,8 +286,10 @@ impl SparseDataset {
 
     /// The decision values `⟨P(x_i), w⟩ + b` of `model` on these raw rows, `P` the model's own
     /// steps ([`LinearModel::preprocessing`]: unit norm and bias on the sparse rows, then the
-    /// projection onto its row bound as a factor `min(1, R/‖x_i‖)` on the margin): the values
-    /// of [`LinearModel::decision_function`] on the same rows densified, to rounding.
+    /// projection onto its row bound, the dense one bit for bit — the rows are projected
+    /// before the margins are taken, so a row whose norm or unprojected margin overflows
+    /// scores as its projection does): the values of [`LinearModel::decision_function`] on
+    /// the same rows densified, to rounding.
     ///
     /// # Errors
     /// [`Error::InvalidHyperParameter`] naming `scaling` for a model with a feature scaling
@@ -299,20 +301,17 @@ impl SparseDataset {
             row_bound: None,
             ..steps.clone()
         };
-        let rows = if per_row == Preprocessing::default() {
+        let mut rows = if per_row == Preprocessing::default() {
             Cow::Borrowed(self)
         } else {
             Cow::Owned(Self::preprocessed(self.csr.clone(), &per_row)?)
         };
-        let mut z = rows.margins(model.coef())?;
-        if let Some(r) = steps.row_bound {
-            for (z, &norm) in z.iter_mut().zip(rows.row_norms()) {
-                if norm > r {
-                    *z *= r / norm;
-                }
-            }
+        if let Some(r) = steps.row_bound
+            && let Some(projected) = rows.projected(r)?
+        {
+            rows = Cow::Owned(projected);
         }
-        Ok(z + model.intercept())
+        Ok(rows.margins(model.coef())? + model.intercept())
     }
 
     /// The rows with every row longer than `radius` scaled to norm `radius`, or `None` when
@@ -939,6 +938,46 @@ mod tests {
             data.projected(0.0),
             Err(Error::InvalidHyperParameter { name: "radius", .. })
         ));
+    }
+
+    /// A model projecting rows onto norm 2 scores sparse rows as the dense rows it scores:
+    /// a row whose margin overflows before the projection (`1e300·1e10`, of both signs) and a
+    /// row whose norm overflows (entries `f64::MAX`) give the finite dense values, not `±∞`,
+    /// NaN or 0.
+    #[test]
+    fn decision_values_on_rows_a_model_projects_are_the_dense_ones() {
+        use crate::OutputPerturbation;
+        use crate::learners::testdata::logistic;
+        use crate::model::LinearModel;
+        let csr = CsrData {
+            n_features: 2,
+            indptr: vec![0, 2, 4, 6, 6],
+            indices: vec![0, 1, 0, 1, 0, 1],
+            values: vec![1e300, -1e300, f64::MAX, f64::MAX, 3.0, 4.0],
+            y: vec![0.0; 4],
+        };
+        let rows = SparseDataset::new(csr).unwrap();
+        assert!(rows.row_norms()[1].is_infinite());
+        // A fitted model's report, on coefficients chosen to overflow the margins.
+        let fitted = OutputPerturbation::new(Loss::Logistic)
+            .fit(&logistic(50, 2, 1.0, 1).0, &mut rng(1))
+            .unwrap();
+        let report = fitted.privacy().clone();
+        let coef = Array1::from(vec![1e10, 3e10]);
+        let model = LinearModel::new(coef, 0.5, Loss::Logistic, report)
+            .unwrap()
+            .with_row_bound(2.0)
+            .unwrap();
+        let dense = model
+            .decision_function(rows.to_dense().unwrap().x().view())
+            .unwrap();
+        assert!(dense.iter().all(|z| z.is_finite()), "{dense}");
+        let sparse = rows.decision_function(&model).unwrap();
+        assert_eq!(
+            sparse.mapv(f64::to_bits),
+            dense.mapv(f64::to_bits),
+            "{sparse}"
+        );
     }
 
     #[test]

@@ -181,6 +181,25 @@ def test_a_dense_fit_scores_sparse_rows():
     assert m.score(x, y) == m.score(x.toarray(), y)
 
 
+def test_rows_a_model_projects_score_as_dense_rows_even_when_huge():
+    """A model that projects rows onto its row bound (output perturbation on raw rows) scores
+    sparse rows whose norm or unprojected margin overflows as it scores the rows dense: the
+    projection comes before the margins (the sparse scores were NaN or the intercept)."""
+    x = sparse_rows(n=600, d=6)
+    y = labels(x, False)
+    m = dpglm.LogisticRegression(
+        algorithm="output-perturbation", preprocess="none", x_bound=1.0, random_state=4
+    ).fit(x, y)
+    huge = x.toarray()
+    signs = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0])
+    huge[:4] = 1.5e308 * signs * np.array([[1.0], [-1.0], [0.5], [-0.5]])
+    dense = m.decision_function(huge)
+    assert np.all(np.isfinite(dense))
+    close(m.decision_function(sp.csr_array(huge)), dense)
+    assert np.array_equal(m.predict(sp.csr_array(huge)), m.predict(huge))
+    assert m.score(sp.csr_array(huge), y) == m.score(huge, y)
+
+
 def test_sparse_input_errors_name_the_row_and_column():
     dense = sparse_rows(n=500, d=6).toarray()
     dense[9, 2] = 0.25  # row 9 holds an entry

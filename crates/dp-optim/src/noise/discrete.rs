@@ -13,10 +13,6 @@ use rand::{Rng, RngExt};
 
 use crate::error::{Error, Result};
 
-mod inverse_e;
-
-use inverse_e::bernoulli_exp_one;
-
 /// The error for an exact computation that does not fit in `u128`.
 fn overflow(value: f64) -> Error {
     Error::InvalidParameter {
@@ -140,6 +136,17 @@ fn bernoulli_exp_unit_u64<R: Rng + ?Sized>(rng: &mut R, num: u64, den: u64) -> R
         k += 1;
     }
     bernoulli_exp_unit_from(rng, num.into(), den.into(), k.into())
+}
+
+/// Bernoulli(`e^{−1}`): [`bernoulli_exp_unit`] with `γ = 1`, the same draws in `u64`
+/// arithmetic. `A_1 ~ Bernoulli(1)` is certain (no draw); for `k ≥ 2`, `A_k ~ Bernoulli(1/k)`
+/// is whether a uniform integer on `[0, k)` is 0.
+fn bernoulli_exp_one<R: Rng + ?Sized>(rng: &mut R) -> bool {
+    let mut k: u64 = 2;
+    while uniform_below_u64(rng, k) == 0 {
+        k += 1;
+    }
+    k % 2 == 1
 }
 
 /// Bernoulli(`exp(−num/den)`), `den ≥ 1` (CKS Alg. 1): `⌊γ⌋` independent Bernoulli(`e^{−1}`)
@@ -507,6 +514,22 @@ mod tests {
             crate::testutil::assert_z(hits as f64 / n as f64, p, sd, "bernoulli");
         }
         assert!(bernoulli(&mut rng, 3 * two64, 3 * two64));
+    }
+
+    /// `bernoulli_exp_one` is `bernoulli_exp_unit(1, 1)` draw for draw: the same outcomes from
+    /// the same stream, which is left in the same state.
+    #[test]
+    fn bernoulli_exp_one_draws_as_the_general_path() {
+        let (mut a, mut b) = (seeded_rng(16), seeded_rng(16));
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let one = bernoulli_exp_one(&mut a);
+            assert_eq!(one, bernoulli_exp_unit(&mut b, 1, 1).unwrap());
+            hits += usize::from(one);
+        }
+        assert_eq!(a.next_u64(), b.next_u64());
+        // e^{-1} ≈ 0.3679: both outcomes occur.
+        assert!((6_000..8_700).contains(&hits), "{hits}");
     }
 
     /// `bernoulli_exp_unit_u64` is `bernoulli_exp_unit` draw for draw, including denominators
