@@ -12,6 +12,9 @@
 //! at d = 100 (`dpsgd_step_parts_d100`): the exact clipped sum of a batch of 256 rows (and the
 //! `f64` clipped sum it replaces), and the noise of one release (100 exact discrete Gaussian
 //! draws); an epoch runs about 195 such steps, the rest is the batch draws and the update.
+//! `…/poisson_gaussian_sgd_f32` is the same epoch on the same values stored as `f32`
+//! ([`Storage::F32`]: half the bytes, the same kernels widening to `f64`), and at d = 1000
+//! `…/two_gemv_f32` its like-for-like reference (`sgemv` on the `f32` matrix).
 //! Times are the benchmarking thread's CPU time ([`cpu_time::CpuTime`]: the machine may be
 //! shared), with one BLAS thread.
 
@@ -19,7 +22,7 @@ use std::hint::black_box;
 
 use cpu_time::CpuTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use dp_glm::{Dataset, GlmObjective, Loss, Scale};
+use dp_glm::{Dataset, GlmObjective, Loss, Scale, Storage};
 use dp_optim::{
     BatchSchedule, ClippedSum, DpSgd, ExactSum, L2Regulariser, Length, Solution, StepSize,
     Unconstrained, secure_rng, seeded_rng, sum_multiplier,
@@ -67,6 +70,14 @@ fn epoch_at(c: &mut Bench, d: usize) {
         let mut rng = seeded_rng(2);
         b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut rng)))
     });
+    let narrow = Dataset::with_storage(data.x().into_owned(), data.y().to_owned(), Storage::F32)
+        .expect("f32 storage");
+    let narrow_obj =
+        GlmObjective::new(&narrow, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    group.bench_function("poisson_gaussian_sgd_f32", |b| {
+        let mut rng = seeded_rng(2);
+        b.iter(|| black_box(epoch(&sgd, &narrow_obj, &x0, &mut rng)))
+    });
     if d == D {
         // The OS-seeded CSPRNG, and behind `dyn Rng` as `dpglm train` without `--seed` runs.
         group.bench_function("poisson_gaussian_sgd_secure_rng", |b| {
@@ -83,6 +94,11 @@ fn epoch_at(c: &mut Bench, d: usize) {
         let coeffs = Array1::from_elem(N, 0.5);
         group.bench_function("two_gemv", |b| {
             b.iter(|| black_box(two_gemv(&data, &theta, &coeffs)))
+        });
+        let x32 = data.x().mapv(|v| v as f32);
+        let (theta32, coeffs32) = (theta.mapv(|v| v as f32), coeffs.mapv(|v| v as f32));
+        group.bench_function("two_gemv_f32", |b| {
+            b.iter(|| black_box(x32.t().dot(&coeffs32).sum() + x32.dot(&theta32).sum()))
         });
     }
     group.finish();
