@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 const D: usize = 12;
 
@@ -238,25 +239,24 @@ fn sparse_rows_give_the_dense_model() {
             Real,
         ),
     ];
-    let dir = tempdir("sparse-train");
-    let files = sets(&dir, 40);
+    let dir = TempDir::new().unwrap();
+    let files = sets(dir.path(), 40);
     for (case, train_set, test_set) in cases {
         let mut args = vec!["--epsilon", "1", "--delta", "1e-5", "--seed", "7"];
         args.extend(case.split_whitespace());
-        let answer = same_as_dense(&dir, &args, &files(train_set), &files(test_set));
+        let answer = same_as_dense(dir.path(), &args, &files(train_set), &files(test_set));
         let algorithm = args
             .iter()
             .position(|&a| a == "--algorithm")
             .map_or("amp", |k| args[k + 1]);
         assert_eq!(answer["algorithm"], algorithm, "{case}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
-    let dir = tempdir("sparse-densify");
-    let (svm, _) = write(&dir, "class", 200, false);
+    let dir = TempDir::new().unwrap();
+    let (svm, _) = write(dir.path(), "class", 200, false);
     let d = D.to_string();
     let data = ["--data", svm.to_str().unwrap(), "--n-features", &d];
     let common = ["--epsilon", "1", "--delta", "1e-5", "--seed", "3"];
@@ -274,7 +274,7 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
         let mut args = data.to_vec();
         args.extend(common);
         args.extend(extra);
-        let (json, _, err) = train(&args, &dir.join("m.json"));
+        let (json, _, err) = train(&args, &dir.path().join("m.json"));
         let warning = format!("the LIBSVM rows are densified (n × d values in memory): {why}");
         assert!(
             err.contains(&format!("warning: {warning}")),
@@ -288,7 +288,6 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
             "{json}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `dpglm evaluate` and `dpglm predict` read a LIBSVM file into sparse rows and score it with
@@ -300,8 +299,8 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
 #[test]
 fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
     use Set::{Class, ClassTest, Real, RealTest};
-    let dir = tempdir("sparse-score");
-    let files = sets(&dir, 60);
+    let dir = TempDir::new().unwrap();
+    let files = sets(dir.path(), 60);
     let cases: [Case; 4] = [
         // Unit rows and a bias.
         ("--algorithm dp-gd --bias 1", Class, ClassTest),
@@ -316,7 +315,7 @@ fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
         // A feature scaling: the LIBSVM rows are read dense.
         ("--algorithm dp-gd --scale minmax", Class, ClassTest),
     ];
-    let model_path = dir.join("model.json");
+    let model_path = dir.path().join("model.json");
     let d = D.to_string();
     for (case, train_set, test_set) in cases {
         let ((svm, _), (svm_test, _)) = (files(train_set), files(test_set));
@@ -393,5 +392,4 @@ fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
             close(scored["mse"].as_f64().unwrap(), mse, "mse");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
