@@ -801,8 +801,7 @@ impl Learner {
         }
         if self.name == "dp-sgd" && params.contains("tune") {
             return Err(CatalogError::Conflict(
-                "{tune} has no sparse path (the tuned runs train on a random split of the \
-                 rows): fit the rows densified"
+                "{tune} has no sparse path: the tuned runs train on a random split of the rows"
                     .into(),
             ));
         }
