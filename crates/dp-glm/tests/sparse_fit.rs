@@ -210,7 +210,14 @@ fn catalog_sparse_fits_are_the_dense_fits() {
         bias: Some(0.5),
         ..Preprocessing::default()
     };
-    let sparse = ["dp-gd", "noisy-gd", "objpert", "amp", "output-perturbation"];
+    let sparse = [
+        "dp-gd",
+        "noisy-gd",
+        "objpert",
+        "amp",
+        "output-perturbation",
+        "dp-sgd",
+    ];
     for (d, learners) in [(50, &sparse[..2]), (20, &sparse[..])] {
         let class = SparseDataset::preprocessed(rows(400, d, 0.1, false, dyadic), &bias).unwrap();
         let real = SparseDataset::new(rows(400, d, 0.1, true, dyadic)).unwrap();
