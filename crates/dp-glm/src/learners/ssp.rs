@@ -13,6 +13,7 @@ use crate::data::{Dataset, WIDEN_ROWS};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::sparse::SparseDataset;
 use crate::sufficient::{StreamError, SufficientStats};
 
 /// Private ridge regression by sufficient-statistics perturbation with an adaptive ridge:
@@ -142,6 +143,23 @@ impl Ssp {
                 rows.start,
             )?;
         }
+        self.fit_statistics(stats, rng)
+    }
+
+    /// Fits the model (squared loss) on sparse rows: [`Ssp::fit_statistics`] of the exact
+    /// statistics of `data` ([`SufficientStats::add_sparse`]), never densified — the same
+    /// integers, hence the same model bit for bit, as [`Ssp::fit`] on the rows densified with
+    /// the same generator. Memory: the `O(d²)` statistics beside the stored entries.
+    ///
+    /// # Errors
+    /// As [`Ssp::fit`].
+    pub fn fit_sparse<R: Rng + ?Sized>(
+        &self,
+        data: &SparseDataset,
+        rng: &mut R,
+    ) -> Result<LinearModel> {
+        let mut stats = self.statistics(data.n_features())?;
+        stats.add_sparse(data)?;
         self.fit_statistics(stats, rng)
     }
 
