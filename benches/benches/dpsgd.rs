@@ -15,6 +15,10 @@
 //! `…/poisson_gaussian_sgd_f32` is the same epoch on the same values stored as `f32`
 //! ([`Storage::F32`]: half the bytes, the same kernels widening to `f64`), and at d = 1000
 //! `…/two_gemv_f32` its like-for-like reference (`sgemv` on the `f32` matrix).
+//! `…/batch_rows_read` reads the rows of an epoch's worth of random sorted batches and sums
+//! them, nothing else, and `…/batch_rows_read_prefetched` does so asking for the rows eight
+//! places ahead: no implementation of a Poisson-sampled epoch can be faster than reading its
+//! rows, so these are the epoch's memory floor on the machine at hand.
 //! Times are the benchmarking thread's CPU time ([`cpu_time::CpuTime`]: the machine may be
 //! shared), with one BLAS thread.
 
@@ -89,6 +93,17 @@ fn epoch_at(c: &mut Bench, d: usize) {
             b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut *rng)))
         });
     }
+    // The reads alone: the rows of an epoch's worth of random batches, summed, with nothing
+    // else; with the next rows prefetched it is the fastest this memory serves them.
+    let batches = random_batches(5);
+    let raw = data.x();
+    let raw = raw.as_slice().expect("row-major data");
+    group.bench_function("batch_rows_read", |b| {
+        b.iter(|| black_box(read_rows(raw, d, &batches, 0)))
+    });
+    group.bench_function("batch_rows_read_prefetched", |b| {
+        b.iter(|| black_box(read_rows(raw, d, &batches, PREFETCH_ROWS)))
+    });
     if d > D {
         let theta = Array1::from_elem(d, 0.01);
         let coeffs = Array1::from_elem(N, 0.5);
@@ -102,6 +117,46 @@ fn epoch_at(c: &mut Bench, d: usize) {
         });
     }
     group.finish();
+}
+
+/// Rows ahead whose memory [`read_rows`] asks for while it sums a row.
+const PREFETCH_ROWS: usize = 8;
+
+/// An epoch's batches (`n/256` of them) of 256 uniform random rows each, sorted (as Poisson
+/// batches are drawn), for the read-only reference.
+fn random_batches(seed: u64) -> Vec<Vec<usize>> {
+    let mut rng = seeded_rng(seed);
+    (0..N / BATCH)
+        .map(|_| {
+            let mut batch: Vec<usize> = (0..BATCH).map(|_| rng.random_range(0..N)).collect();
+            batch.sort_unstable();
+            batch
+        })
+        .collect()
+}
+
+/// The sum of every entry of the rows of `batches` (rows of `d` entries in `raw`), row by row
+/// with eight independent partial sums, asking for the rows `ahead` places on (0: none).
+fn read_rows(raw: &[f64], d: usize, batches: &[Vec<usize>], ahead: usize) -> f64 {
+    let mut total = 0.0;
+    for batch in batches {
+        for (k, &i) in batch.iter().enumerate() {
+            if let Some(&next) = batch.get(k + ahead).filter(|_| ahead > 0) {
+                // One request per cache line of 8 entries.
+                (0..d)
+                    .step_by(8)
+                    .for_each(|j| prefetch_index::prefetch_index(raw, next * d + j));
+            }
+            let mut lanes = [0.0; 8];
+            let row = &raw[i * d..(i + 1) * d];
+            let (chunks, rest) = row.as_chunks::<8>();
+            for c in chunks {
+                lanes.iter_mut().zip(c).for_each(|(l, v)| *l += v);
+            }
+            total += lanes.iter().sum::<f64>() + rest.iter().sum::<f64>();
+        }
+    }
+    total
 }
 
 /// One run of `sgd` from `x0` (unregularised, unconstrained).
