@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 fn dpglm(args: &[&str]) -> (i32, String, String) {
     let mut argv = vec!["dpglm".to_string()];
@@ -18,14 +19,6 @@ fn dpglm(args: &[&str]) -> (i32, String, String) {
         String::from_utf8(out).unwrap(),
         String::from_utf8(err).unwrap(),
     )
-}
-
-/// A fresh directory under the system temp dir.
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpglm-cli-train-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A logistic CSV: y = sign(2a − b + small deterministic jitter).
@@ -42,11 +35,11 @@ fn write_csv(path: &PathBuf, n: usize) {
 
 #[test]
 fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
-    let dir = tempdir("ok");
+    let dir = TempDir::new().unwrap();
     let (train, test, model) = (
-        dir.join("train.csv"),
-        dir.join("test.csv"),
-        dir.join("m.json"),
+        dir.path().join("train.csv"),
+        dir.path().join("test.csv"),
+        dir.path().join("m.json"),
     );
     write_csv(&train, 3000);
     write_csv(&test, 500);
@@ -149,8 +142,8 @@ fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
 
 #[test]
 fn bad_files_exit_2_naming_file_line_and_field() {
-    let dir = tempdir("bad");
-    let bad = dir.join("bad.csv");
+    let dir = TempDir::new().unwrap();
+    let bad = dir.path().join("bad.csv");
     std::fs::write(&bad, "a,b,label\n0.1,0.2,1\n0.3,oops,-1\n").unwrap();
     let (code, out, err) = dpglm(&[
         "train",
@@ -174,7 +167,7 @@ fn bad_files_exit_2_naming_file_line_and_field() {
         "{err}"
     );
     // Labels outside the class pair ({0,1} and {-1,1} are mapped; 2 is neither).
-    let labels = dir.join("labels.csv");
+    let labels = dir.path().join("labels.csv");
     std::fs::write(&labels, "a,label\n0.1,0\n0.3,2\n").unwrap();
     let (code, _, err) = dpglm(&[
         "train",
@@ -197,7 +190,7 @@ fn bad_files_exit_2_naming_file_line_and_field() {
     let (code, _, err) = dpglm(&[
         "evaluate",
         "--model",
-        dir.join("none.json").to_str().unwrap(),
+        dir.path().join("none.json").to_str().unwrap(),
         "--data",
         labels.to_str().unwrap(),
         "--label",
@@ -209,10 +202,10 @@ fn bad_files_exit_2_naming_file_line_and_field() {
 
 #[test]
 fn every_implemented_algorithm_trains_within_budget() {
-    let dir = tempdir("all");
-    let train = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let train = dir.path().join("train.csv");
     write_csv(&train, 400);
-    let reg = dir.join("reg.csv");
+    let reg = dir.path().join("reg.csv");
     let mut s = String::from("a,b,label\n");
     for i in 0..2000 {
         let a = ((i * 37) % 101) as f64 / 100.0 - 0.5;
@@ -264,7 +257,7 @@ fn every_implemented_algorithm_trains_within_budget() {
         );
     }
     // AMP's own flags: accepted by amp, refused elsewhere; the report carries τ and σ_out.
-    let model = dir.join("amp.json");
+    let model = dir.path().join("amp.json");
     let base = [
         "train",
         "--data",
@@ -340,7 +333,7 @@ fn every_implemented_algorithm_trains_within_budget() {
         args.extend_from_slice(extra);
         dpglm(&args)
     };
-    let honest = dir.join("honest.json");
+    let honest = dir.path().join("honest.json");
     let (code, out, err) = tune("honest", &["--tune-trials", "3"], &honest);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(out.trim()).unwrap();
@@ -350,7 +343,7 @@ fn every_implemented_algorithm_trains_within_budget() {
         text.contains("Papernot") && text.contains("Poisson(3)"),
         "{text}"
     );
-    let dishonest = dir.join("dishonest.json");
+    let dishonest = dir.path().join("dishonest.json");
     let (code, _, err) = tune("unaccounted", &[], &dishonest);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&dishonest).unwrap();

@@ -381,34 +381,34 @@ fn staged_files_match_the_readme_checksums() {
 
 #[test]
 fn a_directory_without_the_data_gives_io_errors() {
-    let empty = std::env::temp_dir().join(format!("dp-bench-no-data-{}", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
+    let empty = tempfile::TempDir::new().unwrap();
     for dataset in PaperDataset::ALL {
-        match dataset.load(&empty, 0) {
+        match dataset.load(empty.path(), 0) {
             Err(Error::Data(dp_data::Error::Io { path, .. })) => {
-                assert!(path.starts_with(&empty), "{}", path.display());
+                assert!(path.starts_with(empty.path()), "{}", path.display());
             }
             other => panic!("{dataset}: {other:?}"),
         }
     }
-    assert!(matches!(verify_checksums(&empty), Err(Error::Io { .. })));
-    let _ = std::fs::remove_dir(&empty);
+    assert!(matches!(
+        verify_checksums(empty.path()),
+        Err(Error::Io { .. })
+    ));
 }
 
 #[test]
 fn checksum_mismatch_is_reported() {
     // A copy of the data directory with one file replaced would be large; instead check the
     // size comparison on a fake tree with a too-small first file.
-    let fake = std::env::temp_dir().join(format!("dp-bench-fake-data-{}", std::process::id()));
+    let fake = tempfile::TempDir::new().unwrap();
     let first = Path::new(staged_files()[0].path);
-    std::fs::create_dir_all(fake.join(first.parent().unwrap())).unwrap();
-    std::fs::write(fake.join(first), b"not the UCI file").unwrap();
-    match verify_checksums(&fake) {
+    std::fs::create_dir_all(fake.path().join(first.parent().unwrap())).unwrap();
+    std::fs::write(fake.path().join(first), b"not the UCI file").unwrap();
+    match verify_checksums(fake.path()) {
         Err(Error::Checksum { what, found, .. }) => {
             assert_eq!(what, "compressed size");
             assert_eq!(found, "16");
         }
         other => panic!("{other:?}"),
     }
-    let _ = std::fs::remove_dir_all(&fake);
 }

@@ -11,8 +11,8 @@ fn figures(id: &str, data: Option<std::path::PathBuf>) -> Vec<Figure> {
         .into_iter()
         .find(|e| e.id() == id)
         .expect("registered");
-    let out = std::env::temp_dir().join(format!("dpglm-learning-{id}-{}", std::process::id()));
-    let mut ctx = RunContext::new(Mode::Quick, &out, data);
+    let out = tempfile::TempDir::new().unwrap();
+    let mut ctx = RunContext::new(Mode::Quick, out.path(), data);
     exp.run(&mut ctx)
         .expect("runs")
         .into_iter()

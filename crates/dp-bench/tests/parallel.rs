@@ -31,15 +31,11 @@ fn csv_files(dir: &Path) -> Vec<(PathBuf, String)> {
 
 /// Runs the experiments `only` in quick mode on a pool of `threads` threads.
 fn run_on(threads: usize, only: &[&str]) -> Vec<(PathBuf, String)> {
-    let out = std::env::temp_dir().join(format!(
-        "dp-bench-parallel-{}-{threads}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&out);
+    let out = tempfile::TempDir::new().unwrap();
     let options = RunOptions {
         mode: Mode::Quick,
         only: only.iter().map(|s| (*s).to_owned()).collect(),
-        out_dir: out.clone(),
+        out_dir: out.path().to_owned(),
         blas: None,
         data_dir: None,
         progress: ProgressMode::Silent,
@@ -54,9 +50,7 @@ fn run_on(threads: usize, only: &[&str]) -> Vec<(PathBuf, String)> {
         "{:?}",
         summary.outcomes
     );
-    let files = csv_files(&out);
-    let _ = std::fs::remove_dir_all(&out);
-    files
+    csv_files(out.path())
 }
 
 /// Three randomised experiments (trials averaged by `mean_over`, flat (ε, seed) tasks, noisy

@@ -1,23 +1,13 @@
 //! The reproduction pipeline end to end: writers, runner, index, binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_bench::{
     Artifact, Cell, Error, Experiment, Figure, Legend, Mode, PAPERS, ProgressMode, Result,
     RunContext, RunOptions, Series, Status, Table, paper_of, registry, run_all, run_experiments,
 };
-
-/// A fresh, empty directory under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("dp-bench-test-{}-{n}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
+use tempfile::TempDir;
 
 fn options(out: &Path) -> RunOptions {
     RunOptions {
@@ -61,7 +51,7 @@ fn same(a: f64, b: f64) -> bool {
 
 #[test]
 fn figure_csv_parses_back_to_the_same_numbers() {
-    let dir = temp_dir("csv");
+    let dir = TempDir::new().expect("create temp dir");
     let a = vec![
         (1.0 / 3.0, 2.0f64.sqrt()),
         (1e-300, 6.02214076e23),
@@ -74,7 +64,7 @@ fn figure_csv_parses_back_to_the_same_numbers() {
         .with_series(Series::line("a, \"quoted\"", a.clone()))
         .with_series(Series::points("b", b.clone()))
         .with_series(Series::line("empty", vec![]));
-    let path = dir.join("f.csv");
+    let path = dir.path().join("f.csv");
     fig.write_csv(&path).expect("write csv");
     let text = read(&path);
     let mut lines = text.lines();
@@ -115,7 +105,7 @@ fn reference_lines_are_in_the_csv() {
 
 #[test]
 fn svg_contains_title_and_legend_labels() {
-    let dir = temp_dir("svg");
+    let dir = TempDir::new().expect("create temp dir");
     let fig = Figure::new("rdp", "My test title", "order alpha", "epsilon")
         .log_x()
         .log_y()
@@ -134,7 +124,7 @@ fn svg_contains_title_and_legend_labels() {
         ))
         .with_series(Series::line("curve-empty", vec![]))
         .with_ref_line(1.0, Some("reference-line"));
-    let path = dir.join("rdp.svg");
+    let path = dir.path().join("rdp.svg");
     fig.write_svg(&path).expect("write svg");
     let svg = read(&path);
     assert!(svg.starts_with("<svg"), "not an SVG document");
@@ -198,8 +188,8 @@ fn invalid_figures_are_errors() {
 
 #[test]
 fn io_errors_name_the_path() {
-    let dir = temp_dir("io");
-    let path = dir.join("missing-subdir").join("f.csv");
+    let dir = TempDir::new().expect("create temp dir");
+    let path = dir.path().join("missing-subdir").join("f.csv");
     let err = Figure::new("f", "t", "x", "y")
         .write_csv(&path)
         .expect_err("no such dir");
@@ -244,8 +234,8 @@ fn table_csv_and_markdown() {
 
 #[test]
 fn full_registry_run_indexes_every_experiment() {
-    let out = temp_dir("registry");
-    let summary = run_all(&options(&out)).expect("run");
+    let out = TempDir::new().expect("create temp dir");
+    let summary = run_all(&options(out.path())).expect("run");
     assert!(summary.success(), "{:?}", summary.outcomes);
     let index = read(&summary.index);
     assert!(index.contains("- Mode: quick"));
@@ -282,7 +272,11 @@ fn full_registry_run_indexes_every_experiment() {
         }
         assert!(!outcome.files.is_empty(), "{} wrote nothing", outcome.id);
         for file in &outcome.files {
-            assert!(out.join(file).is_file(), "{} missing", file.display());
+            assert!(
+                out.path().join(file).is_file(),
+                "{} missing",
+                file.display()
+            );
             let link = file.to_string_lossy().replace('\\', "/");
             assert!(
                 index.contains(&format!("({link})")),
@@ -326,24 +320,24 @@ fn reads_for_an_outsider(index: &str) {
 /// in its error; the index shows it relative to `$DPGLM_DATA`, not as an absolute path.
 #[test]
 fn failures_do_not_leak_local_paths_into_the_index() {
-    let out = temp_dir("paths");
-    let data = temp_dir("empty-data");
+    let out = TempDir::new().expect("create temp dir");
+    let data = TempDir::new().expect("create temp dir");
     let options = RunOptions {
         only: vec!["001-table2-amp-vs-dpsgd".to_owned()],
-        data_dir: Some(data.clone()),
-        ..options(&out)
+        data_dir: Some(data.path().to_owned()),
+        ..options(out.path())
     };
     let summary = run_all(&options).expect("run");
     let Status::Failed(why) = &summary.outcomes[0].status else {
         panic!("{:?}", summary.outcomes[0].status);
     };
-    assert!(why.contains(&data.display().to_string()), "{why}");
+    assert!(why.contains(&data.path().display().to_string()), "{why}");
     let index = read(&summary.index);
     assert!(index.contains("$DPGLM_DATA/"), "{index}");
     for bad in ["/work", "/home", "/tmp", "../"] {
         assert!(!index.contains(bad), "index contains {bad:?}:\n{index}");
     }
-    assert!(!index.contains(&data.display().to_string()));
+    assert!(!index.contains(&data.path().display().to_string()));
     assert!(index.contains("| 003 | Raman Arora, Raef Bassily"));
 }
 
@@ -358,8 +352,8 @@ fn registry_ids_are_unique() {
 
 #[test]
 fn unknown_only_id_lists_the_valid_ones() {
-    let out = temp_dir("unknown");
-    let mut opts = options(&out);
+    let out = TempDir::new().expect("create temp dir");
+    let mut opts = options(out.path());
     opts.only = vec!["no-such-experiment".to_owned()];
     let err = run_all(&opts).expect_err("unknown id");
     match &err {
@@ -371,7 +365,7 @@ fn unknown_only_id_lists_the_valid_ones() {
     }
     assert!(err.to_string().contains("001-fig3-rdp-curves"));
     assert!(
-        !out.join("index.md").exists(),
+        !out.path().join("index.md").exists(),
         "nothing is written for a bad selection"
     );
 }
@@ -433,7 +427,7 @@ impl Experiment for Scripted {
 
 #[test]
 fn failing_experiments_are_reported_and_others_still_run() {
-    let out = temp_dir("failing");
+    let out = TempDir::new().expect("create temp dir");
     let experiments: Vec<Box<dyn Experiment>> = vec![
         Box::new(Scripted::Fails),
         Box::new(Scripted::Panics),
@@ -441,16 +435,16 @@ fn failing_experiments_are_reported_and_others_still_run() {
         Box::new(Scripted::DuplicateIds),
         Box::new(Scripted::Good),
     ];
-    let summary = run_experiments(&experiments, &options(&out)).expect("run");
+    let summary = run_experiments(&experiments, &options(out.path())).expect("run");
     assert_eq!(summary.failed(), ["t-fails", "t-panics", "t-duplicate"]);
     assert!(!summary.success());
     assert!(matches!(summary.outcomes[2].status, Status::Skipped(_)));
     assert_eq!(summary.outcomes[4].status, Status::Ok);
 
     for file in ["t-good/fig.svg", "t-good/fig.csv", "t-good/tab.csv"] {
-        assert!(out.join(file).is_file(), "{file} missing");
+        assert!(out.path().join(file).is_file(), "{file} missing");
     }
-    let index = read(&out.join("index.md"));
+    let index = read(&out.path().join("index.md"));
     assert!(index.contains("**FAILED**"));
     assert!(index.contains("boom: solver diverged"));
     assert!(index.contains("panicked: scripted panic"));
@@ -468,8 +462,8 @@ fn failing_experiments_are_reported_and_others_still_run() {
 
 #[test]
 fn run_context_for_a_single_experiment() {
-    let out = temp_dir("ctx");
-    let mut ctx = RunContext::new(Mode::Full, &out, None);
+    let out = TempDir::new().expect("create temp dir");
+    let mut ctx = RunContext::new(Mode::Full, out.path(), None);
     assert_eq!(ctx.mode(), Mode::Full);
     assert!(matches!(ctx.require_data(), Err(Error::DataUnavailable(_))));
     let artifacts = Scripted::Good.run(&mut ctx).expect("runs");
@@ -498,8 +492,8 @@ fn binary_rejects_bad_flags_with_exit_code_2() {
 
 #[test]
 fn binary_unknown_only_id_exits_2_and_lists_ids() {
-    let dir = temp_dir("bin-unknown");
-    let out = dp_repro(&["--only", "nope", "--out", &dir.to_string_lossy()]);
+    let dir = TempDir::new().expect("create temp dir");
+    let out = dp_repro(&["--only", "nope", "--out", &dir.path().to_string_lossy()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown experiment `nope`"), "{stderr}");
@@ -518,23 +512,23 @@ fn binary_lists_and_runs() {
         );
     }
 
-    let dir = temp_dir("bin-run");
+    let dir = TempDir::new().expect("create temp dir");
     let out = dp_repro(&[
         "--only",
         "001-fig3-rdp-curves",
         "--out",
-        &dir.to_string_lossy(),
+        &dir.path().to_string_lossy(),
     ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let svgs = std::fs::read_dir(dir.join("001-fig3-rdp-curves"))
+    let svgs = std::fs::read_dir(dir.path().join("001-fig3-rdp-curves"))
         .expect("experiment dir")
         .filter_map(|e| e.ok())
         .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
         .count();
     assert!(svgs > 0, "no SVG written");
-    assert!(dir.join("index.md").is_file());
+    assert!(dir.path().join("index.md").is_file());
 }

@@ -139,21 +139,32 @@ mod tests {
 
     use super::*;
 
+    /// The names in `dir`.
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    }
+
     #[test]
     fn writes_atomically_and_resolves_paths() {
-        let dir = std::env::temp_dir().join(format!("dpglm-model-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let root = tempfile::TempDir::new().unwrap();
+        let dir = root.path().join("models");
+        std::fs::create_dir(&dir).unwrap();
         let path = dir.join("m.json");
         write_atomically(&path, "first").unwrap();
         write_atomically(&path, "second").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
-        let names: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["m.json"], "no temporary file left behind");
-        // A directory cannot be replaced: the error leaves it alone and no temp file.
+        assert_eq!(names(&dir), ["m.json"], "no temporary file left behind");
+        // A directory cannot be replaced: the error leaves it alone and no temp file beside it.
         assert!(write_atomically(&dir, "x").is_err());
+        assert_eq!(
+            names(root.path()),
+            ["models"],
+            "no temporary file left behind"
+        );
+        assert_eq!(names(&dir), ["m.json"]);
         let odd = dir.join("sub").join("..").join("m.json");
         assert!(resolved(&odd).is_none(), "no `sub` directory");
         std::fs::create_dir_all(dir.join("sub")).unwrap();
@@ -162,6 +173,5 @@ mod tests {
             resolved(&dir.join("new.json")),
             Some(dir.canonicalize().unwrap().join("new.json"))
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,9 +9,10 @@
 use std::path::Path;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 /// Rows of the smaller dataset.
 const N: usize = 600;
@@ -65,13 +66,13 @@ fn public_part(mut v: Value) -> Value {
 
 #[test]
 fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
-    let dir = tempdir("amp-public-n");
-    let (d0, d1) = (dir.join("d0.csv"), dir.join("d1.csv"));
+    let dir = TempDir::new().unwrap();
+    let (d0, d1) = (dir.path().join("d0.csv"), dir.path().join("d1.csv"));
     write(&d0, N);
     write(&d1, N + 1);
     let public = N.to_string();
-    let (c0, e0, m0) = train(&d0, &dir.join("m0.json"), &["--n", &public]);
-    let (c1, e1, m1) = train(&d1, &dir.join("m1.json"), &["--n", &public]);
+    let (c0, e0, m0) = train(&d0, &dir.path().join("m0.json"), &["--n", &public]);
+    let (c1, e1, m1) = train(&d1, &dir.path().join("m1.json"), &["--n", &public]);
     assert_eq!((c0, c1), (0, 0), "{e0}\n{e1}");
     // The added row moved the released coefficients ...
     assert_ne!(m0["coefficients"], m1["coefficients"]);
@@ -85,7 +86,7 @@ fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
     );
     assert!(notes.contains("release box"), "{notes}");
     // Without --n the data's count is used and the report says it was treated as public.
-    let (c, e, m) = train(&d0, &dir.join("m2.json"), &[]);
+    let (c, e, m) = train(&d0, &dir.path().join("m2.json"), &[]);
     assert_eq!(c, 0, "{e}");
     let notes = m["privacy"]["notes"].to_string();
     assert!(notes.contains("treated as public"), "{notes}");
@@ -93,11 +94,10 @@ fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
     // (radius ≈ nL/λ ≈ 10¹², against 2^28·0.15 ≈ 4·10⁷) is refused before the data is read,
     // with the same message whatever the data.
     let huge = ["--n", "1000000000000"];
-    let (c0, e0, m0) = train(&d0, &dir.join("m3.json"), &huge);
-    let (c1, e1, _) = train(&d1, &dir.join("m4.json"), &huge);
+    let (c0, e0, m0) = train(&d0, &dir.path().join("m3.json"), &huge);
+    let (c1, e1, _) = train(&d1, &dir.path().join("m4.json"), &huge);
     assert_ne!(c0, 0);
     assert_eq!((c0, &e0), (c1, &e1));
     assert!(e0.contains("sigma_out"), "{e0}");
     assert_eq!(m0, Value::Null, "no model file is written");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// Runs the `dpglm` binary: (exit code, stdout, stderr), after checking no panic was printed.
 fn dpglm(args: &[&str]) -> (i32, String, String) {
@@ -25,14 +26,6 @@ fn dpglm(args: &[&str]) -> (i32, String, String) {
     (o.status.code().unwrap(), out, err)
 }
 
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpglm-bad-input-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `n` rows `a, b, label` with label = sign(a + b) ∈ {−1, +1} on a fixed grid.
 fn csv(n: usize) -> String {
     let rows = (0..n).map(|i| {
@@ -44,10 +37,10 @@ fn csv(n: usize) -> String {
         .collect()
 }
 
-/// A fresh directory holding `train.csv` with `n` rows of [`csv`].
-fn with_training_data(name: &str, n: usize) -> (PathBuf, PathBuf) {
-    let dir = scratch(name);
-    let data = dir.join("train.csv");
+/// A fresh directory holding `train.csv` with `n` rows of [`csv`], and that file's path.
+fn with_training_data(n: usize) -> (TempDir, PathBuf) {
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     std::fs::write(&data, csv(n)).unwrap();
     (dir, data)
 }
@@ -97,8 +90,8 @@ fn usage(r: (i32, String, String), needles: &[&str]) {
 
 #[test]
 fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
-    let dir = scratch("out");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     let text = csv(200);
     std::fs::write(&data, &text).unwrap();
     usage(
@@ -106,12 +99,12 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
         &["--out", "--data", "overwrite"],
     );
     // Another spelling of the same file.
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    let other = dir.join("sub").join("..").join("train.csv");
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    let other = dir.path().join("sub").join("..").join("train.csv");
     usage(train(&data, &["--out", p(&other)]), &["--out", "--data"]);
-    let test = dir.join("test.csv");
+    let test = dir.path().join("test.csv");
     std::fs::write(&test, &text).unwrap();
-    let test_other = dir.join("sub").join("..").join("test.csv");
+    let test_other = dir.path().join("sub").join("..").join("test.csv");
     usage(
         train(
             &data,
@@ -121,27 +114,35 @@ fn out_equal_to_data_or_test_is_refused_and_the_data_kept() {
     );
     assert_eq!(std::fs::read_to_string(&test).unwrap(), text);
     assert_eq!(std::fs::read_to_string(&data).unwrap(), text);
-    usage(train(&data, &["--out", p(&dir)]), &["--out", "directory"]);
     usage(
-        train(&data, &["--out", p(&dir.join("nowhere").join("m.json"))]),
+        train(&data, &["--out", p(dir.path())]),
+        &["--out", "directory"],
+    );
+    usage(
+        train(
+            &data,
+            &["--out", p(&dir.path().join("nowhere").join("m.json"))],
+        ),
         &["--out", "directory does not exist"],
     );
     // A good --out is written whole, with no temporary file left.
-    let (code, _, err) = train(&data, &["--out", p(&dir.join("m.json")), "--seed", "1"]);
+    let (code, _, err) = train(
+        &data,
+        &["--out", p(&dir.path().join("m.json")), "--seed", "1"],
+    );
     assert_eq!(code, 0, "{err}");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
     assert_eq!(names, ["m.json", "sub", "test.csv", "train.csv"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn seeded_runs_are_marked_not_a_private_release() {
-    let (dir, data) = with_training_data("seed", 200);
-    let model = dir.join("m.json");
+    let (dir, data) = with_training_data(200);
+    let model = dir.path().join("m.json");
     let (code, out, err) = train(&data, &["--seed", "42", "--json", "--out", p(&model)]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -170,13 +171,12 @@ fn seeded_runs_are_marked_not_a_private_release() {
     assert_eq!(v["private_release"], Value::Bool(true));
     assert_eq!(v["noise_source"]["kind"], "secure");
     assert_eq!(v["noise_source"]["seed"], Value::Null);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn metrics_are_finite_or_refused_never_null() {
-    let (dir, data) = with_training_data("metrics", 200);
-    let model = dir.join("m.json");
+    let (dir, data) = with_training_data(200);
+    let model = dir.path().join("m.json");
     // DP-GD bounds gradients, not rows: its model applies no projection to scoring rows
     // (ObjPert's model projects them onto its ball, so its scores stay finite). At ε = 100 the
     // noise is small and the fit on these separable rows has both weights near 2.8 whatever
@@ -207,7 +207,7 @@ fn metrics_are_finite_or_refused_never_null() {
         "the weights must exceed f64::MAX/1e308 for the row below to overflow: {w}"
     );
     // Features near f64::MAX: ⟨w, x⟩ overflows (before: NaN/∞ metrics printed as null).
-    let huge = dir.join("huge.csv");
+    let huge = dir.path().join("huge.csv");
     std::fs::write(&huge, "a,b,label\n1,1,1\n1e308,-1e308,-1\n").unwrap();
     for extra in [&["--json"][..], &[]] {
         usage(
@@ -243,13 +243,12 @@ fn metrics_are_finite_or_refused_never_null() {
     assert!(v["loss"].as_f64().unwrap().is_finite());
     assert!((0.0..=1.0).contains(&v["accuracy"].as_f64().unwrap()));
     assert_eq!(v["mse"], Value::Null, "not applicable to a classifier");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn labels_outside_the_class_pair_are_refused_in_every_file() {
-    let (dir, data) = with_training_data("labels", 200);
-    let other = dir.join("12.csv");
+    let (dir, data) = with_training_data(200);
+    let other = dir.path().join("12.csv");
     std::fs::write(&other, "a,b,label\n1,2,1\n3,4,2\n").unwrap();
     let needles = ["12.csv:3", "column `label` (3)", "`2`", "--classes"];
     usage(train(&other, &["--seed", "1"]), &needles);
@@ -257,16 +256,15 @@ fn labels_outside_the_class_pair_are_refused_in_every_file() {
         train(&data, &["--seed", "1", "--test", p(&other)]),
         &needles,
     );
-    let model = dir.join("m.json");
+    let model = dir.path().join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     usage(evaluate(p(&model), p(&other), &[]), &needles);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn scoring_data_is_matched_to_the_model_by_column_name() {
-    let (dir, data) = with_training_data("columns", 200);
-    let model = dir.join("m.json");
+    let (dir, data) = with_training_data(200);
+    let model = dir.path().join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     // The same rows with the columns reordered score exactly the same (before: silently
     // scored column b as a).
@@ -278,13 +276,13 @@ fn scoring_data_is_matched_to_the_model_by_column_name() {
             format!("{},{},{}\n", f[2], f[1], f[0])
         })
         .collect();
-    let reordered = dir.join("reordered.csv");
+    let reordered = dir.path().join("reordered.csv");
     std::fs::write(&reordered, swapped).unwrap();
     let (code, same, err) = evaluate(p(&model), p(&reordered), &["--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(same, evaluate(p(&model), p(&data), &["--json"]).1);
     // A renamed column is named as missing (with the columns the file has).
-    let renamed = dir.join("renamed.csv");
+    let renamed = dir.path().join("renamed.csv");
     std::fs::write(&renamed, text.replacen("a,b,label", "a,c,label", 1)).unwrap();
     let needles = [
         "renamed.csv",
@@ -296,17 +294,16 @@ fn scoring_data_is_matched_to_the_model_by_column_name() {
         train(&data, &["--seed", "1", "--test", p(&renamed)]),
         &needles,
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn tampered_model_files_are_refused_naming_the_field() {
-    let (dir, data) = with_training_data("model", 200);
-    let model = dir.join("m.json");
+    let (dir, data) = with_training_data(200);
+    let model = dir.path().join("m.json");
     assert_eq!(train(&data, &["--seed", "1", "--out", p(&model)]).0, 0);
     let good: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     let tampered = |v: &Value| {
-        let path = dir.join("bad.json");
+        let path = dir.path().join("bad.json");
         std::fs::write(&path, v.to_string()).unwrap();
         evaluate(p(&path), p(&data), &[])
     };
@@ -328,9 +325,9 @@ fn tampered_model_files_are_refused_naming_the_field() {
     // Columns are taken by name: an extra column is not read; a model without column names
     // cannot read a CSV by name (it would have to guess by position), nor can a model whose
     // stored pipeline disagrees with its names.
-    let wide = dir.join("wide.csv");
+    let wide = dir.path().join("wide.csv");
     std::fs::write(&wide, "c,b,a,label\n3,2,1,1\n").unwrap();
-    let narrow = dir.join("narrow.csv");
+    let narrow = dir.path().join("narrow.csv");
     std::fs::write(&narrow, "a,b,label\n1,2,1\n").unwrap();
     let (code, out, err) = evaluate(p(&model), p(&wide), &["--json"]);
     assert_eq!(code, 0, "{err}");
@@ -344,7 +341,7 @@ fn tampered_model_files_are_refused_naming_the_field() {
     usage(tampered(&v), &["bad.json", "`digest`"]);
     v["format"] = "dpglm-model/1".into();
     v.as_object_mut().unwrap().remove("digest");
-    let unnamed = dir.join("unnamed.json");
+    let unnamed = dir.path().join("unnamed.json");
     std::fs::write(&unnamed, v.to_string()).unwrap();
     usage(
         evaluate(p(&unnamed), p(&wide), &[]),
@@ -356,12 +353,11 @@ fn tampered_model_files_are_refused_naming_the_field() {
             &["/dev/zero", "not a regular file"],
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn malformed_flag_values_name_the_flag() {
-    let (dir, data) = with_training_data("flags", 100);
+    let (_dir, data) = with_training_data(100);
     let cases: &[(&[&str], &str)] = &[
         (&["--epsilon", "nan"], "--epsilon"),
         (&["--epsilon", "inf"], "--epsilon"),
@@ -425,12 +421,11 @@ fn malformed_flag_values_name_the_flag() {
         args.extend(extra.split(' '));
         usage(train(&data, &args), &[needle]);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn malformed_data_files_name_file_and_line() {
-    let dir = scratch("files");
+    let dir = TempDir::new().unwrap();
     let cases: &[(&str, &[u8], &[&str])] = &[
         ("empty.csv", b"", &["empty.csv", "no data rows"]),
         (
@@ -456,11 +451,11 @@ fn malformed_data_files_name_file_and_line() {
         ("nolabel.csv", b"a,b,c\n1,2,1\n", &["nolabel.csv", "label"]),
     ];
     for (name, bytes, needles) in cases {
-        let path = dir.join(name);
+        let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         usage(train(&path, &["--seed", "1"]), needles);
     }
-    let svm = dir.join("big.libsvm");
+    let svm = dir.path().join("big.libsvm");
     std::fs::write(&svm, "1 1:1\n-1 4000000000:1\n").unwrap();
     // A LIBSVM file's width is public input, never its largest index.
     usage(
@@ -481,5 +476,4 @@ fn malformed_data_files_name_file_and_line() {
             &["/dev/zero", "not a regular file"],
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -112,9 +112,8 @@ fn a_non_utf8_argument_exits_2_without_a_panic() {
 /// without `--json`, and stdout is the summary alone.
 #[test]
 fn train_progress_is_quiet_without_a_terminal() {
-    let dir = std::env::temp_dir().join(format!("dpglm-quiet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let data = dir.join("d.csv");
+    let dir = tempfile::TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     let mut text = String::from("a,b,y\n");
     for i in 0..500 {
         let (a, b) = ((i % 7) as f64 / 7.0 - 0.5, (i % 11) as f64 / 11.0 - 0.5);
@@ -137,5 +136,4 @@ fn train_progress_is_quiet_without_a_terminal() {
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(!out.contains("step "), "{args}: {out}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

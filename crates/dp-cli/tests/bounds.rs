@@ -11,14 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rand::RngExt;
 use serde_json::Value;
-
-/// A scratch directory for this test binary.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpglm-bounds-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use tempfile::TempDir;
 
 /// Standard normals by Box–Muller from a seeded stream.
 fn normals(n: usize, seed: u64) -> Vec<f64> {
@@ -110,9 +103,8 @@ fn train(train: &Path, test: &Path, extra: &str) -> Value {
     serde_json::from_str(&stdout).unwrap()
 }
 
-/// The regression files, written once per test.
-fn regression_files(name: &str) -> (PathBuf, PathBuf, f64, f64) {
-    let dir = scratch(name);
+/// The regression files, written once per test into `dir`.
+fn regression_files(dir: &Path) -> (PathBuf, PathBuf, f64, f64) {
     let (rows, _) = regression(50_000, 1);
     let (test_rows, oracle) = regression(10_000, 2);
     let zero = test_rows.iter().map(|(_, y)| y * y).sum::<f64>() / test_rows.len() as f64;
@@ -148,7 +140,8 @@ fn sources(v: &Value) -> Vec<(String, String)> {
 /// silent X = Y = 1); predicting 0: 1.99.
 #[test]
 fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
-    let (tr, te, oracle, zero) = regression_files("ssp");
+    let dir = TempDir::new().unwrap();
+    let (tr, te, oracle, zero) = regression_files(dir.path());
     let v = train(&tr, &te, "--algorithm ssp --loss squared");
     eprintln!(
         "ssp: {} (oracle {oracle}, predicting 0 {zero}), epsilon spent {}",
@@ -184,7 +177,6 @@ fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
     );
     eprintln!("ssp with --x-bound 6 --y-bound 4: {}", mse(&p));
     assert!(mse(&p) <= 1.1 * oracle, "{}", mse(&p));
-    std::fs::remove_dir_all(tr.parent().unwrap()).unwrap();
 }
 
 /// DP-SSGD (clip estimated, step size from the public rule), objective perturbation (X and
@@ -198,7 +190,8 @@ fn ssp_with_estimated_bounds_is_within_ten_percent_of_least_squares() {
 /// predicting 0.
 #[test]
 fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
-    let (tr, te, oracle, zero) = regression_files("squared");
+    let dir = TempDir::new().unwrap();
+    let (tr, te, oracle, zero) = regression_files(dir.path());
     for (alg, at_most) in [
         ("dp-ssgd", 1.3),
         ("objpert", 1.05),
@@ -220,7 +213,6 @@ fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
             sources(&v)
         );
     }
-    std::fs::remove_dir_all(tr.parent().unwrap()).unwrap();
 }
 
 /// Logistic regression on features with scales 0.1…100 and offsets (by default each feature
@@ -236,8 +228,8 @@ fn squared_loss_learners_with_default_bounds_beat_predicting_zero() {
 /// standardised features (numpy, Newton's method, when the test was first written).
 #[test]
 fn logistic_learners_with_default_bounds_beat_the_majority_class() {
-    let dir = scratch("logistic");
-    let (tr, te) = (dir.join("train.csv"), dir.join("test.csv"));
+    let dir = TempDir::new().unwrap();
+    let (tr, te) = (dir.path().join("train.csv"), dir.path().join("test.csv"));
     write_csv(&tr, &classification(20_000, 3));
     let test_rows = classification(5_000, 4);
     let positive = test_rows.iter().filter(|(_, y)| *y > 0.0).count() as f64;
@@ -274,17 +266,16 @@ fn logistic_learners_with_default_bounds_beat_the_majority_class() {
             sources(&v)
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The bounds reach the model file, and a bad `--bounds-budget` names the flag.
 #[test]
 fn bounds_are_in_the_model_file_and_the_share_is_checked() {
-    let dir = scratch("file");
+    let dir = TempDir::new().unwrap();
     let (rows, _) = regression(2_000, 5);
-    let tr = dir.join("train.csv");
+    let tr = dir.path().join("train.csv");
     write_csv(&tr, &rows);
-    let model = dir.join("model.json");
+    let model = dir.path().join("model.json");
     let o = common::dpglm(&format!(
         "train --data {} --label y --algorithm ssp --loss squared --epsilon 1 --delta 1e-5 \
          --seed 1 --x-bound 6 --bounds-budget 0.2 --out {}",
@@ -321,7 +312,6 @@ fn bounds_are_in_the_model_file_and_the_share_is_checked() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("--bounds-budget"), "{bad}: {err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// With estimated bounds, AMP and objective perturbation are calibrated against the whole
@@ -332,11 +322,11 @@ fn bounds_are_in_the_model_file_and_the_share_is_checked() {
 /// perturbation on raw features estimates the row bound X.
 #[test]
 fn amp_and_objpert_with_estimated_bounds_spend_the_whole_target() {
-    let dir = scratch("joint");
-    let (tr, te) = (dir.join("train.csv"), dir.join("test.csv"));
+    let dir = TempDir::new().unwrap();
+    let (tr, te) = (dir.path().join("train.csv"), dir.path().join("test.csv"));
     write_csv(&tr, &classification(2_000, 5));
     write_csv(&te, &classification(500, 6));
-    let model = dir.join("model.json");
+    let model = dir.path().join("model.json");
     for (alg, extra, count) in [
         ("amp", "--scale minmax", 20),
         ("objpert", "--preprocess none --scale none", 1),
@@ -361,5 +351,4 @@ fn amp_and_objpert_with_estimated_bounds_spend_the_whole_target() {
         assert_eq!(estimates, count, "{alg}: {}", file["privacy"]["ledger"]);
         assert!((0.99..=1.0).contains(&spent), "{alg}: {spent}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

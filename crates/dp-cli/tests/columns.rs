@@ -7,9 +7,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// Runs `dpglm` (whitespace-separated `args`): exit code, stdout, stderr; never a panic.
 fn run(args: &str) -> (i32, String, String) {
@@ -36,14 +37,6 @@ fn usage(args: &str, needles: &[&str]) {
     for n in needles {
         assert!(err.contains(n), "`{n}` not in: {err}");
     }
-}
-
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpglm-columns-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -74,10 +67,10 @@ const TRAIN: &str =
 
 #[test]
 fn zero_one_labels_score_as_their_signs() {
-    let dir = scratch("labels");
-    let signs = write(&dir, "pm.csv", &table(600, "-1", "1"));
-    let zero_one = write(&dir, "01.csv", &table(600, "0", "1"));
-    let model = dir.join("m.json");
+    let dir = TempDir::new().unwrap();
+    let signs = write(dir.path(), "pm.csv", &table(600, "-1", "1"));
+    let zero_one = write(dir.path(), "01.csv", &table(600, "0", "1"));
+    let model = dir.path().join("m.json");
     let m = model.to_str().unwrap();
     let cols = "--label income --drop id --categorical work=A|B";
     let trained = ok_json(&format!("{TRAIN} --data {signs} {cols} --out {m}"));
@@ -91,7 +84,7 @@ fn zero_one_labels_score_as_their_signs() {
     let trained01 = ok_json(&format!("{TRAIN} --data {zero_one} {cols}"));
     assert_eq!(trained01["train_accuracy"], trained["train_accuracy"]);
     // Labels outside {0,1}/{-1,1}: the row and the value, and how to give a pair.
-    let three = write(&dir, "3.csv", "x,work,id,income\n1,A,r,1\n2,B,r,5\n");
+    let three = write(dir.path(), "3.csv", "x,work,id,income\n1,A,r,1\n2,B,r,5\n");
     usage(
         &format!("{TRAIN} --data {three} {cols}"),
         &["3.csv:3", "column `income`", "`5`", "--classes"],
@@ -108,10 +101,10 @@ fn zero_one_labels_score_as_their_signs() {
 #[test]
 fn parquet_data_trains_evaluates_and_predicts_as_csv() {
     use dp_data::ParquetColumn;
-    let dir = scratch("parquet");
+    let dir = TempDir::new().unwrap();
     let n = 600;
     let csv_text = table(n, "no", "yes");
-    let csv = write(&dir, "t.csv", &csv_text);
+    let csv = write(dir.path(), "t.csv", &csv_text);
     // The same rows as Parquet columns (in the same order: the default features are every
     // column but the label and the dropped ones, in file order).
     let rows: Vec<Vec<&str>> = csv_text
@@ -121,7 +114,7 @@ fn parquet_data_trains_evaluates_and_predicts_as_csv() {
         .collect();
     let column = |j: usize| -> Vec<String> { rows.iter().map(|r| r[j].to_owned()).collect() };
     let x: Vec<f64> = column(0).iter().map(|v| v.parse().unwrap()).collect();
-    let pq_path = dir.join("t.parquet");
+    let pq_path = dir.path().join("t.parquet");
     let columns = [
         ("x", ParquetColumn::Double(x)),
         ("work", ParquetColumn::Text(column(1))),
@@ -131,11 +124,11 @@ fn parquet_data_trains_evaluates_and_predicts_as_csv() {
     let file = std::fs::File::create(&pq_path).unwrap();
     dp_data::write_parquet(file, &pq_path, &columns, 128).unwrap();
     let pq = pq_path.to_str().unwrap();
-    let bare = dir.join("t_data");
+    let bare = dir.path().join("t_data");
     std::fs::copy(&pq_path, &bare).unwrap();
     let bare = bare.to_str().unwrap();
     let cols = "--label income --classes no,yes --drop id --categorical work=A|B";
-    let model = dir.join("m.json");
+    let model = dir.path().join("m.json");
     let m = model.to_str().unwrap();
     let from_csv = ok_json(&format!("{TRAIN} --data {csv} {cols}"));
     let from_pq = ok_json(&format!("{TRAIN} --data {pq} {cols} --out {m}"));
@@ -164,9 +157,9 @@ fn parquet_data_trains_evaluates_and_predicts_as_csv() {
 
 #[test]
 fn a_named_class_pair_is_stored_and_used_by_evaluate() {
-    let dir = scratch("classes");
-    let data = write(&dir, "adult.csv", &table(600, "<=50K", ">50K"));
-    let model = dir.join("m.json");
+    let dir = TempDir::new().unwrap();
+    let data = write(dir.path(), "adult.csv", &table(600, "<=50K", ">50K"));
+    let model = dir.path().join("m.json");
     let m = model.to_str().unwrap();
     let trained = ok_json(&format!(
         "{TRAIN} --data {data} --label income --classes <=50K,>50K --drop id \
@@ -187,7 +180,7 @@ fn a_named_class_pair_is_stored_and_used_by_evaluate() {
     assert_eq!(scored["accuracy"], trained["train_accuracy"]);
     assert_eq!(scored["n"], 600);
     // A label outside the pair: row and value.
-    let bad = write(&dir, "bad.csv", "x,work,income\n1,A,>50K\n1,A,50K\n");
+    let bad = write(dir.path(), "bad.csv", "x,work,income\n1,A,>50K\n1,A,50K\n");
     usage(
         &format!("evaluate --model {m} --data {bad}"),
         &["bad.csv:3", "`50K`", "`<=50K` (negative)"],
@@ -209,17 +202,17 @@ fn a_named_class_pair_is_stored_and_used_by_evaluate() {
 
 #[test]
 fn columns_are_matched_by_name_and_categories_by_public_levels() {
-    let dir = scratch("match");
+    let dir = TempDir::new().unwrap();
     let text = table(300, "-1", "1");
-    let data = write(&dir, "d.csv", &text);
+    let data = write(dir.path(), "d.csv", &text);
     // The same rows with the columns in another order and without `id`.
     let mut reordered = String::from("income,x,work\n");
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         reordered.push_str(&format!("{},{},{}\n", f[3], f[0], f[1]));
     }
-    let reordered = write(&dir, "r.csv", &reordered);
-    let model = dir.join("m.json");
+    let reordered = write(dir.path(), "r.csv", &reordered);
+    let model = dir.path().join("m.json");
     let m = model.to_str().unwrap();
     ok_json(&format!(
         "{TRAIN} --data {data} --label income --features work,x --categorical work=A|B|* \
@@ -235,13 +228,13 @@ fn columns_are_matched_by_name_and_categories_by_public_levels() {
         ok_json(&format!("evaluate --model {m} --data {reordered} --json"))
     );
     // A missing column is named; exit 2.
-    let missing = write(&dir, "miss.csv", "income,work\n1,A\n");
+    let missing = write(dir.path(), "miss.csv", "income,work\n1,A\n");
     usage(
         &format!("evaluate --model {m} --data {missing}"),
         &["miss.csv", "no column `x`"],
     );
     // Without `*`, a value outside the levels names file, line, column and value.
-    let other = write(&dir, "o.csv", "x,work,id,income\n1,A,r,1\n1,C,r,1\n");
+    let other = write(dir.path(), "o.csv", "x,work,id,income\n1,A,r,1\n1,C,r,1\n");
     usage(
         &format!("{TRAIN} --data {other} --label income --drop id --categorical work=A|B"),
         &["o.csv:3", "column `work` (2)", "`C`", "A|B"],
@@ -268,15 +261,15 @@ fn columns_are_matched_by_name_and_categories_by_public_levels() {
 
 #[test]
 fn a_schema_file_with_flags_over_it() {
-    let dir = scratch("schema");
-    let data = write(&dir, "adult.csv", &table(300, "<=50K", ">50K"));
+    let dir = TempDir::new().unwrap();
+    let data = write(dir.path(), "adult.csv", &table(300, "<=50K", ">50K"));
     let schema = write(
-        &dir,
+        dir.path(),
         "s.json",
         r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["id"],
             "categorical": {"work": ["A", "B"]}}"#,
     );
-    let model = dir.join("m.json");
+    let model = dir.path().join("m.json");
     let m = model.to_str().unwrap();
     let a = ok_json(&format!(
         "{TRAIN} --data {data} --schema {schema} --out {m}"
@@ -294,27 +287,31 @@ fn a_schema_file_with_flags_over_it() {
     ));
     assert_eq!(c["d"], 1);
     // Invalid schemas are input errors naming the file.
-    let bad = write(&dir, "bad.json", r#"{"label": "income", "colour": 1}"#);
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        r#"{"label": "income", "colour": 1}"#,
+    );
     usage(
         &format!("{TRAIN} --data {data} --schema {bad}"),
         &["bad.json", "colour"],
     );
     // The same schema in TOML trains the same; TOML errors name the file too.
     let toml = write(
-        &dir,
+        dir.path(),
         "s.toml",
         "label = \"income\"\nclasses = [\"<=50K\", \">50K\"]\ndrop = [\"id\"]\n\n\
          [categorical]\nwork = [\"A\", \"B\"]\n",
     );
     let t = ok_json(&format!("{TRAIN} --data {data} --schema {toml}"));
     assert_eq!(t["train_accuracy"], a["train_accuracy"]);
-    let bad = write(&dir, "bad.toml", "label = \"income\"\ncolour = 1\n");
+    let bad = write(dir.path(), "bad.toml", "label = \"income\"\ncolour = 1\n");
     usage(
         &format!("{TRAIN} --data {data} --schema {bad}"),
         &["bad.toml", "colour"],
     );
     let scaled = write(
-        &dir,
+        dir.path(),
         "scaled.json",
         r#"{"label": "income", "scaling": {"x": {"min": 1, "max": 1}}}"#,
     );
@@ -326,8 +323,8 @@ fn a_schema_file_with_flags_over_it() {
 
 #[test]
 fn drafted_schemas_say_they_are_not_private() {
-    let dir = scratch("draft");
-    let data = write(&dir, "adult.csv", &table(60, "<=50K", ">50K"));
+    let dir = TempDir::new().unwrap();
+    let data = write(dir.path(), "adult.csv", &table(60, "<=50K", ">50K"));
     let draft = ok_json(&format!("schema --data {data} --label income --json"));
     let note = draft["note"].as_str().unwrap();
     assert!(
@@ -339,7 +336,7 @@ fn drafted_schemas_say_they_are_not_private() {
     // 60 distinct ids: categorical too (≤ 100 levels) — the note asks for a review.
     assert_eq!(draft["categorical"]["id"].as_array().unwrap().len(), 60);
     // Written to a file, it trains as it is (after review).
-    let out = dir.join("s.json");
+    let out = dir.path().join("s.json");
     let o = out.to_str().unwrap();
     let (code, said, err) = run(&format!("schema --data {data} --label income --out {o}"));
     assert_eq!(code, 0, "{err}");
@@ -347,7 +344,7 @@ fn drafted_schemas_say_they_are_not_private() {
     let trained = ok_json(&format!("{TRAIN} --data {data} --schema {o}"));
     assert_eq!(trained["d"], 1 + 2 + 60);
     // A `.toml` name drafts TOML, which trains the same.
-    let toml = dir.join("s.toml");
+    let toml = dir.path().join("s.toml");
     let t = toml.to_str().unwrap();
     let (code, _, err) = run(&format!("schema --data {data} --label income --out {t}"));
     assert_eq!(code, 0, "{err}");

@@ -9,7 +9,8 @@
 use std::path::Path;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
+use tempfile::TempDir;
 
 /// Deterministic rows: three features in [−1, 1] and a ±1 label from a noisy linear rule.
 fn rows(n: usize) -> Vec<[f64; 4]> {
@@ -91,8 +92,8 @@ fn coefficients(model: &str) -> Vec<f64> {
 /// regression data.
 #[test]
 fn streamed_model_files_equal_the_in_memory_ones() {
-    let dir = tempdir("dpgd-stream");
-    let (npy, csv) = (dir.join("d.npy"), dir.join("d.csv"));
+    let dir = TempDir::new().unwrap();
+    let (npy, csv) = (dir.path().join("d.npy"), dir.path().join("d.csv"));
     write_npy(&npy, 20_000);
     write_csv(&csv, 3000);
     let public = [
@@ -184,9 +185,8 @@ fn streamed_model_files_equal_the_in_memory_ones() {
     ];
     for (data, n, algorithm, extra) in cases {
         let extra = [&["--algorithm", algorithm, "--steps", "8"], extra].concat();
-        same_model_file(data, n, &dir, &extra);
+        same_model_file(data, n, dir.path(), &extra);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Trains with `extra` in memory and with `--stream`: the same model file, with non-zero
@@ -218,8 +218,8 @@ fn same_model_file(data: &Path, n: usize, dir: &Path, extra: &[&str]) {
 /// the squared loss, another loss and accountant.
 #[test]
 fn streamed_perturbation_model_files_equal_the_in_memory_ones() {
-    let dir = tempdir("perturbation-stream");
-    let (npy, csv) = (dir.join("d.npy"), dir.join("d.csv"));
+    let dir = TempDir::new().unwrap();
+    let (npy, csv) = (dir.path().join("d.npy"), dir.path().join("d.csv"));
     write_npy(&npy, 20_000);
     write_csv(&csv, 3000);
     let npy_logistic = ["--label", "3", "--loss", "logistic"];
@@ -281,10 +281,10 @@ fn streamed_perturbation_model_files_equal_the_in_memory_ones() {
     ];
     for (data, n, algorithm, extra) in cases {
         let extra = [&["--algorithm", algorithm], &extra[..]].concat();
-        same_model_file(data, n, &dir, &extra);
+        same_model_file(data, n, dir.path(), &extra);
     }
     // AMP's SAG samples random rows: refused, no model.
-    let out = dir.join("sag.json");
+    let out = dir.path().join("sag.json");
     let args = [
         &npy_logistic[..],
         &["--algorithm", "amp", "--solver", "sag"],
@@ -294,17 +294,16 @@ fn streamed_perturbation_model_files_equal_the_in_memory_ones() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--solver sag"), "{err}");
     assert!(!out.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Feature scaling (asked for, or the default for classification on a file with named
 /// columns) and bounds to be estimated privately are refused: exit 2, naming what to give.
 #[test]
 fn what_needs_a_first_pass_is_refused() {
-    let dir = tempdir("dpgd-stream-refused");
-    let data = dir.join("d.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     write_csv(&data, 200);
-    let out = dir.join("m.json");
+    let out = dir.path().join("m.json");
     let gd = "dp-gd";
     for (algorithm, extra, says) in [
         (
@@ -346,17 +345,16 @@ fn what_needs_a_first_pass_is_refused() {
         assert!(err.contains(says), "{extra:?}: {err}");
         assert!(!out.exists(), "{extra:?}: a model was written");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The learners without a streamed fit are refused (exit 2, no model file) with the reason:
 /// DP-SGD's random batches, the shuffled learners' secret order, the in-memory procedures.
 #[test]
 fn learners_without_a_streamed_fit_say_why() {
-    let dir = tempdir("dpgd-stream-learners");
-    let data = dir.join("d.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     write_csv(&data, 200);
-    let out = dir.join("m.json");
+    let out = dir.path().join("m.json");
     for (algorithm, loss, says) in [
         ("dp-sgd", "logistic", "its Poisson batches are random rows"),
         ("dp-ssgd", "squared", "needs a secret random order"),
@@ -391,5 +389,4 @@ fn learners_without_a_streamed_fit_say_why() {
         assert!(err.contains(says), "{algorithm}: {err}");
         assert!(!out.exists(), "{algorithm}: a model was written");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
+use tempfile::TempDir;
 
 /// Rows: three features (f32 values) and a ±1 label from a noisy linear rule.
 fn rows(n: usize) -> Vec<[f32; 4]> {
@@ -93,10 +94,10 @@ fn both(dir: &Path, data: &Path, extra: &[&str]) -> (String, String) {
 /// byte for byte, from an `<f4` file over two blocks of 2^14 rows and from an `<f8` one.
 #[test]
 fn f32_data_without_preprocessing_gives_the_f64_model() {
-    let dir = tempdir("f32-same");
+    let dir = TempDir::new().unwrap();
     let rows = rows(20_000);
     for dtype in ["<f4", "<f8"] {
-        let data = dir.join("train.npy");
+        let data = dir.path().join("train.npy");
         write_npy(&data, &rows, dtype);
         for algorithm in ["dp-gd", "noisy-gd", "amp", "objpert"] {
             let extra = [
@@ -119,7 +120,7 @@ fn f32_data_without_preprocessing_gives_the_f64_model() {
                 "noisy-gd" => [&extra[..8], &extra[10..]].concat(),
                 _ => extra[..8].to_vec(),
             };
-            let (m64, m32) = both(&dir, &data, &extra);
+            let (m64, m32) = both(dir.path(), &data, &extra);
             assert_eq!(m64, m32, "{dtype} {algorithm}");
         }
     }
@@ -129,11 +130,15 @@ fn f32_data_without_preprocessing_gives_the_f64_model() {
 /// toward zero to f32), the coefficients are within 1e-5 relative of the `f64` fit's.
 #[test]
 fn default_preprocessing_is_within_1e_5() {
-    let dir = tempdir("f32-close");
-    let data = dir.join("train.npy");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.npy");
     write_npy(&data, &rows(3_000), "<f4");
     for algorithm in ["dp-gd", "noisy-gd", "amp", "objpert", "output-perturbation"] {
-        let (m64, m32) = both(&dir, &data, &["--algorithm", algorithm, "--label", "3"]);
+        let (m64, m32) = both(
+            dir.path(),
+            &data,
+            &["--algorithm", algorithm, "--label", "3"],
+        );
         let (c64, c32) = (coefficients(&m64), coefficients(&m32));
         let diff: f64 = c64.iter().zip(&c32).map(|(a, b)| (a - b).abs()).sum();
         let size: f64 = c64.iter().map(|a| a.abs()).sum();
@@ -147,8 +152,8 @@ fn default_preprocessing_is_within_1e_5() {
 /// are stored exactly).
 #[test]
 fn parquet_with_and_without_scaling() {
-    let dir = tempdir("f32-parquet");
-    let data = dir.join("train.parquet");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.parquet");
     let rows = rows(5_000);
     let col = |j: usize| dp_data::ParquetColumn::Float(rows.iter().map(|r| r[j]).collect());
     let y = dp_data::ParquetColumn::Double(rows.iter().map(|r| f64::from(r[3])).collect());
@@ -160,7 +165,7 @@ fn parquet_with_and_without_scaling() {
         1_000,
     )
     .unwrap();
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     let common = ["--algorithm", "dp-gd", "--label", "y", "--steps", "5"];
     let mut args = common.to_vec();
     args.extend(["--storage", "f32"]);
@@ -173,7 +178,7 @@ fn parquet_with_and_without_scaling() {
     assert!(!out.exists());
     let mut extra = common.to_vec();
     extra.extend(["--scale", "none", "--preprocess", "none", "--clip", "1"]);
-    let (m64, m32) = both(&dir, &data, &extra);
+    let (m64, m32) = both(dir.path(), &data, &extra);
     assert_eq!(m64, m32);
 }
 
@@ -181,10 +186,10 @@ fn parquet_with_and_without_scaling() {
 /// it on its first line.
 #[test]
 fn the_report_records_the_storage() {
-    let dir = tempdir("f32-report");
-    let data = dir.join("train.npy");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.npy");
     write_npy(&data, &rows(500), "<f4");
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     let base = ["--algorithm", "dp-gd", "--label", "3", "--steps", "3"];
     let mut args = base.to_vec();
     args.extend(["--storage", "f32", "--json"]);
@@ -219,11 +224,11 @@ fn the_report_records_the_storage() {
 /// range (naming the file and `--storage f64`), LIBSVM rows kept sparse, an unknown storage.
 #[test]
 fn unsupported_uses_are_usage_errors() {
-    let dir = tempdir("f32-refused");
-    let data = dir.join("train.npy");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.npy");
     let mut rows = rows(100);
     write_npy(&data, &rows, "<f4");
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     let dp_gd = ["--algorithm", "dp-gd", "--label", "3"];
     let stream = [&dp_gd[..], &["--stream", "--storage", "f32"]].concat();
     let (code, _, stderr) = train(&data, &out, &stream);
@@ -235,7 +240,7 @@ fn unsupported_uses_are_usage_errors() {
     assert!(!out.exists());
 
     // 1e39 in an f8 file: f32 cannot hold it.
-    let big = dir.join("big.npy");
+    let big = dir.path().join("big.npy");
     rows[7][1] = 1.0;
     write_npy(&big, &rows, "<f8");
     let mut bytes = std::fs::read(&big).unwrap();
@@ -260,7 +265,7 @@ fn unsupported_uses_are_usage_errors() {
 
     // dp-gd keeps LIBSVM rows sparse (f64 entries).
     std::fs::remove_file(&out).unwrap();
-    let libsvm = dir.join("train.libsvm");
+    let libsvm = dir.path().join("train.libsvm");
     std::fs::write(&libsvm, "1 1:0.5 3:0.25\n-1 2:0.75\n1 1:0.125\n").unwrap();
     let args = [&dp_gd[..2], &["--n-features", "3", "--storage", "f32"]].concat();
     let (code, _, stderr) = train(&libsvm, &out, &args);
@@ -282,14 +287,14 @@ fn unsupported_uses_are_usage_errors() {
 /// 1,000.
 #[test]
 fn the_f32_model_scores_like_the_f64_one() {
-    let dir = tempdir("f32-scores");
-    let (data, test) = (dir.join("train.npy"), dir.join("test.npy"));
+    let dir = TempDir::new().unwrap();
+    let (data, test) = (dir.path().join("train.npy"), dir.path().join("test.npy"));
     let all = rows(4_000);
     write_npy(&data, &all[..3_000], "<f4");
     write_npy(&test, &all[3_000..], "<f8");
     let mut scores = Vec::new();
     for storage in ["f64", "f32"] {
-        let out = dir.join(format!("model-{storage}.json"));
+        let out = dir.path().join(format!("model-{storage}.json"));
         let args = [
             "--algorithm",
             "dp-gd",

@@ -16,7 +16,8 @@ mod inprocess;
 use std::path::Path;
 
 use dp_glm::catalog::{LEARNERS, Losses};
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
+use tempfile::TempDir;
 
 /// The flag of a registry parameter.
 fn flag(name: &str) -> String {
@@ -114,11 +115,11 @@ fn coefficients(base: &str, extra: &str, out: &Path) -> (Vec<f64>, serde_json::V
 
 #[test]
 fn every_flag_is_used_or_refused_for_every_algorithm() {
-    let dir = tempdir("flag-matrix");
-    let (class, reg) = (dir.join("class.csv"), dir.join("reg.csv"));
+    let dir = TempDir::new().unwrap();
+    let (class, reg) = (dir.path().join("class.csv"), dir.path().join("reg.csv"));
     write_data(&class, 1500, true);
     write_data(&reg, 1500, false);
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     for learner in LEARNERS {
         let algorithm = learner.name;
         let uses: Vec<String> = learner.params.iter().map(|p| flag(p.name)).collect();
@@ -168,5 +169,4 @@ fn every_flag_is_used_or_refused_for_every_algorithm() {
             }
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -13,9 +13,10 @@
 use std::path::Path;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 /// Rows of the two datasets.
 const N: usize = 1200;
@@ -162,7 +163,7 @@ fn leaks(
     };
     let mut leaked = Vec::new();
     for row in tries {
-        let (mut found, differ) = leaks_at(name, args, regression, outputs, relation, row);
+        let (mut found, differ) = leaks_at(args, regression, outputs, relation, row);
         leaked.append(&mut found);
         if differ {
             return (leaked, true);
@@ -173,15 +174,14 @@ fn leaks(
 
 /// [`leaks`] for the pair that differs in row `replaced` (replace-one) or by one added row.
 fn leaks_at(
-    name: &str,
     args: &[&str],
     regression: bool,
     outputs: &[&str],
     relation: Relation,
     replaced: usize,
 ) -> (Vec<String>, bool) {
-    let dir = tempdir(&format!("leak-{name}-{replaced}"));
-    let (d0, d1) = (dir.join("d0.csv"), dir.join("d1.csv"));
+    let dir = TempDir::new().unwrap();
+    let (d0, d1) = (dir.path().join("d0.csv"), dir.path().join("d1.csv"));
     let base = rows(regression);
     let mut other = base.clone();
     match relation {
@@ -190,8 +190,8 @@ fn leaks_at(
     }
     write_csv(&d0, &base);
     write_csv(&d1, &other);
-    let (j0, f0) = fit(args, &d0, &dir.join("m0.json"));
-    let (j1, f1) = fit(args, &d1, &dir.join("m1.json"));
+    let (j0, f0) = fit(args, &d0, &dir.path().join("m0.json"));
+    let (j1, f1) = fit(args, &d1, &dir.path().join("m1.json"));
     let mut diff = Vec::new();
     differences("", &f0, &f1, &mut diff);
     let coefficients_differ = diff.iter().any(|p| released(p) && p != "digest");
@@ -213,7 +213,6 @@ fn leaks_at(
             .filter(|p| p != "model" && !diagnostics.contains(p))
             .map(|p| format!("train --json: {p}")),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
     let leaked = diff
         .into_iter()
         .filter(|p| !released(p) && !outputs.contains(&p.as_str()))
@@ -476,10 +475,16 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         "{leaked:?}"
     );
 
-    let dir = tempdir("leak-q-note");
-    write_csv(&dir.join("d.csv"), &rows(false));
+    let dir = TempDir::new().unwrap();
+    write_csv(&dir.path().join("d.csv"), &rows(false));
     let fit_with = |extra: &[&'static str]| {
-        fit(&with(extra), &dir.join("d.csv"), &dir.join("m.json")).1["privacy"].clone()
+        fit(
+            &with(extra),
+            &dir.path().join("d.csv"),
+            &dir.path().join("m.json"),
+        )
+        .1["privacy"]
+            .clone()
     };
     let public = fit_with(&["--sample-rate", "0.2"]);
     assert_eq!(public["noise"]["sampling_rate"], 0.2);
@@ -494,15 +499,14 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
     assert_eq!(given["noise"]["sampling_rate"], 0.1);
     let note = given["notes"][0].as_str().unwrap();
     assert!(note.contains("n = 2400 given as public"), "{note}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The learners whose analysis is replace-one only (their neighbours have the same n, so n
 /// is public) refuse add/remove and `--n`, naming the flag.
 #[test]
 fn replace_one_learners_refuse_add_remove() {
-    let dir = tempdir("leak-replace-one");
-    let data = dir.join("d.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     // ±1 labels: classes for the logistic loss, numbers for the squared.
     write_csv(&data, &rows(false));
     let data = data.display().to_string();
@@ -543,14 +547,13 @@ fn replace_one_learners_refuse_add_remove() {
             assert!(err.contains(want), "{algorithm} {extra:?}: {err}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `--n` is refused where it has no meaning.
 #[test]
 fn public_n_is_refused_where_it_has_no_meaning() {
-    let dir = tempdir("leak-n-refused");
-    let data = dir.join("d.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     write_csv(&data, &rows(false));
     let data = data.display().to_string();
     for (extra, flag) in [
@@ -592,7 +595,6 @@ fn public_n_is_refused_where_it_has_no_meaning() {
         assert_eq!(code, 2, "{extra:?}: {err}");
         assert!(err.contains(flag), "{extra:?}: {err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -10,8 +10,9 @@ mod inprocess;
 use std::path::Path;
 
 use dp_accounting::{Accountant, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned};
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// `rows` rows of 3 features in [-0.5, 0.5) from a fixed sequence, labels ±1 from a linear
 /// rule with 10% label noise.
@@ -57,10 +58,10 @@ fn train_seeded(data: &Path, extra: &str, out: &Path, seed: u64) -> Value {
 
 #[test]
 fn library_learners_fit_within_the_target_and_their_models_read_back() {
-    let dir = tempdir("learners");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     write_data(&data, 3000);
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     // (flags, least train accuracy): better than a coin on data whose Bayes accuracy is about
     // 0.9 (a private model of 3 features from 3000 rows at epsilon 1). The selection learners
     // fit on parts of the rows at a fraction of epsilon each: at this size their accuracy
@@ -101,7 +102,6 @@ fn library_learners_fit_within_the_target_and_their_models_read_back() {
     let model: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(model["loss"], "huber-svm");
     assert_eq!(model["huber_h"], 0.2);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Without `--algorithm` the loss picks the learner (the user gives data, label, ε, δ): AMP
@@ -109,10 +109,10 @@ fn library_learners_fit_within_the_target_and_their_models_read_back() {
 /// the target and is recorded as what it is.
 #[test]
 fn the_loss_picks_a_learner_when_none_is_given() {
-    let dir = tempdir("learners-default");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     write_data(&data, 3000);
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     for (loss, algorithm) in [
         ("logistic", "amp"),
         ("squared", "ssp"),
@@ -127,7 +127,6 @@ fn the_loss_picks_a_learner_when_none_is_given() {
     // Logistic without flags: better than a coin on this data (Bayes accuracy about 0.9).
     let v = train(&data, "", &out);
     assert!(v["train_accuracy"].as_f64().unwrap() > 0.7, "{v}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `--batch-schedule`: shuffled and fixed-size batches train under replace-one (its default
@@ -142,10 +141,10 @@ fn the_loss_picks_a_learner_when_none_is_given() {
 /// about three of them below 0.70.
 #[test]
 fn batch_schedules_are_accounted_under_their_relation() {
-    let dir = tempdir("learners-schedules");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     write_data(&data, 2000);
-    let out = dir.join("model.json");
+    let out = dir.path().join("model.json");
     for (schedule, mechanism, steps) in [
         ("poisson", "subsampled-gaussian", 40),
         ("shuffle", "gaussian", 8),
@@ -184,13 +183,12 @@ fn batch_schedules_are_accounted_under_their_relation() {
         let accuracy = accuracy / seeds.count() as f64;
         assert!(accuracy > 0.6, "{schedule}: mean train accuracy {accuracy}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn flags_that_do_not_go_together_are_refused_naming_them() {
-    let dir = tempdir("learners-errors");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     write_data(&data, 300);
     for (extra, needle) in [
         (
@@ -258,7 +256,6 @@ fn flags_that_do_not_go_together_are_refused_naming_them() {
         assert_eq!(code, 2, "{extra} was accepted: {stdout}{err}");
         assert!(err.contains(needle), "{extra}: {err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

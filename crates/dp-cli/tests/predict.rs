@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -109,11 +110,11 @@ fn parse(text: &str) -> (String, Vec<Vec<f64>>) {
 
 #[test]
 fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
-    let dir = tempdir("predict-logistic");
-    let model = train(&dir, "dp-gd", "logistic", false);
+    let dir = TempDir::new().unwrap();
+    let model = train(dir.path(), "dp-gd", "logistic", false);
     // Columns reordered, no label column.
     let test = rows(300, false);
-    let data = dir.join("new.csv");
+    let data = dir.path().join("new.csv");
     let mut text = String::from("b,a\n");
     for (a, b, _) in &test {
         text.push_str(&format!("{b},{a}\n"));
@@ -165,7 +166,7 @@ fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
         let p = r["probability"].as_f64().unwrap();
         assert!((p - g[1]).abs() <= 1e-15, "{p} vs {}", g[1]);
     }
-    let preds = dir.join("preds.csv");
+    let preds = dir.path().join("preds.csv");
     let (code, out, err) = dpglm(&[
         "predict",
         "--model",
@@ -179,7 +180,7 @@ fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
     assert!(out.contains("wrote 300 predictions"), "{out}");
     let (_, written) = parse(&std::fs::read_to_string(&preds).unwrap());
     assert_eq!(written, got);
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
@@ -189,15 +190,14 @@ fn logistic_predictions_and_probabilities_without_labels_in_any_column_order() {
         ["model.json", "new.csv", "preds.csv", "train.csv"],
         "no temporary file left"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out() {
-    let dir = tempdir("predict-squared");
-    let model = train(&dir, "ssp", "squared", true);
+    let dir = TempDir::new().unwrap();
+    let model = train(dir.path(), "ssp", "squared", true);
     let w = coefficients(&model);
-    let data = dir.join("scored.csv");
+    let data = dir.path().join("scored.csv");
     let mut text = String::from("label,a,b\n");
     let test = rows(50, true);
     for (a, b, y) in &test {
@@ -234,17 +234,16 @@ fn regression_predictions_have_no_probability_and_a_label_column_can_be_left_out
     let (code, again, err) = dpglm(&["predict", "--model", s(&model), "--data", s(&data)]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(again, out);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_input_exits_2_and_writes_nothing() {
-    let dir = tempdir("predict-bad");
-    let model = train(&dir, "dp-gd", "logistic", false);
-    let data = dir.join("new.csv");
+    let dir = TempDir::new().unwrap();
+    let model = train(dir.path(), "dp-gd", "logistic", false);
+    let data = dir.path().join("new.csv");
     std::fs::write(&data, "a,c\n1,2\n").unwrap();
-    let preds = dir.join("preds.csv");
-    let missing = dir.join("missing.csv");
+    let preds = dir.path().join("preds.csv");
+    let missing = dir.path().join("missing.csv");
     let cases: [(Vec<&str>, &str); 5] = [
         (
             vec![
@@ -298,7 +297,6 @@ fn bad_input_exits_2_and_writes_nothing() {
     }
     assert!(!preds.exists());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,c\n1,2\n");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A model trained with a named class pair predicts the classes as the data wrote them (a name
@@ -306,21 +304,21 @@ fn bad_input_exits_2_and_writes_nothing() {
 /// that of the positive class.
 #[test]
 fn class_pair_models_predict_their_class_names() {
-    let dir = tempdir("predict-classes");
-    let data = dir.join("train.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
     let mut text = String::from("a,b,label\n");
     for (a, b, y) in &rows(2000, false) {
         let class = if *y > 0.0 { "\"yes, sure\"" } else { "no" };
         text.push_str(&format!("{a},{b},{class}\n"));
     }
     std::fs::write(&data, text).unwrap();
-    let schema = dir.join("schema.json");
+    let schema = dir.path().join("schema.json");
     std::fs::write(
         &schema,
         r#"{"label": "label", "classes": ["no", "yes, sure"]}"#,
     )
     .unwrap();
-    let model = dir.join("model.json");
+    let model = dir.path().join("model.json");
     let (code, _, err) = dpglm(&[
         "train",
         "--data",
@@ -339,7 +337,7 @@ fn class_pair_models_predict_their_class_names() {
         s(&model),
     ]);
     assert_eq!(code, 0, "{err}");
-    let scored = dir.join("new.csv");
+    let scored = dir.path().join("new.csv");
     std::fs::write(&scored, "b,a\n-1,1\n1,-1\n").unwrap();
     let (code, out, err) = dpglm(&[
         "predict",
@@ -363,7 +361,6 @@ fn class_pair_models_predict_their_class_names() {
     assert_eq!(lines[0], "prediction,probability");
     assert!(lines[1].starts_with("\"yes, sure\","), "{out}");
     assert!(lines[2].starts_with("no,"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A model file of format 1, written by main before the library format (fixture and script in
@@ -392,7 +389,7 @@ fn version_1_model_files_score_as_before() {
 /// projected rows.
 #[test]
 fn the_learners_row_projection_is_stored_and_applied() {
-    let dir = tempdir("predict-projection");
+    let dir = TempDir::new().unwrap();
     let cases: [(&str, &[&str], Option<f64>); 3] = [
         ("objpert", &["--x-bound", "0.5", "--clip", "3"], Some(0.5)),
         ("ssp", &["--x-bound", "0.5", "--y-bound", "3"], Some(0.5)),
@@ -400,8 +397,8 @@ fn the_learners_row_projection_is_stored_and_applied() {
     ];
     for (algorithm, flags, given) in cases {
         let flags = [flags, &["--json"]].concat();
-        let (model, out) = train_with(&dir, algorithm, "squared", true, &flags);
-        let data = dir.join("train.csv");
+        let (model, out) = train_with(dir.path(), algorithm, "squared", true, &flags);
+        let data = dir.path().join("train.csv");
         let trained: Value = serde_json::from_str(&out).unwrap();
         let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
         let r = file["preprocessing"]["row_bound"].as_f64().unwrap();
@@ -427,7 +424,7 @@ fn the_learners_row_projection_is_stored_and_applied() {
             "{algorithm} {flags:?}"
         );
         // The row (2, 0) and its bias 1, of norm √5, projected onto the ball of radius r.
-        let one = dir.join("one.csv");
+        let one = dir.path().join("one.csv");
         std::fs::write(&one, "a,b\n2,0\n").unwrap();
         let (code, out, err) = dpglm(&["predict", "--model", s(&model), "--data", s(&one)]);
         assert_eq!(code, 0, "{err}");
@@ -440,5 +437,4 @@ fn the_learners_row_projection_is_stored_and_applied() {
             "{algorithm} {flags:?}: {p} vs {want}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -10,10 +10,11 @@ mod inprocess;
 
 use std::path::Path;
 
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 use ndarray::{Array1, Array2};
 use rand::RngExt;
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// Features of the issue's kind: feature `j` of `D` is `scale_j·z_j + offset_j`, scales
 /// `10^(−1 + 3j/(D−1))` (0.1 to 100), offsets `±50·j/D` alternating, `z ~ N(0, I)`; the
@@ -171,14 +172,14 @@ fn public_schema(path: &Path) {
 /// ranges: 0.779–0.783 and 0.771–0.782). Seeds 1–5 are checked.
 #[test]
 fn defaults_are_within_two_points_of_non_private_logistic_regression() {
-    let dir = tempdir("scaling-target");
+    let dir = TempDir::new().unwrap();
     let (x, y) = rows(20_000, 3);
     let (tx, ty) = rows(5_000, 4);
     let all: Vec<usize> = (0..=D).collect();
     let (tr, te, schema) = (
-        dir.join("train.csv"),
-        dir.join("test.csv"),
-        dir.join("s.json"),
+        dir.path().join("train.csv"),
+        dir.path().join("test.csv"),
+        dir.path().join("s.json"),
     );
     write_csv(&tr, &x, &y, &all);
     write_csv(&te, &tx, &ty, &all);
@@ -242,7 +243,6 @@ fn defaults_are_within_two_points_of_non_private_logistic_regression() {
             assert_eq!(f["epsilon"], Value::Null);
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `evaluate` and `predict` apply the stored scaling exactly as training did: evaluating on
@@ -251,21 +251,24 @@ fn defaults_are_within_two_points_of_non_private_logistic_regression() {
 /// state the scaling and where its values came from.
 #[test]
 fn evaluate_and_predict_apply_the_stored_scaling() {
-    let dir = tempdir("scaling-apply");
+    let dir = TempDir::new().unwrap();
     let (x, y) = rows(20_000, 7);
     let all: Vec<usize> = (0..=D).collect();
     let shuffled: Vec<usize> = vec![D, 7, 2, 9, 0, 4, 1, 8, 3, 6, 5];
-    let (tr, re) = (dir.join("train.csv"), dir.join("reordered.csv"));
+    let (tr, re) = (
+        dir.path().join("train.csv"),
+        dir.path().join("reordered.csv"),
+    );
     write_csv(&tr, &x, &y, &all);
     write_csv(&re, &x, &y, &shuffled);
     // x0 public (standardised), the others estimated.
-    let schema = dir.join("s.json");
+    let schema = dir.path().join("s.json");
     std::fs::write(
         &schema,
         r#"{"scaling": {"x0": {"center": 0, "scale": 0.1, "min": -0.5, "max": 0.5}}}"#,
     )
     .unwrap();
-    let model = dir.join("m.json");
+    let model = dir.path().join("m.json");
     let args = format!(
         "train --data {} --label y --algorithm dp-sgd --epsilon 1 --delta 1e-5 --seed 2 \
          --schema {} --out {}",
@@ -331,15 +334,14 @@ fn evaluate_and_predict_apply_the_stored_scaling() {
         out
     };
     assert_eq!(predict(&tr), predict(&re));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Scaling settings that cannot be applied are input errors naming the problem.
 #[test]
 fn bad_scaling_settings_are_refused() {
-    let dir = tempdir("scaling-bad");
+    let dir = TempDir::new().unwrap();
     let (x, y) = rows(200, 9);
-    let tr = dir.join("train.csv");
+    let tr = dir.path().join("train.csv");
     write_csv(&tr, &x, &y, &(0..=D).collect::<Vec<_>>());
     let cases = [
         (
@@ -380,7 +382,7 @@ fn bad_scaling_settings_are_refused() {
         ),
     ];
     for (i, (schema, flag, named)) in cases.into_iter().enumerate() {
-        let path = dir.join(format!("s{i}.json"));
+        let path = dir.path().join(format!("s{i}.json"));
         std::fs::write(&path, schema).unwrap();
         let args = format!(
             "train --data {} --label y --algorithm dp-sgd --delta 1e-5 --schema {} {flag}",
@@ -391,7 +393,6 @@ fn bad_scaling_settings_are_refused() {
         assert_eq!(code, 2, "{schema} {flag}: {err}");
         assert!(err.contains(named), "{schema} {flag}: {err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Too few rows for the private ranges (200 rows, 20 estimates at ε = 0.01 each, reliable
@@ -400,9 +401,9 @@ fn bad_scaling_settings_are_refused() {
 /// seed 1): AMP's defaults gave 0.50 with the estimated ranges and 0.66 without.
 #[test]
 fn too_few_rows_for_private_ranges_warn_and_do_not_scale() {
-    let dir = tempdir("scaling-small");
+    let dir = TempDir::new().unwrap();
     let (x, y) = rows(200, 5);
-    let tr = dir.join("train.csv");
+    let tr = dir.path().join("train.csv");
     write_csv(&tr, &x, &y, &(0..=D).collect::<Vec<_>>());
     let run = |extra: &str| {
         let args = format!(
@@ -437,7 +438,6 @@ fn too_few_rows_for_private_ranges_warn_and_do_not_scale() {
     // With --n the public count decides, not the file's.
     let (v, _) = run("--algorithm dp-sgd --n 100000");
     assert_eq!(v["scaling"]["method"], "minmax", "{v}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// No range is read from the data without noise: replacing one row by an extreme one
@@ -447,15 +447,15 @@ fn too_few_rows_for_private_ranges_warn_and_do_not_scale() {
 /// is the same.
 #[test]
 fn one_extreme_row_barely_moves_the_private_ranges() {
-    let dir = tempdir("scaling-neighbours");
+    let dir = TempDir::new().unwrap();
     let (x, y) = rows(5_000, 11);
     let mut other = x.clone();
     other.row_mut(0).fill(1e6);
     let all: Vec<usize> = (0..=D).collect();
     let mut files = Vec::new();
     for (name, features) in [("a", &x), ("b", &other)] {
-        let data = dir.join(format!("{name}.csv"));
-        let model = dir.join(format!("{name}.json"));
+        let data = dir.path().join(format!("{name}.csv"));
+        let model = dir.path().join(format!("{name}.json"));
         write_csv(&data, features, &y, &all);
         let args = format!(
             "train --data {} --label y --algorithm dp-sgd --epsilon 1 --delta 1e-5 --seed 5 \
@@ -488,14 +488,13 @@ fn one_extreme_row_barely_moves_the_private_ranges() {
         m["preprocessing"]["scaling"] = Value::Null;
     }
     assert_eq!(a, b);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A rare 0/1 indicator (10% ones; its quartiles are both 0) keeps its unit scale rather than
 /// being zeroed, so the model can use it; LIBSVM files are not scaled by default.
 #[test]
 fn rare_indicators_are_kept_and_libsvm_is_not_scaled_by_default() {
-    let dir = tempdir("scaling-indicator");
+    let dir = TempDir::new().unwrap();
     let mut text = String::from("flag,noise,y\n");
     let mut svm = String::new();
     for i in 0..20_000 {
@@ -506,7 +505,7 @@ fn rare_indicators_are_kept_and_libsvm_is_not_scaled_by_default() {
         text.push_str(&format!("{flag},{noise},{y}\n"));
         svm.push_str(&format!("{y} 1:{flag} 2:{noise}\n"));
     }
-    let (csv, libsvm) = (dir.join("d.csv"), dir.join("d.svm"));
+    let (csv, libsvm) = (dir.path().join("d.csv"), dir.path().join("d.svm"));
     std::fs::write(&csv, text).unwrap();
     std::fs::write(&libsvm, svm).unwrap();
     let base = "--algorithm dp-sgd --epsilon 1 --delta 1e-5 --seed 1 --json";
@@ -533,5 +532,4 @@ fn rare_indicators_are_kept_and_libsvm_is_not_scaled_by_default() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["scaling"], Value::Null);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,10 +1,10 @@
-//! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd, noisy-gd, objpert, amp (the
-//! default for classification, either solver) and output-perturbation (issue 12 §2): the model
-//! file equals the one trained on the same rows written as CSV (read dense) with the same seed
+//! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd, dp-sgd (untuned), noisy-gd,
+//! objpert, amp (the default for classification, either solver) and output-perturbation
+//! (issue 12 §2): the model file equals the one trained on the same rows written as CSV (read dense) with the same seed
 //! and flags, byte for byte but for the input's description (format, column names, digest) —
 //! coefficients, intercept, the bounds and their estimates, the privacy spent — and so do the
-//! scores, with no densify warning; the other algorithms, and feature scalings, densify with a
-//! warning that says why.
+//! scores, with no densify warning; the other algorithms, tuned dp-sgd and feature scalings
+//! densify with a warning that says why.
 //!
 //! The values are multiples of 1/8, so the dense row norms are exact in any order (builds with
 //! BLAS compute them with `ddot`, see `dp_glm::sparse`).
@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 const D: usize = 12;
 
@@ -185,16 +186,32 @@ fn same_as_dense(dir: &Path, base: &[&str], files: &Files, test: &Files) -> Valu
 
 /// Each learner with a sparse path trains on the LIBSVM rows kept sparse and writes the dense
 /// route's model file ([`same_as_dense`]; ε = 1, δ = 1e-5, seed 7), and its answer names it:
-/// DP-GD and noisy GD, objective perturbation, AMP (the default algorithm for
-/// classification, and with `--solver sag`) and output perturbation; on unit rows with public
-/// bounds, and on raw rows whose bounds (the clip, `X`, `Y`) are estimated privately from the
-/// same norms and labels, and which the perturbation learners project.
+/// DP-GD, DP-SGD (Poisson batches, with `--n`, shuffled and fixed-size; each update rule) and
+/// noisy GD, objective perturbation, AMP (the default algorithm for classification, and with
+/// `--solver sag`) and output perturbation; on unit rows with public bounds, and on raw rows
+/// whose bounds (the clip, `X`, `Y`) are estimated privately from the same norms and labels,
+/// and which the perturbation learners project.
 #[test]
 fn sparse_rows_give_the_dense_model() {
     use Set::{Class, ClassTest, Real};
-    let cases: [Case; 13] = [
+    let cases: [Case; 18] = [
         // Unit rows (and a bias): public bounds.
         ("--algorithm dp-gd --steps 20 --bias 1", Class, ClassTest),
+        (
+            "--algorithm dp-sgd --batch-size 50 --epochs 2 --bias 1",
+            Class,
+            ClassTest,
+        ),
+        (
+            "--algorithm dp-sgd --batch-size 40 --n 320 --update momentum",
+            Class,
+            ClassTest,
+        ),
+        (
+            "--algorithm dp-sgd --batch-schedule shuffle --batch-size 30 --epochs 1",
+            Class,
+            ClassTest,
+        ),
         ("--algorithm noisy-gd --steps 20", Class, ClassTest),
         // Only data, label, ε and δ: the default algorithm, AMP.
         ("", Class, ClassTest),
@@ -214,6 +231,17 @@ fn sparse_rows_give_the_dense_model() {
         ),
         (
             "--algorithm dp-gd --steps 20 --loss squared --preprocess none",
+            Real,
+            Real,
+        ),
+        (
+            "--algorithm dp-sgd --batch-size 40 --update adam --preprocess none --bias 0.5",
+            Class,
+            ClassTest,
+        ),
+        (
+            "--algorithm dp-sgd --batch-schedule fixed --batch-size 30 --loss squared \
+             --preprocess none",
             Real,
             Real,
         ),
@@ -238,33 +266,43 @@ fn sparse_rows_give_the_dense_model() {
             Real,
         ),
     ];
-    let dir = tempdir("sparse-train");
-    let files = sets(&dir, 40);
+    let dir = TempDir::new().unwrap();
+    let files = sets(dir.path(), 40);
     for (case, train_set, test_set) in cases {
         let mut args = vec!["--epsilon", "1", "--delta", "1e-5", "--seed", "7"];
         args.extend(case.split_whitespace());
-        let answer = same_as_dense(&dir, &args, &files(train_set), &files(test_set));
+        let answer = same_as_dense(dir.path(), &args, &files(train_set), &files(test_set));
         let algorithm = args
             .iter()
             .position(|&a| a == "--algorithm")
             .map_or("amp", |k| args[k + 1]);
         assert_eq!(answer["algorithm"], algorithm, "{case}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
-    let dir = tempdir("sparse-densify");
-    let (svm, _) = write(&dir, "class", 200, false);
+    let dir = TempDir::new().unwrap();
+    let (svm, _) = write(dir.path(), "class", 200, false);
     let d = D.to_string();
     let data = ["--data", svm.to_str().unwrap(), "--n-features", &d];
     let common = ["--epsilon", "1", "--delta", "1e-5", "--seed", "3"];
     for (extra, why) in [
         (
-            &["--algorithm", "dp-sgd", "--batch-size", "50"][..],
-            "--algorithm dp-sgd has no sparse path (dp-gd, noisy-gd, objpert, amp and \
-             output-perturbation train on sparse rows)",
+            &["--algorithm", "jl-noisy-gd"][..],
+            "--algorithm jl-noisy-gd has no sparse path (dp-gd, dp-sgd, noisy-gd, objpert, amp \
+             and output-perturbation train on sparse rows)",
+        ),
+        (
+            &[
+                "--algorithm",
+                "dp-sgd",
+                "--batch-size",
+                "50",
+                "--tune",
+                "honest",
+            ][..],
+            "--tune has no sparse path: the tuned runs train on a random split of the rows",
         ),
         (
             &["--algorithm", "dp-gd", "--scale", "minmax"][..],
@@ -274,7 +312,7 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
         let mut args = data.to_vec();
         args.extend(common);
         args.extend(extra);
-        let (json, _, err) = train(&args, &dir.join("m.json"));
+        let (json, _, err) = train(&args, &dir.path().join("m.json"));
         let warning = format!("the LIBSVM rows are densified (n × d values in memory): {why}");
         assert!(
             err.contains(&format!("warning: {warning}")),
@@ -288,7 +326,6 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
             "{json}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `dpglm evaluate` and `dpglm predict` read a LIBSVM file into sparse rows and score it with
@@ -300,8 +337,8 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
 #[test]
 fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
     use Set::{Class, ClassTest, Real, RealTest};
-    let dir = tempdir("sparse-score");
-    let files = sets(&dir, 60);
+    let dir = TempDir::new().unwrap();
+    let files = sets(dir.path(), 60);
     let cases: [Case; 4] = [
         // Unit rows and a bias.
         ("--algorithm dp-gd --bias 1", Class, ClassTest),
@@ -316,7 +353,7 @@ fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
         // A feature scaling: the LIBSVM rows are read dense.
         ("--algorithm dp-gd --scale minmax", Class, ClassTest),
     ];
-    let model_path = dir.join("model.json");
+    let model_path = dir.path().join("model.json");
     let d = D.to_string();
     for (case, train_set, test_set) in cases {
         let ((svm, _), (svm_test, _)) = (files(train_set), files(test_set));
@@ -393,5 +430,4 @@ fn evaluate_and_predict_score_libsvm_rows_like_dense_ones() {
             close(scored["mse"].as_f64().unwrap(), mse, "mse");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,9 +7,10 @@
 use std::path::Path;
 
 use dp_data::ParquetColumn;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 const N: usize = 3000;
 
@@ -73,14 +74,14 @@ fn train(data: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn streamed_model_files_equal_the_in_memory_ones() {
-    let dir = tempdir("ssp-stream");
+    let dir = TempDir::new().unwrap();
     for (name, write) in [
         ("d.csv", write_csv as fn(&Path)),
         ("d.parquet", write_parquet),
     ] {
-        let data = dir.join(name);
+        let data = dir.path().join(name);
         write(&data);
-        let (mem, streamed) = (dir.join("mem.json"), dir.join("stream.json"));
+        let (mem, streamed) = (dir.path().join("mem.json"), dir.path().join("stream.json"));
         for extra in [&[][..], &["--n", "5000", "--neighbouring", "replace-one"]] {
             let (code, _, err) = train(&data, &mem, extra);
             assert_eq!(code, 0, "{name}: {err}");
@@ -99,15 +100,14 @@ fn streamed_model_files_equal_the_in_memory_ones() {
             assert!(m.contains("\"coefficients\""), "{m}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn what_needs_a_first_pass_is_refused() {
-    let dir = tempdir("ssp-stream-refused");
-    let data = dir.join("d.csv");
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("d.csv");
     write_csv(&data);
-    let out = dir.join("m.json");
+    let out = dir.path().join("m.json");
     for (extra, says) in [
         (&["--algorithm", "dp-sgd"][..], "--algorithm dp-sgd"),
         (&["--scale", "minmax"][..], "feature scaling"),
@@ -136,5 +136,4 @@ fn what_needs_a_first_pass_is_refused() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--x-bound and --y-bound"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,8 +9,9 @@ mod inprocess;
 
 use std::path::{Path, PathBuf};
 
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// 400 rows `a,b,label` with labels `no`/`yes` from the sign of `a − b`.
 fn write_data(dir: &Path) -> PathBuf {
@@ -42,8 +43,8 @@ fn train(data: &Path, extra: &str) -> String {
 
 #[test]
 fn the_statement_is_printed_and_in_the_json() {
-    let dir = tempdir("statement");
-    let data = write_data(&dir);
+    let dir = TempDir::new().unwrap();
+    let data = write_data(dir.path());
     let human = train(&data, "--algorithm dp-gd --seed 3 --scale minmax");
     let v: Value = serde_json::from_str(&train(
         &data,
@@ -82,13 +83,12 @@ fn the_statement_is_printed_and_in_the_json() {
         assert!(statement.contains(expected), "{expected}: {statement}");
     }
     assert!(!statement.contains("NOT ACCOUNTED"), "{statement}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_statement_follows_the_relation_the_source_and_the_tuning() {
-    let dir = tempdir("statement-relation");
-    let data = write_data(&dir);
+    let dir = TempDir::new().unwrap();
+    let data = write_data(dir.path());
     // DP-SGD under add/remove, secure noise, a clip given by flag, tuning not accounted.
     let out = train(
         &data,
@@ -112,5 +112,4 @@ fn the_statement_follows_the_relation_the_source_and_the_tuning() {
         statement.find("NOT ACCOUNTED").unwrap() > caveats,
         "{statement}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 mod inprocess;
-use inprocess::{dpglm, tempdir};
+use inprocess::dpglm;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -50,9 +51,9 @@ fn fit(dir: &Path, data: &Path, algorithm: &str, threads: &str) -> Vec<u64> {
 
 #[test]
 fn seeded_fits_do_not_depend_on_the_thread_count() {
-    let dir = tempdir("threads");
+    let dir = TempDir::new().unwrap();
     // 20,000 rows: three leaves of the full-batch sums' fixed tree.
-    let data = dir.join("train.csv");
+    let data = dir.path().join("train.csv");
     let mut text = String::from("a,b,c,label\n");
     for i in 0..20_000usize {
         let a = ((i * 37) % 101) as f64 / 101.0 - 0.5;
@@ -64,8 +65,8 @@ fn seeded_fits_do_not_depend_on_the_thread_count() {
     std::fs::write(&data, text).unwrap();
     for algorithm in ["dp-gd", "objpert", "amp"] {
         assert_eq!(
-            fit(&dir, &data, algorithm, "1"),
-            fit(&dir, &data, algorithm, "3"),
+            fit(dir.path(), &data, algorithm, "1"),
+            fit(dir.path(), &data, algorithm, "3"),
             "{algorithm}"
         );
     }

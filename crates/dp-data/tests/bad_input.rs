@@ -25,6 +25,7 @@ use dp_data::{
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use proptest::prelude::*;
+use tempfile::TempDir;
 
 /// An NPY version-1 file: the header dict padded so the data starts at a multiple of 64.
 fn npy(shape: &str, data: &[u8]) -> Vec<u8> {
@@ -53,8 +54,9 @@ fn npy_reason<T: std::fmt::Debug>(r: dp_data::Result<T>) -> (PathBuf, String) {
     }
 }
 
-fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("dp-data-limits-{}-{name}", std::process::id()));
+/// `bytes` written to the file `name` in `dir`.
+fn temp_file(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -62,7 +64,8 @@ fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
 #[test]
 fn npy_claiming_1e9_by_1e9_is_refused_naming_file_and_shape() {
     let bytes = npy("(1000000000, 1000000000)", &[0u8; 16]);
-    let path = temp_file("huge.npy", &bytes);
+    let tmp = TempDir::new().unwrap();
+    let path = temp_file(&tmp, "huge.npy", &bytes);
     let (p, reason) = npy_reason(read_npy(&path));
     assert_eq!(p, path);
     assert!(reason.contains("[1000000000, 1000000000]"), "{reason}");
@@ -73,7 +76,6 @@ fn npy_claiming_1e9_by_1e9_is_refused_naming_file_and_shape() {
     assert!(reason.contains("[1000000000, 1000000000]"), "{reason}");
     let (_, reason) = npy_reason(read_npy_bytes(&gzip(&bytes), "mem.npy.gz"));
     assert!(reason.contains("memory budget"), "{reason}");
-    std::fs::remove_file(path).unwrap();
 }
 
 #[test]
@@ -127,7 +129,8 @@ fn npy_header_length_beyond_the_limit_is_refused_before_allocating() {
 #[test]
 fn libsvm_index_4e9_is_a_parse_error_naming_line_and_index() {
     let text = "1 1:0.5\n-1 2:1 4000000000:1\n";
-    let path = temp_file("index.libsvm", text.as_bytes());
+    let tmp = TempDir::new().unwrap();
+    let path = temp_file(&tmp, "index.libsvm", text.as_bytes());
     match read_libsvm(&path, None) {
         Err(Error::Parse {
             path: p,
@@ -146,7 +149,6 @@ fn libsvm_index_4e9_is_a_parse_error_naming_line_and_index() {
     let message = read_libsvm(&path, None).unwrap_err().to_string();
     assert!(message.contains("index.libsvm:2:"), "{message}");
     assert!(message.contains("4000000000"), "{message}");
-    std::fs::remove_file(path).unwrap();
 }
 
 #[test]
@@ -170,8 +172,8 @@ fn libsvm_dense_matrix_over_the_budget_is_refused_naming_the_widest_line() {
 
 #[test]
 fn devices_and_directories_are_not_read() {
-    let dir = std::env::temp_dir();
-    let mut sources: Vec<PathBuf> = vec![dir.clone()];
+    let dir = TempDir::new().unwrap();
+    let mut sources: Vec<PathBuf> = vec![dir.path().to_owned()];
     if Path::new("/dev/zero").exists() {
         sources.push("/dev/zero".into());
     }
@@ -225,12 +227,12 @@ fn a_line_longer_than_the_limit_is_refused() {
 #[test]
 fn bytes_and_files_read_the_same() {
     let csv = b"a,b,y\n1,2,1\n3,4,-1\n";
-    let path = temp_file("same.csv", csv);
+    let tmp = TempDir::new().unwrap();
+    let path = temp_file(&tmp, "same.csv", csv);
     let from_file = read_csv(&path, "y").unwrap();
     assert_eq!(read_csv_bytes(csv, &path, "y").unwrap(), from_file);
     assert_eq!(read_csv_bytes(&gzip(csv), &path, "y").unwrap(), from_file);
     assert_eq!(from_file.x.shape(), [2, 2]);
-    std::fs::remove_file(path).unwrap();
     let svm = b"1 1:2 3:4\n-1 2:5\n";
     let data = read_libsvm_bytes(svm, "s.libsvm", None).unwrap();
     assert_eq!(data.x.shape(), [2, 3]);
@@ -243,16 +245,17 @@ fn npy_non_finite_positions_are_the_files_even_with_a_label_column() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let path = temp_file("nan_X.npy", &npy("(2, 2)", &values));
+    let tmp = TempDir::new().unwrap();
+    let path = temp_file(&tmp, "nan_X.npy", &npy("(2, 2)", &values));
     let r = dp_data::read_npy_dataset(&path, dp_data::NpyLabels::Column(0));
     let (_, reason) = npy_reason(r);
     assert!(reason.contains("row 0, column 1"), "{reason}");
-    std::fs::remove_file(path).unwrap();
 }
 
 #[test]
 fn a_sparse_libsvm_file_takes_the_width_it_is_scored_at() {
-    let path = temp_file("narrow.libsvm", b"1 1:0.5\n-1 2:1\n");
+    let tmp = TempDir::new().unwrap();
+    let path = temp_file(&tmp, "narrow.libsvm", b"1 1:0.5\n-1 2:1\n");
     let fmt = Some(dp_data::Format::Libsvm);
     let d = dp_data::read_dataset_with_width(&path, fmt, None, Some(4)).unwrap();
     assert_eq!(d.x.shape(), [2, 4]);
@@ -266,7 +269,6 @@ fn a_sparse_libsvm_file_takes_the_width_it_is_scored_at() {
         }) => {}
         other => panic!("{other:?}"),
     }
-    std::fs::remove_file(path).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------

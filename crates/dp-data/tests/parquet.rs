@@ -5,9 +5,8 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_data::{
     Error, Format, LoadedData, ParquetColumn, ParseErrorKind, RowBlocks, Schema, TableSpec, Task,
@@ -19,16 +18,7 @@ use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
-
-/// A fresh directory under the system temp dir.
-fn dir() -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("dp-data-parquet-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use tempfile::TempDir;
 
 fn write(path: &Path, columns: &[(&str, ParquetColumn)], group: usize) {
     let file = std::fs::File::create(path).unwrap();
@@ -83,7 +73,8 @@ fn schema() -> Schema {
 /// encoded by name, booleans as 1/0, string labels mapped by the class pair.
 #[test]
 fn parquet_reads_as_the_same_csv() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let pq = d.join("t.parquet");
     write(&pq, &table(), 3);
     let csv = d.join("t.csv");
@@ -121,7 +112,8 @@ fn parquet_reads_as_the_same_csv() {
 fn format_by_extension_and_magic() {
     assert_eq!(Format::from_path(Path::new("a.PQ")), Some(Format::Parquet));
     assert_eq!("parquet".parse::<Format>().unwrap(), Format::Parquet);
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let bare = d.join("data");
     write(&bare, &[("v", ParquetColumn::Double(vec![1.0, 2.0]))], 10);
     assert_eq!(Format::infer(&bare, None).unwrap(), Format::Parquet);
@@ -140,7 +132,8 @@ fn format_by_extension_and_magic() {
 /// `false,true`, and a value outside the pair an error naming its row and column.
 #[test]
 fn labels_of_each_type() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let path = d.join("l.parquet");
     write(
         &path,
@@ -209,7 +202,8 @@ fn field(
 /// Nulls, decimals, binary and nested columns, large integers, NaN.
 #[test]
 fn nulls_decimals_and_unsupported_types() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let path = d.join("raw.parquet");
     write_raw(
         &path,
@@ -342,7 +336,8 @@ fn nulls_decimals_and_unsupported_types() {
 /// Corrupt and truncated files are typed errors.
 #[test]
 fn corrupt_files_are_typed_errors() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let good = d.join("g.parquet");
     write(&good, &table(), 3);
     let bytes = std::fs::read(&good).unwrap();
@@ -401,7 +396,8 @@ fn npy(shape: &str, values: &[f64]) -> Vec<u8> {
 /// same bits: no value is rounded differently), for several block sizes.
 #[test]
 fn blocks_add_up_to_the_whole_file_in_every_format() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let pq = d.join("t.parquet");
     write(&pq, &table(), 3);
     let csv = d.join("t.csv");
@@ -470,7 +466,8 @@ fn blocks_add_up_to_the_whole_file_in_every_format() {
 /// once, in order.
 #[test]
 fn many_row_groups_stream_in_small_blocks() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let path = d.join("big.parquet");
     let n = 2000;
     let v: Vec<f64> = (0..n).map(f64::from).collect();
@@ -513,7 +510,8 @@ fn many_row_groups_stream_in_small_blocks() {
 /// a NaN in a later piece is reported at its row and column.
 #[test]
 fn npy_blocks_of_many_read_pieces_add_up_and_locate_a_nan() {
-    let d = dir();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
     let (n, cols) = (3001, 25);
     // Column 4 holds ±1 (the label column of one case).
     let x: Vec<f64> = (0..n * cols)

@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_data::Error;
 use dp_data::{
@@ -14,40 +13,20 @@ use dp_data::{
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use ndarray::{Array1, array};
+use tempfile::TempDir;
 
-/// A fresh, empty directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("dp-data-test-{}-{n}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        Self(dir)
+/// Write `bytes` to `name` in `dir` (gzip-compressed when `name` ends in `.gz`).
+fn file(dir: &TempDir, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.path().join(name);
+    let bytes = bytes.as_ref();
+    if name.ends_with(".gz") {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(bytes).expect("gzip");
+        std::fs::write(&path, enc.finish().expect("gzip")).expect("write test file");
+    } else {
+        std::fs::write(&path, bytes).expect("write test file");
     }
-
-    /// Write `bytes` to `name` in the directory (gzip-compressed when `name` ends in `.gz`).
-    fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.0.join(name);
-        let bytes = bytes.as_ref();
-        if name.ends_with(".gz") {
-            let mut enc = GzEncoder::new(Vec::new(), Compression::default());
-            enc.write_all(bytes).expect("gzip");
-            std::fs::write(&path, enc.finish().expect("gzip")).expect("write test file");
-        } else {
-            std::fs::write(&path, bytes).expect("write test file");
-        }
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    path
 }
 
 /// Unpack an `Error::Parse` into (line, field, kind), or panic with the error.
@@ -65,8 +44,9 @@ fn parse_err(result: dp_data::Result<impl std::fmt::Debug>) -> (usize, String, P
 
 #[test]
 fn csv_good_file_with_crlf_quotes_spaces_and_trailing_blank_line() {
-    let dir = TempDir::new("csv-good");
-    let path = dir.file(
+    let dir = TempDir::new().unwrap();
+    let path = file(
+        &dir,
         "good.csv",
         "\u{feff}a, \"b\",label,\"c, with comma\"\r\n1, 2.5 ,-1,3e2\r\n\r\n\"4\",5,1,-6\r\n\r\n",
     );
@@ -85,24 +65,24 @@ fn csv_good_file_with_crlf_quotes_spaces_and_trailing_blank_line() {
 
 #[test]
 fn csv_gzip_is_transparent() {
-    let dir = TempDir::new("csv-gz");
+    let dir = TempDir::new().unwrap();
     let text = "x1,x2,y\n0.5,1,1\n2,3,-1\n";
-    let plain = read_csv(dir.file("d.csv", text), "y").unwrap();
-    let gz = read_csv(dir.file("d.csv.gz", text), "y").unwrap();
+    let plain = read_csv(file(&dir, "d.csv", text), "y").unwrap();
+    let gz = read_csv(file(&dir, "d.csv.gz", text), "y").unwrap();
     assert_eq!(plain, gz);
     // read_dataset infers csv through the .gz suffix.
-    let inferred = read_dataset(dir.0.join("d.csv.gz"), None, Some("y")).unwrap();
+    let inferred = read_dataset(dir.path().join("d.csv.gz"), None, Some("y")).unwrap();
     assert_eq!(inferred, plain);
     // gzip is detected from the content, whatever the name.
-    let renamed = dir.0.join("gz-in-disguise.csv");
-    std::fs::copy(dir.0.join("d.csv.gz"), &renamed).unwrap();
+    let renamed = dir.path().join("gz-in-disguise.csv");
+    std::fs::copy(dir.path().join("d.csv.gz"), &renamed).unwrap();
     assert_eq!(read_csv(&renamed, "y").unwrap(), plain);
 }
 
 #[test]
 fn csv_non_numeric_cell_names_line_and_column() {
-    let dir = TempDir::new("csv-nan");
-    let path = dir.file("bad.csv", "a,b,y\n1,2,1\n\n1,abc,1\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "bad.csv", "a,b,y\n1,2,1\n\n1,abc,1\n");
     let (line, field, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!(line, 4, "blank lines count");
     assert!(field.contains("`b`") && field.contains("(2)"), "{field}");
@@ -121,12 +101,12 @@ fn csv_non_numeric_cell_names_line_and_column() {
         "{message}"
     );
 
-    let path = dir.file("empty-cell.csv", "a,b,y\n1,,1\n");
+    let path = file(&dir, "empty-cell.csv", "a,b,y\n1,,1\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!((line, kind), (2, ParseErrorKind::NotANumber(String::new())));
 
     // A non-numeric label is an error too.
-    let path = dir.file("label.csv", "a,y\n1,yes\n");
+    let path = file(&dir, "label.csv", "a,y\n1,yes\n");
     let (line, field, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!((line, kind), (2, ParseErrorKind::NotANumber("yes".into())));
     assert!(field.contains("`y`"));
@@ -134,9 +114,9 @@ fn csv_non_numeric_cell_names_line_and_column() {
 
 #[test]
 fn csv_non_finite_cell() {
-    let dir = TempDir::new("csv-inf");
+    let dir = TempDir::new().unwrap();
     for (cell, line) in [("nan", 3), ("inf", 3), ("-Infinity", 3)] {
-        let path = dir.file("bad.csv", format!("a,y\n1,1\n{cell},1\n"));
+        let path = file(&dir, "bad.csv", format!("a,y\n1,1\n{cell},1\n"));
         let (l, _, kind) = parse_err(read_csv(&path, "y"));
         assert_eq!(l, line);
         assert_eq!(kind, ParseErrorKind::NonFinite(cell.into()));
@@ -145,8 +125,8 @@ fn csv_non_finite_cell() {
 
 #[test]
 fn csv_ragged_rows() {
-    let dir = TempDir::new("csv-ragged");
-    let path = dir.file("short.csv", "a,b,y\n1,2,1\n1,2,1\n1,2\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "short.csv", "a,b,y\n1,2,1\n1,2,1\n1,2\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!(line, 4);
     assert_eq!(
@@ -156,7 +136,7 @@ fn csv_ragged_rows() {
             found: 2
         }
     );
-    let path = dir.file("long.csv", "a,b,y\r\n1,2,1,4\r\n");
+    let path = file(&dir, "long.csv", "a,b,y\r\n1,2,1,4\r\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!(line, 2);
     assert_eq!(
@@ -170,8 +150,8 @@ fn csv_ragged_rows() {
 
 #[test]
 fn csv_missing_label_column_lists_the_columns() {
-    let dir = TempDir::new("csv-label");
-    let path = dir.file("d.csv", "age,income,target\n1,2,1\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "d.csv", "age,income,target\n1,2,1\n");
     let err = read_csv(&path, "label").unwrap_err();
     match &err {
         Error::MissingLabelColumn {
@@ -200,14 +180,14 @@ fn csv_missing_label_column_lists_the_columns() {
 
 #[test]
 fn csv_empty_files() {
-    let dir = TempDir::new("csv-empty");
+    let dir = TempDir::new().unwrap();
     for (name, text) in [
         ("empty.csv", ""),
         ("blank.csv", "\n\r\n  \n"),
         ("header-only.csv", "a,y\n"),
         ("header-and-blanks.csv", "a,y\n\n\n"),
     ] {
-        let path = dir.file(name, text);
+        let path = file(&dir, name, text);
         assert!(
             matches!(read_csv(&path, "y"), Err(Error::EmptyData { .. })),
             "{name}"
@@ -217,13 +197,13 @@ fn csv_empty_files() {
 
 #[test]
 fn csv_quotes_duplicates_and_encoding() {
-    let dir = TempDir::new("csv-quotes");
-    let path = dir.file("q.csv", "a,y\n\"1,1\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "q.csv", "a,y\n\"1,1\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!((line, kind), (2, ParseErrorKind::UnterminatedQuote));
 
     // A quoted cell holding a comma is one (non-numeric) field, not a ragged row.
-    let path = dir.file("q2.csv", "a,y\n\"1,5\",1\n");
+    let path = file(&dir, "q2.csv", "a,y\n\"1,5\",1\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!(
         (line, kind),
@@ -236,20 +216,20 @@ fn csv_quotes_duplicates_and_encoding() {
         )
     );
 
-    let path = dir.file("dup.csv", "\na,b,a,y\n1,2,3,1\n");
+    let path = file(&dir, "dup.csv", "\na,b,a,y\n1,2,3,1\n");
     let (line, field, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!((line, kind), (2, ParseErrorKind::DuplicateColumn));
     assert!(field.contains("`a` (3)"), "{field}");
 
-    let path = dir.file("utf8.csv", b"a,y\n1,\xff\n");
+    let path = file(&dir, "utf8.csv", b"a,y\n1,\xff\n");
     let (line, _, kind) = parse_err(read_csv(&path, "y"));
     assert_eq!((line, kind), (2, ParseErrorKind::InvalidUtf8));
 }
 
 #[test]
 fn missing_file_is_an_io_error_naming_it() {
-    let dir = TempDir::new("missing");
-    let path = dir.0.join("nope.csv");
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("nope.csv");
     let err = read_csv(&path, "y").unwrap_err();
     assert!(matches!(err, Error::Io { .. }));
     assert!(err.to_string().contains("nope.csv"));
@@ -257,12 +237,12 @@ fn missing_file_is_an_io_error_naming_it() {
 
 #[test]
 fn corrupt_gzip_is_an_io_error() {
-    let dir = TempDir::new("corrupt-gz");
-    let good = dir.file("d.csv.gz", "a,y\n1,1\n2,-1\n".repeat(100));
+    let dir = TempDir::new().unwrap();
+    let good = file(&dir, "d.csv.gz", "a,y\n1,1\n2,-1\n".repeat(100));
     let mut bytes = std::fs::read(&good).unwrap();
     let len = bytes.len();
     bytes.truncate(len / 2);
-    let path = dir.file("truncated.csv", bytes);
+    let path = file(&dir, "truncated.csv", bytes);
     assert!(matches!(read_csv(&path, "y"), Err(Error::Io { .. })));
 }
 
@@ -271,9 +251,9 @@ fn corrupt_gzip_is_an_io_error() {
 
 #[test]
 fn libsvm_good_file() {
-    let dir = TempDir::new("svm-good");
+    let dir = TempDir::new().unwrap();
     let text = "+1 1:0.5 3:2\r\n-1\t2:1 # a comment\n\n# a comment line\n0 \n-1 1:-766 4:1e-3\n";
-    let data = read_libsvm(dir.file("d.svm", text), None).unwrap();
+    let data = read_libsvm(file(&dir, "d.svm", text), None).unwrap();
     assert_eq!(
         data.x,
         array![
@@ -287,18 +267,18 @@ fn libsvm_good_file() {
     assert_eq!(data.feature_names, None);
 
     // A given d pads with zero columns.
-    let wide = read_libsvm(dir.0.join("d.svm"), Some(6)).unwrap();
+    let wide = read_libsvm(dir.path().join("d.svm"), Some(6)).unwrap();
     assert_eq!(wide.x.ncols(), 6);
     assert_eq!(wide.x.column(5).sum(), 0.0);
 
     // gzip, and read_dataset inferring libsvm.
-    let gz = read_dataset(dir.file("d.libsvm.gz", text), None, None).unwrap();
+    let gz = read_dataset(file(&dir, "d.libsvm.gz", text), None, None).unwrap();
     assert_eq!(gz, data);
 }
 
 #[test]
 fn libsvm_bad_tokens() {
-    let dir = TempDir::new("svm-bad");
+    let dir = TempDir::new().unwrap();
     let cases: Vec<(&str, ParseErrorKind, &str)> = vec![
         ("1 3=2", ParseErrorKind::MalformedToken("3=2".into()), "3=2"),
         ("1 a:2", ParseErrorKind::MalformedToken("a:2".into()), "a:2"),
@@ -346,7 +326,11 @@ fn libsvm_bad_tokens() {
     ];
     for (bad_line, expected, token) in cases {
         // The bad line is line 3, after a good line and a blank one.
-        let path = dir.file("bad.svm", format!("-1 1:1 2:2\n\n{bad_line}\n1 1:1\n"));
+        let path = file(
+            &dir,
+            "bad.svm",
+            format!("-1 1:1 2:2\n\n{bad_line}\n1 1:1\n"),
+        );
         let (line, field, kind) = parse_err(read_libsvm(&path, None));
         assert_eq!(line, 3, "{bad_line}");
         assert_eq!(kind, expected, "{bad_line}");
@@ -356,8 +340,8 @@ fn libsvm_bad_tokens() {
 
 #[test]
 fn libsvm_index_beyond_given_d() {
-    let dir = TempDir::new("svm-range");
-    let path = dir.file("d.svm", "1 1:1\n-1 1:1 9:2\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "d.svm", "1 1:1\n-1 1:1 9:2\n");
     let (line, _, kind) = parse_err(read_libsvm(&path, Some(8)));
     assert_eq!(
         (line, kind),
@@ -368,13 +352,13 @@ fn libsvm_index_beyond_given_d() {
 
 #[test]
 fn libsvm_empty_and_label_option() {
-    let dir = TempDir::new("svm-empty");
-    let path = dir.file("empty.svm", "\n# only a comment\n\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "empty.svm", "\n# only a comment\n\n");
     assert!(matches!(
         read_libsvm(&path, None),
         Err(Error::EmptyData { .. })
     ));
-    let path = dir.file("d.svm", "1 1:1\n");
+    let path = file(&dir, "d.svm", "1 1:1\n");
     assert!(matches!(
         read_dataset(&path, None, Some("y")),
         Err(Error::Label { .. })
@@ -430,12 +414,17 @@ fn f8(values: &[f64]) -> Vec<u8> {
 
 #[test]
 fn npy_versions_and_dtypes() {
-    let dir = TempDir::new("npy-good");
+    let dir = TempDir::new().unwrap();
     let values = [1.0, -2.5, 3.0, 4.0, 5.0, 6.25];
-    let v1 = dir.file("v1.npy", npy_bytes(1, "<f8", false, &[2, 3], &f8(&values)));
+    let v1 = file(
+        &dir,
+        "v1.npy",
+        npy_bytes(1, "<f8", false, &[2, 3], &f8(&values)),
+    );
     let x = read_npy_2d(&v1).unwrap();
     assert_eq!(x, array![[1.0, -2.5, 3.0], [4.0, 5.0, 6.25]]);
-    let v2 = dir.file(
+    let v2 = file(
+        &dir,
         "v2.npy.gz",
         npy_bytes(2, "<f8", false, &[2, 3], &f8(&values)),
     );
@@ -445,25 +434,27 @@ fn npy_versions_and_dtypes() {
         .iter()
         .flat_map(|&v| (v as f32).to_le_bytes())
         .collect();
-    let path = dir.file("f4.npy", npy_bytes(1, "<f4", false, &[2, 3], &f4));
+    let path = file(&dir, "f4.npy", npy_bytes(1, "<f4", false, &[2, 3], &f4));
     assert_eq!(read_npy_2d(&path).unwrap(), x);
 
     let ints: Vec<u8> = [-1i64, 1, 1, -1, 1i64 << 53]
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let path = dir.file("i8.npy", npy_bytes(1, "<i8", false, &[5], &ints));
+    let path = file(&dir, "i8.npy", npy_bytes(1, "<i8", false, &[5], &ints));
     assert_eq!(
         read_npy_1d(&path).unwrap(),
         array![-1.0, 1.0, 1.0, -1.0, 9_007_199_254_740_992.0]
     );
     // (n, 1) is a vector too; 3-D arrays are read by read_npy.
-    let path = dir.file(
+    let path = file(
+        &dir,
         "col.npy",
         npy_bytes(1, "<f8", false, &[3, 1], &f8(&[1.0, 2.0, 3.0])),
     );
     assert_eq!(read_npy_1d(&path).unwrap(), array![1.0, 2.0, 3.0]);
-    let path = dir.file(
+    let path = file(
+        &dir,
         "3d.npy",
         npy_bytes(1, "<f8", false, &[1, 2, 3], &f8(&values)),
     );
@@ -480,54 +471,64 @@ fn npy_reason(result: dp_data::Result<impl std::fmt::Debug>) -> String {
 
 #[test]
 fn npy_bad_files() {
-    let dir = TempDir::new("npy-bad");
+    let dir = TempDir::new().unwrap();
     let data = f8(&[1.0, 2.0, 3.0, 4.0]);
-    let fortran = dir.file("f.npy", npy_bytes(1, "<f8", true, &[2, 2], &data));
+    let fortran = file(&dir, "f.npy", npy_bytes(1, "<f8", true, &[2, 2], &data));
     assert!(npy_reason(read_npy_2d(&fortran)).contains("fortran_order"));
     for descr in [">f8", "<i4", "|u1", "<c16"] {
-        let path = dir.file("dtype.npy", npy_bytes(1, descr, false, &[2, 2], &data));
+        let path = file(
+            &dir,
+            "dtype.npy",
+            npy_bytes(1, descr, false, &[2, 2], &data),
+        );
         let reason = npy_reason(read_npy_2d(&path));
         assert!(
             reason.contains(descr) && reason.contains("not supported"),
             "{reason}"
         );
     }
-    let path = dir.file("magic.npy", b"\x93NUMPX\x01\x00\x10\x00{}");
+    let path = file(&dir, "magic.npy", b"\x93NUMPX\x01\x00\x10\x00{}");
     assert!(npy_reason(read_npy(&path)).contains("magic"));
-    let path = dir.file("v9.npy", b"\x93NUMPY\x09\x00\x10\x00{}");
+    let path = file(&dir, "v9.npy", b"\x93NUMPY\x09\x00\x10\x00{}");
     assert!(npy_reason(read_npy(&path)).contains("version"));
-    let path = dir.file("tiny.npy", b"\x93NU");
+    let path = file(&dir, "tiny.npy", b"\x93NU");
     assert!(npy_reason(read_npy(&path)).contains("ends"));
-    let path = dir.file("short.npy", npy_bytes(1, "<f8", false, &[2, 3], &data));
+    let path = file(
+        &dir,
+        "short.npy",
+        npy_bytes(1, "<f8", false, &[2, 3], &data),
+    );
     assert!(npy_reason(read_npy(&path)).contains("ends early"));
-    let path = dir.file("long.npy", npy_bytes(1, "<f8", false, &[3], &data));
+    let path = file(&dir, "long.npy", npy_bytes(1, "<f8", false, &[3], &data));
     assert!(npy_reason(read_npy(&path)).contains("bytes follow"));
-    let path = dir.file("1d.npy", npy_bytes(1, "<f8", false, &[4], &data));
+    let path = file(&dir, "1d.npy", npy_bytes(1, "<f8", false, &[4], &data));
     assert!(npy_reason(read_npy_2d(&path)).contains("2-D"));
-    assert!(npy_reason(read_npy_1d(dir.0.join("f.npy"))).contains("fortran"));
-    let path = dir.file("2d.npy", npy_bytes(1, "<f8", false, &[2, 2], &data));
+    assert!(npy_reason(read_npy_1d(dir.path().join("f.npy"))).contains("fortran"));
+    let path = file(&dir, "2d.npy", npy_bytes(1, "<f8", false, &[2, 2], &data));
     assert!(npy_reason(read_npy_1d(&path)).contains("vector"));
     let big: Vec<u8> = [(1i64 << 53) + 1]
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let path = dir.file("big.npy", npy_bytes(1, "<i8", false, &[1], &big));
+    let path = file(&dir, "big.npy", npy_bytes(1, "<i8", false, &[1], &big));
     assert!(npy_reason(read_npy(&path)).contains("not exactly representable"));
     let mut bad_header = npy_bytes(1, "<f8", false, &[2, 2], &data);
     bad_header[12] = b'[';
-    let path = dir.file("header.npy", bad_header);
+    let path = file(&dir, "header.npy", bad_header);
     assert!(npy_reason(read_npy(&path)).contains("header"));
 }
 
 #[test]
 fn npy_dataset_labels_from_file_or_column() {
-    let dir = TempDir::new("npy-dataset");
+    let dir = TempDir::new().unwrap();
     let x_values = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-    let x_path = dir.file(
+    let x_path = file(
+        &dir,
         "toy_X.npy.gz",
         npy_bytes(1, "<f8", false, &[3, 2], &f8(&x_values)),
     );
-    let y_path = dir.file(
+    let y_path = file(
+        &dir,
         "toy_y.npy.gz",
         npy_bytes(1, "<f8", false, &[3], &f8(&[1.0, -1.0, 1.0])),
     );
@@ -557,11 +558,13 @@ fn npy_dataset_labels_from_file_or_column() {
     }
 
     // x_train.npy → y_train.npy
-    let xt = dir.file(
+    let xt = file(
+        &dir,
         "x_train.npy",
         npy_bytes(1, "<f8", false, &[3, 2], &f8(&x_values)),
     );
-    dir.file(
+    file(
+        &dir,
         "y_train.npy",
         npy_bytes(1, "<f8", false, &[3], &f8(&[1.0, 1.0, -1.0])),
     );
@@ -571,7 +574,8 @@ fn npy_dataset_labels_from_file_or_column() {
     );
 
     // No label file next to it.
-    let lonely = dir.file(
+    let lonely = file(
+        &dir,
         "features.npy",
         npy_bytes(1, "<f8", false, &[3, 2], &f8(&x_values)),
     );
@@ -579,7 +583,8 @@ fn npy_dataset_labels_from_file_or_column() {
     assert!(matches!(err, Error::Label { .. }), "{err:?}");
 
     // Label vector of the wrong length.
-    let short = dir.file(
+    let short = file(
+        &dir,
         "short_y.npy",
         npy_bytes(1, "<f8", false, &[2], &f8(&[1.0, -1.0])),
     );
@@ -589,7 +594,8 @@ fn npy_dataset_labels_from_file_or_column() {
     ));
 
     // Non-finite values are rejected with their position.
-    let nan = dir.file(
+    let nan = file(
+        &dir,
         "nan_X.npy",
         npy_bytes(1, "<f8", false, &[2, 2], &f8(&[1.0, 2.0, f64::NAN, 4.0])),
     );
@@ -599,9 +605,9 @@ fn npy_dataset_labels_from_file_or_column() {
 
 #[test]
 fn npy_dataset_with_zero_rows_is_empty() {
-    let dir = TempDir::new("npy-empty");
-    let x = dir.file("e_X.npy", npy_bytes(1, "<f8", false, &[0, 3], &[]));
-    let y = dir.file("e_y.npy", npy_bytes(1, "<f8", false, &[0], &[]));
+    let dir = TempDir::new().unwrap();
+    let x = file(&dir, "e_X.npy", npy_bytes(1, "<f8", false, &[0, 3], &[]));
+    let y = file(&dir, "e_y.npy", npy_bytes(1, "<f8", false, &[0], &[]));
     assert!(matches!(
         read_npy_dataset(&x, NpyLabels::File(&y)),
         Err(Error::EmptyData { .. })
@@ -613,8 +619,8 @@ fn npy_dataset_with_zero_rows_is_empty() {
 
 #[test]
 fn read_dataset_infers_or_takes_the_format() {
-    let dir = TempDir::new("dataset");
-    let path = dir.file("cod-rna.t", "-1 1:1 2:2\n1 2:3\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "cod-rna.t", "-1 1:1 2:2\n1 2:3\n");
     let err = read_dataset(&path, None, None).unwrap_err();
     assert!(matches!(err, Error::FormatNotInferred { .. }));
     assert!(err.to_string().contains("--format"), "{err}");
@@ -622,7 +628,7 @@ fn read_dataset_infers_or_takes_the_format() {
     assert_eq!(data.y, Array1::from(vec![-1.0, 1.0]));
 
     // An explicit format overrides the extension.
-    let csv_named_txt = dir.file("table.txt", "a,y\n1,1\n");
+    let csv_named_txt = file(&dir, "table.txt", "a,y\n1,1\n");
     assert_eq!(
         read_dataset(&csv_named_txt, Some("csv".parse().unwrap()), Some("y"))
             .unwrap()
@@ -633,8 +639,8 @@ fn read_dataset_infers_or_takes_the_format() {
 
 #[test]
 fn error_messages_name_file_line_and_field() {
-    let dir = TempDir::new("messages");
-    let path = dir.file("m.svm", "1 1:1\n1 2:1 1:1\n");
+    let dir = TempDir::new().unwrap();
+    let path = file(&dir, "m.svm", "1 1:1\n1 2:1 1:1\n");
     let message = read_libsvm(&path, None).unwrap_err().to_string();
     assert!(message.contains("m.svm:2:"), "{message}");
     assert!(message.contains("1:1"), "{message}");

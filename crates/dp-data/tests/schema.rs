@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_data::schema::parse_categorical;
 use dp_data::{
@@ -14,14 +13,11 @@ use dp_data::{
 };
 use ndarray::array;
 use proptest::prelude::*;
+use tempfile::TempDir;
 
-/// A file in the temp dir holding `text`.
-fn file(name: &str, text: &str) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("dp-data-schema-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// The file `name` in `dir` holding `text`.
+fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -51,7 +47,8 @@ fn parse_err<T: std::fmt::Debug>(r: dp_data::Result<T>) -> (usize, String, Parse
 
 #[test]
 fn one_hot_drop_and_class_pair() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(
         r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["id"],
             "categorical": {"work": ["Private", "Self-emp", "State-gov"]}}"#,
@@ -76,7 +73,8 @@ fn one_hot_drop_and_class_pair() {
 
 #[test]
 fn features_choose_columns_in_their_order() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(
         r#"{"label": "income", "classes": ["<=50K", ">50K"], "features": ["work", "age"],
             "categorical": {"work": ["Private", "State-gov"]}}"#,
@@ -91,7 +89,8 @@ fn features_choose_columns_in_their_order() {
 
 #[test]
 fn a_value_outside_the_levels_names_file_line_column_and_value() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(
         r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["id"],
             "categorical": {"work": ["Private"]}}"#,
@@ -119,7 +118,8 @@ fn a_value_outside_the_levels_names_file_line_column_and_value() {
 
 #[test]
 fn a_text_column_left_as_a_feature_says_how_to_drop_or_encode_it() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["id"]}"#);
     let err = train(&path, &s, Task::Classification).unwrap_err();
     let message = err.to_string();
@@ -132,7 +132,8 @@ fn a_text_column_left_as_a_feature_says_how_to_drop_or_encode_it() {
 
 #[test]
 fn labels_outside_the_class_pair_name_row_and_value() {
-    let path = file("l.csv", "x,y\n1,1\n2,0\n3,2\n");
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "l.csv", "x,y\n1,1\n2,0\n3,2\n");
     let s = schema(r#"{"label": "y"}"#);
     let (line, field, kind) = parse_err(train(&path, &s, Task::Classification));
     assert_eq!((line, field.as_str()), (4, "column `y` (2)"));
@@ -144,7 +145,7 @@ fn labels_outside_the_class_pair_name_row_and_value() {
         other => panic!("{other:?}"),
     }
     let s = schema(r#"{"label": "y", "classes": ["no", "yes"]}"#);
-    let path = file("l.csv", "x,y\n1,yes\n2,no\n3,maybe\n");
+    let path = file(&tmp, "l.csv", "x,y\n1,yes\n2,no\n3,maybe\n");
     let (line, _, kind) = parse_err(train(&path, &s, Task::Classification));
     assert_eq!(line, 4);
     assert!(matches!(kind, ParseErrorKind::UnexpectedValue { value, .. } if value == "maybe"));
@@ -152,18 +153,19 @@ fn labels_outside_the_class_pair_name_row_and_value() {
 
 #[test]
 fn zero_one_and_minus_one_one_labels_are_accepted_as_they_are() {
+    let tmp = TempDir::new().unwrap();
     let s = schema(r#"{"label": "y"}"#);
     for (text, y) in [
         ("x,y\n1,1\n2,0\n3,0\n", array![1.0, -1.0, -1.0]),
         ("x,y\n1,-1\n2,1\n3,1.0\n", array![-1.0, 1.0, 1.0]),
     ] {
-        let (data, spec) = train(&file("s.csv", text), &s, Task::Classification).unwrap();
+        let (data, spec) = train(&file(&tmp, "s.csv", text), &s, Task::Classification).unwrap();
         assert_eq!(data.y, y);
         assert_eq!(spec.labels, Labels::Signs);
     }
     // Both 0 and -1: possibly three classes, an error at the row that mixes them.
     let (line, _, _) = parse_err(train(
-        &file("mix.csv", "x,y\n1,0\n2,1\n3,-1\n"),
+        &file(&tmp, "mix.csv", "x,y\n1,0\n2,1\n3,-1\n"),
         &s,
         Task::Classification,
     ));
@@ -171,7 +173,7 @@ fn zero_one_and_minus_one_one_labels_are_accepted_as_they_are() {
     // Numeric classes match numerically (`1.0` is class `1`).
     let s = schema(r#"{"label": "y", "classes": ["2", "4"]}"#);
     let (data, _) = train(
-        &file("n.csv", "x,y\n1,2\n2,4.0\n"),
+        &file(&tmp, "n.csv", "x,y\n1,2\n2,4.0\n"),
         &s,
         Task::Classification,
     )
@@ -181,7 +183,8 @@ fn zero_one_and_minus_one_one_labels_are_accepted_as_they_are() {
 
 #[test]
 fn regression_labels_are_numbers_and_take_no_class_pair() {
-    let path = file("r.csv", "x,y\n1,0.5\n2,-3\n");
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "r.csv", "x,y\n1,0.5\n2,-3\n");
     let (data, spec) = train(&path, &schema(r#"{"label": "y"}"#), Task::Regression).unwrap();
     assert_eq!(data.y, array![0.5, -3.0]);
     assert_eq!(spec.labels, Labels::Numeric);
@@ -196,7 +199,8 @@ fn regression_labels_are_numbers_and_take_no_class_pair() {
 
 #[test]
 fn unknown_columns_and_bad_schemas_are_named() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(r#"{"label": "income", "drop": ["nope"]}"#);
     match train(&path, &s, Task::Classification) {
         Err(Error::UnknownColumn {
@@ -233,7 +237,7 @@ fn unknown_columns_and_bad_schemas_are_named() {
         );
     }
     // Column selection needs column names.
-    let svm = file("d.svm", "1 1:1\n-1 2:1\n");
+    let svm = file(&tmp, "d.svm", "1 1:1\n-1 2:1\n");
     let s = schema(r#"{"drop": ["a"]}"#);
     assert!(matches!(
         train(&svm, &s, Task::Classification),
@@ -279,7 +283,8 @@ fn categorical_flags_parse() {
 
 #[test]
 fn scoring_matches_columns_by_name() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let s = schema(
         r#"{"label": "income", "classes": ["<=50K", ">50K"], "drop": ["id"],
             "categorical": {"work": ["Private", "State-gov"]}}"#,
@@ -287,6 +292,7 @@ fn scoring_matches_columns_by_name() {
     let (data, spec) = train(&path, &s, Task::Classification).unwrap();
     // Reordered columns, an extra one, no `id`: the same features.
     let reordered = file(
+        &tmp,
         "score.csv",
         "income,extra,work,age\n<=50K,9,Private,30\n>50K,9,State-gov,50\n>50K,9,Private,41\n",
     );
@@ -294,7 +300,7 @@ fn scoring_matches_columns_by_name() {
     assert_eq!(scored.x, data.x);
     assert_eq!(scored.y, data.y);
     // Without labels the label column may be missing.
-    let no_label = file("nolabel.csv", "work,age\nPrivate,30\n");
+    let no_label = file(&tmp, "nolabel.csv", "work,age\nPrivate,30\n");
     let scored = read_scoring_data(&no_label, None, &spec, 3, false).unwrap();
     assert_eq!(scored.x, array![[30.0, 1.0, 0.0]]);
     assert!(scored.y.is_empty());
@@ -303,20 +309,21 @@ fn scoring_matches_columns_by_name() {
         Err(Error::MissingLabelColumn { label, .. }) => assert_eq!(label.unwrap(), "income"),
         other => panic!("{other:?}"),
     }
-    let missing = file("missing.csv", "income,work\n>50K,Private\n");
+    let missing = file(&tmp, "missing.csv", "income,work\n>50K,Private\n");
     match read_scoring_data(&missing, None, &spec, 3, true) {
         Err(Error::UnknownColumn { column, .. }) => assert_eq!(column, "age"),
         other => panic!("{other:?}"),
     }
     // Labels outside the training class pair are refused.
-    let other_labels = file("o.csv", "income,work,age\n1,Private,30\n");
+    let other_labels = file(&tmp, "o.csv", "income,work,age\n1,Private,30\n");
     let (line, _, _) = parse_err(read_scoring_data(&other_labels, None, &spec, 3, true));
     assert_eq!(line, 2);
 }
 
 #[test]
 fn libsvm_labels_are_mapped_too() {
-    let path = file("d.svm", "1 1:1\n0 2:1\n");
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "d.svm", "1 1:1\n0 2:1\n");
     // The width is public input: required, and wider than the largest index is fine.
     match train(&path, &Schema::default(), Task::Classification) {
         Err(Error::Schema { reason, .. }) => assert!(reason.contains("n_features"), "{reason}"),
@@ -335,7 +342,7 @@ fn libsvm_labels_are_mapped_too() {
     let (data, spec) = train(&path, &width(2), Task::Classification).unwrap();
     assert_eq!(data.y, array![1.0, -1.0]);
     assert_eq!(spec.columns, None);
-    let bad = file("b.svm", "1 1:1\n3 2:1\n");
+    let bad = file(&tmp, "b.svm", "1 1:1\n3 2:1\n");
     match read_scoring_data(&bad, Some(Format::Libsvm), &spec, 2, true) {
         Err(Error::Label { reason, .. }) => assert!(reason.contains("row 2"), "{reason}"),
         other => panic!("{other:?}"),
@@ -370,7 +377,8 @@ fn specs_round_trip_and_are_validated() {
 
 #[test]
 fn a_drafted_schema_says_it_is_not_private() {
-    let path = file("adult.csv", ADULTISH);
+    let tmp = TempDir::new().unwrap();
+    let path = file(&tmp, "adult.csv", ADULTISH);
     let draft = draft_schema(&path, Some("income")).unwrap();
     assert!(draft.note.as_ref().unwrap().contains("NOT PRIVATE"));
     assert_eq!(draft.classes.as_ref().unwrap(), &["<=50K", ">50K"]);
@@ -381,7 +389,7 @@ fn a_drafted_schema_says_it_is_not_private() {
     let (data, _) = train(&path, &back, Task::Classification).unwrap();
     assert_eq!(data.n_features(), 1 + 2 + 3);
     // 0/1 labels need no class pair; an unknown label column is named.
-    let path = file("s.csv", "x,y\n1,1\n2,0\n");
+    let path = file(&tmp, "s.csv", "x,y\n1,1\n2,0\n");
     assert_eq!(draft_schema(&path, Some("y")).unwrap().classes, None);
     assert!(matches!(
         draft_schema(&path, Some("z")),

@@ -105,12 +105,12 @@ fn the_good_file_in_csr() {
         read_libsvm_sparse_bytes(&gzip(GOOD.as_bytes()), "g.libsvm", None).unwrap(),
         c
     );
-    let path = std::env::temp_dir().join(format!("dp-data-sparse-{}.svm", std::process::id()));
+    let tmp = tempfile::TempDir::new().unwrap();
+    let path = tmp.path().join("g.libsvm");
     std::fs::write(&path, GOOD).unwrap();
     assert_eq!(read_libsvm_sparse(&path, None).unwrap(), c);
     let dense = read_libsvm(&path, None).unwrap();
     assert_eq!(densify(&c), dense.x);
-    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

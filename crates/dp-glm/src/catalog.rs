@@ -79,9 +79,10 @@ pub trait Fit {
         self.fit(data, rng)
     }
 
-    /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD, noisy
-    /// projected GD, objective perturbation, AMP and output perturbation: the same model as
-    /// on the rows densified, [`Learner::fits_sparse`]); `None` for the others.
+    /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD,
+    /// untuned DP-SGD, noisy projected GD, objective perturbation, AMP and output
+    /// perturbation: the same model as on the rows densified, [`Learner::fits_sparse`]);
+    /// `None` for the others.
     ///
     /// # Errors
     /// As [`Fit::fit`].
@@ -127,7 +128,7 @@ macro_rules! fit_observing {
     )*};
 }
 
-fit_observing!(DpGd: fit_sparse, DpSgd, NoisyProjectedGd: fit_sparse);
+fit_observing!(DpGd: fit_sparse, DpSgd: fit_sparse, NoisyProjectedGd: fit_sparse);
 
 /// [`Fit`] for learners whose inherent `fit` takes any [`Rng`] (and, followed by
 /// `: fit_sparse`, whose inherent `fit_sparse` does too; they show no steps to an observer).
@@ -777,22 +778,52 @@ impl Learner {
         })
     }
 
-    /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD, noisy projected GD,
-    /// objective perturbation, AMP (either solver) and output perturbation.
+    /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD, DP-SGD (untuned:
+    /// [`Learner::sparse_path`]), noisy projected GD, objective perturbation, AMP (either
+    /// solver) and output perturbation.
     pub fn fits_sparse(&self) -> bool {
         matches!(
             self.name,
-            "dp-gd" | "noisy-gd" | "objpert" | "amp" | "output-perturbation"
+            "dp-gd" | "dp-sgd" | "noisy-gd" | "objpert" | "amp" | "output-perturbation"
         )
+    }
+
+    /// Checks that a fit with `params` takes sparse rows: the learner
+    /// [`Learner::fits_sparse`] and `params` keep it on its sparse path. Tuned DP-SGD (`tune`)
+    /// has none: its runs train on a random split of the rows.
+    ///
+    /// # Errors
+    /// [`CatalogError::Conflict`] saying why (a learner without a sparse path, or `tune`),
+    /// parameters as `{name}` ([`CatalogError::message`] renders them in a front door's words).
+    pub fn sparse_path(&self, params: &Params) -> Result<(), CatalogError> {
+        if !self.fits_sparse() {
+            return Err(self.no_sparse_path());
+        }
+        if self.name == "dp-sgd" && params.contains("tune") {
+            return Err(CatalogError::Conflict(
+                "{tune} has no sparse path: the tuned runs train on a random split of the rows"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The error of a learner without a sparse path.
+    fn no_sparse_path(&self) -> CatalogError {
+        CatalogError::Conflict(format!(
+            "{} has no sparse path: fit the rows densified",
+            self.name
+        ))
     }
 
     /// [`Learner::fit`] on sparse rows, never densified: the bounds estimated from the same
     /// row norms and labels, the learner fitted by [`Fit::fit_sparse`] — the same model as
-    /// [`Learner::fit`] on the rows densified (for the learners that
-    /// [`Learner::fits_sparse`]).
+    /// [`Learner::fit`] on the rows densified (for the fits that take sparse rows,
+    /// [`Learner::sparse_path`]).
     ///
     /// # Errors
-    /// As [`Learner::fit`]; [`CatalogError::Conflict`] for a learner without a sparse path.
+    /// As [`Learner::fit`]; [`CatalogError::Conflict`] for a fit without a sparse path
+    /// ([`Learner::sparse_path`]).
     pub fn fit_sparse(
         &self,
         request: &Request<'_>,
@@ -801,19 +832,12 @@ impl Learner {
         rng: &mut dyn Rng,
         progress: &mut dyn Progress,
     ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
-        let no_path = || {
-            CatalogError::Conflict(format!(
-                "{} has no sparse path: fit the rows densified",
-                self.name
-            ))
-        };
         // Before any estimate spends budget.
-        if !self.fits_sparse() {
-            return Err(no_path());
-        }
+        self.sparse_path(request.params)?;
         let shape = (data.n_samples(), data.n_features());
         self.fit_records(request, data, shape, bounds, rng, progress, |l, rng, o| {
-            Ok(l.fit_sparse(data, rng, o).ok_or_else(no_path)??)
+            Ok(l.fit_sparse(data, rng, o)
+                .ok_or_else(|| self.no_sparse_path())??)
         })
     }
 

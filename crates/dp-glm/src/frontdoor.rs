@@ -735,7 +735,7 @@ mod tests {
     }
 
     /// A feature scaling is refused on float32 and sparse rows before anything is spent, and
-    /// so is a learner without a sparse path.
+    /// so are a learner without a sparse path and tuned DP-SGD.
     #[test]
     fn rows_that_cannot_take_the_fit_are_refused_by_name() {
         let (x, y) = exact_rows(100, 2);
@@ -755,10 +755,16 @@ mod tests {
             .fit_sparse(csr(&x, &y), None)
             .expect_err("no scaling on sparse rows");
         assert!(e.to_string().contains("sparse rows"), "{e}");
-        let e = run("dp-sgd", &params, Scaling::None, 1)
+        let e = run("jl-noisy-gd", &params, Scaling::None, 1)
             .fit_sparse(csr(&x, &y), None)
-            .expect_err("dp-sgd has no sparse path");
+            .expect_err("jl-noisy-gd has no sparse path");
         assert!(e.to_string().contains("no sparse path"), "{e}");
+        let mut tuned = Params::new();
+        tuned.set("tune", Value::Choice("honest".into()));
+        let e = run("dp-sgd", &tuned, Scaling::None, 1)
+            .fit_sparse(csr(&x, &y), None)
+            .expect_err("tuned dp-sgd has no sparse path");
+        assert!(e.to_string().contains("`tune` has no sparse path"), "{e}");
     }
 
     /// Labels that do not match the float32 rows are an error, not a panic.

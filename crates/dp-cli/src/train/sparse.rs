@@ -4,17 +4,19 @@
 //! ([`dp_glm::catalog::Learner::fit_sparse`]) without ever building the `n × d` matrix: memory
 //! grows with the stored entries (16 bytes each, plus one per row for the bias), not with
 //! `n × d`. The model file is the dense path's bit for bit (the preprocessed values, the row
-//! norms, the bounds' estimates, the exact clipped sums of DP-GD and noisy GD, and the values
-//! and gradients the perturbation learners minimise are the same numbers; in builds with BLAS
-//! a row norm of 32 entries or more may differ in the last place, see [`dp_glm::sparse`]).
+//! norms, the bounds' estimates, the exact clipped sums of DP-GD, DP-SGD and noisy GD, DP-SGD's
+//! batches, and the values and gradients the perturbation learners minimise are the same
+//! numbers; in builds with BLAS a row norm of 32 entries or more may differ in the last place,
+//! see [`dp_glm::sparse`]).
 //!
 //! [`route`] decides, before anything is read: LIBSVM training data (by `--format` or the
 //! extension), outside `--stream`, is fitted on sparse rows when the algorithm has a sparse
-//! path ([`dp_glm::catalog::Learner::fits_sparse`]: dp-gd, noisy-gd, objpert, amp — the
-//! default for classification, with either `--solver` — and output-perturbation) and no
-//! feature scaling is asked (`--scale minmax|standard` maps zeros to non-zero values: the rows
-//! would be dense). Otherwise the rows are densified as before, and a warning says why
-//! (stderr; `warnings` in `--json`).
+//! path and the flags keep it there ([`dp_glm::catalog::Learner::sparse_path`]: dp-gd; dp-sgd
+//! without `--tune`, whose runs train on a random split of the rows; noisy-gd; objpert; amp,
+//! the default for classification, with either `--solver`; output-perturbation) and no feature
+//! scaling is asked (`--scale minmax|standard` maps zeros to non-zero values: the rows would be
+//! dense). Otherwise the rows are densified as before, and a warning says why (stderr;
+//! `warnings` in `--json`).
 //!
 //! A LIBSVM `--test` file is read sparse too and scored with sparse dot products; a test file
 //! in another format is read dense.
@@ -59,6 +61,9 @@ pub(super) fn route(a: &TrainArgs) -> Result<Route, CliError> {
             learner.name,
             others.join(", ")
         ));
+    }
+    if let Err(e) = learner.sparse_path(&params_of(a)) {
+        return densified(e.message(&flag).unwrap_or_else(|| e.to_string()));
     }
     if let Some(scale @ (ScaleArg::Minmax | ScaleArg::Standard)) = a.scale {
         return densified(format!(

@@ -12,9 +12,10 @@ use rand::Rng;
 use super::{Budget, calibrate, check_steps, ledger_of, positive, report};
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
-use crate::glm::{GlmObjective, Scale};
+use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
+use crate::sparse::SparseDataset;
 
 /// The noise law added to each clipped batch sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -221,6 +222,51 @@ impl DpSgd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
+        self.fit_rows(data, rng, observer)
+    }
+
+    /// [`DpSgd::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
+    /// [`dp_data::read_libsvm_sparse`]), never densified: memory grows with the stored
+    /// entries, and each step costs `O(nnz of the batch + d)`. The exact clipped sums equal
+    /// the dense ones and the batches are drawn from the same random draws, so the model is
+    /// bit-identical to [`DpSgd::fit`]'s on the same rows densified, with the same `rng`.
+    ///
+    /// # Errors
+    /// As [`DpSgd::fit`].
+    pub fn fit_sparse<R: Rng + ?Sized>(
+        &self,
+        data: &SparseDataset,
+        rng: &mut R,
+    ) -> Result<LinearModel> {
+        self.fit_sparse_with_observer(data, rng, None)
+    }
+
+    /// [`DpSgd::fit_sparse`], showing every optimiser step to `observer` (as
+    /// [`DpSgd::fit_with_observer`]).
+    ///
+    /// # Errors
+    /// As [`DpSgd::fit`].
+    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
+        &self,
+        data: &SparseDataset,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel> {
+        self.fit_rows(data, rng, observer)
+    }
+
+    /// [`DpSgd::fit_with_observer`] on dense or sparse rows: the noise calibrated, the run
+    /// and its report.
+    fn fit_rows<D, R>(
+        &self,
+        data: &D,
+        rng: &mut R,
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<LinearModel>
+    where
+        D: GlmRows + ?Sized,
+        R: Rng + ?Sized,
+    {
         let mut notes = vec![self.size_note()];
         if self.noise == SgdNoise::GammaBall {
             if !self.allow_float_noise {
@@ -310,7 +356,7 @@ impl DpSgd {
     ///
     /// # Errors
     /// As [`DpSgd::fit`], before any noise is calibrated.
-    pub(crate) fn plan(&self, data: &Dataset) -> Result<SgdPlan> {
+    pub(crate) fn plan<D: GlmRows + ?Sized>(&self, data: &D) -> Result<SgdPlan> {
         let clip = positive("clip", self.clip)?;
         let eta = positive("learning_rate", self.learning_rate)?;
         ensure(
@@ -408,14 +454,18 @@ impl DpSgd {
     ///
     /// # Errors
     /// The optimiser's, or a non-finite result.
-    pub(crate) fn run<R: Rng + ?Sized>(
+    pub(crate) fn run<D, R>(
         &self,
-        data: &Dataset,
+        data: &D,
         plan: &SgdPlan,
         noise: NoiseDistribution,
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
-    ) -> Result<(Array1<f64>, Ledger)> {
+    ) -> Result<(Array1<f64>, Ledger)>
+    where
+        D: GlmRows + ?Sized,
+        R: Rng + ?Sized,
+    {
         let sgd = dp_optim::DpSgd::new(
             plan.schedule,
             Length::Epochs(self.epochs),
@@ -427,7 +477,7 @@ impl DpSgd {
         .update(self.update)
         .averaging(self.averaging)
         .public_size(plan.size);
-        let objective = GlmObjective::new(data, self.loss, 0.0, Scale::Mean)?;
+        let objective = data.mean_objective(self.loss)?;
         let reg = L2Regulariser {
             lambda: self.lambda,
         };

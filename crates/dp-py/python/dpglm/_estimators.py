@@ -382,8 +382,9 @@ class _DPLinearModel:
           the rows are widened to float64.
         - **sparse** rows (``csr_array``/``csr_matrix`` read as they are; CSC, COO and the
           other formats converted to CSR, a copy) are never densified when the learner has a
-          sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``;
-          ``dp-gd`` and ``noisy-gd`` among them) and no feature scaling is asked.
+          sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``:
+          ``dp-gd``, ``dp-sgd`` without ``tune``, ``noisy-gd``, ``objpert``, ``amp``,
+          ``output-perturbation``) and no feature scaling is asked.
           ``scale="auto"`` means no scaling for sparse rows (min-max would map zeros to
           non-zero values), as ``dpglm train`` on a LIBSVM file; the model equals the one
           fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
