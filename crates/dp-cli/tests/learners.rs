@@ -37,8 +37,13 @@ fn write_data(path: &Path, rows: usize) {
 
 /// `train --json` on `data` with `extra` flags; the parsed output (exit 0 asserted).
 fn train(data: &Path, extra: &str, out: &Path) -> Value {
+    train_seeded(data, extra, out, 5)
+}
+
+/// [`train`] with `--seed seed`.
+fn train_seeded(data: &Path, extra: &str, out: &Path, seed: u64) -> Value {
     let mut args: Vec<String> = format!(
-        "train --data {} --label y --epsilon 1 --delta 1e-5 --seed 5 --json --out {}",
+        "train --data {} --label y --epsilon 1 --delta 1e-5 --seed {seed} --json --out {}",
         data.display(),
         out.display()
     )
@@ -125,7 +130,15 @@ fn the_loss_picks_a_learner_when_none_is_given() {
 }
 
 /// `--batch-schedule`: shuffled and fixed-size batches train under replace-one (its default
-/// for them), their ledgers hold the schedule's mechanism, and the run stays within ε.
+/// for them), their ledgers hold the schedule's mechanism, and the run stays within ε; the
+/// models learn (mean train accuracy over eight seeds above 0.6, where a model that ignores
+/// the data scores about 0.5).
+///
+/// The accuracy is a mean because one run's depends on the noise drawn: the shuffled
+/// schedule's single epoch of 8 noisy steps scored 0.51 to 0.87 over 20 seeds and two streams
+/// of the discrete Gaussian (mean 0.70, standard deviation 0.10), so one seed passed or failed
+/// by luck. A mean over eight seeds has a standard deviation of about 0.034, and 0.6 lies
+/// about three of them below 0.70.
 #[test]
 fn batch_schedules_are_accounted_under_their_relation() {
     let dir = TempDir::new().unwrap();
@@ -138,32 +151,37 @@ fn batch_schedules_are_accounted_under_their_relation() {
         ("fixed", "subsampled-gaussian", 40),
     ] {
         let epochs = if schedule == "shuffle" { 1 } else { 5 };
-        let v = train(
-            &data,
-            &format!(
-                "--algorithm dp-sgd --batch-schedule {schedule} --batch-size 250 --epochs \
-                 {epochs} --accountant rdp"
-            ),
-            &out,
-        );
-        let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let privacy = &file["privacy"];
-        let relation = if schedule == "poisson" {
-            "add-remove"
-        } else {
-            "replace-one"
-        };
-        assert_eq!(privacy["neighbouring"], relation, "{schedule}: {privacy}");
-        let ledger = privacy["ledger"].as_array().unwrap();
-        let last = ledger.last().unwrap();
-        assert_eq!(last["mechanism"], mechanism, "{schedule}");
-        assert_eq!(last["count"], steps, "{schedule}");
-        let eps = v["epsilon"].as_f64().unwrap();
-        assert!(eps <= 1.0 && eps > 0.9, "{schedule}: {eps}");
-        assert!(
-            v["train_accuracy"].as_f64().unwrap() > 0.6,
-            "{schedule}: {v}"
-        );
+        let seeds = 1..=8;
+        let mut accuracy = 0.0;
+        for seed in seeds.clone() {
+            let v = train_seeded(
+                &data,
+                &format!(
+                    "--algorithm dp-sgd --batch-schedule {schedule} --batch-size 250 --epochs \
+                     {epochs} --accountant rdp"
+                ),
+                &out,
+                seed,
+            );
+            let file: Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let privacy = &file["privacy"];
+            let relation = if schedule == "poisson" {
+                "add-remove"
+            } else {
+                "replace-one"
+            };
+            assert_eq!(privacy["neighbouring"], relation, "{schedule}: {privacy}");
+            let ledger = privacy["ledger"].as_array().unwrap();
+            let last = ledger.last().unwrap();
+            assert_eq!(last["mechanism"], mechanism, "{schedule}");
+            assert_eq!(last["count"], steps, "{schedule}");
+            let eps = v["epsilon"].as_f64().unwrap();
+            assert!(eps <= 1.0 && eps > 0.9, "{schedule}: {eps}");
+            accuracy += v["train_accuracy"].as_f64().unwrap();
+        }
+        let accuracy = accuracy / seeds.count() as f64;
+        assert!(accuracy > 0.6, "{schedule}: mean train accuracy {accuracy}");
     }
 }
 

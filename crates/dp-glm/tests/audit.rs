@@ -283,10 +283,14 @@ fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
     let replaced = [1.0, 1e6];
     let added = [1.0, 1.1, 1e6];
     let eps = 4.0;
+    // Power floors: over 8 seed offsets (and another stream of the same law) the audit found
+    // 0.43–0.78 of the claimed 4 for the median and 1.0–1.22 for the 0.99 quantile, with the
+    // threshold chosen on 2·10⁴ runs per side; the floors are about half the least of those.
+    // With 4·10³ selection runs the threshold overfits them (MIN_TAIL runs of 4·10³ on its
+    // rare side) and the median's bound ranged 0.24–0.57, below any floor with a margin.
     for (name, pair, quantile, power) in [
-        // Measured: 0.71 and 1.18 of the claimed 4 (18% and 29%); floors about half of that.
-        ("replace-one, median", (&base[..], &replaced[..]), 0.5, 0.09),
-        ("add/remove, 0.99", (&base[..], &added[..]), 0.99, 0.15),
+        ("replace-one, median", (&base[..], &replaced[..]), 0.5, 0.05),
+        ("add/remove, 0.99", (&base[..], &added[..]), 0.99, 0.12),
     ] {
         let run = |values: &&[f64], s: u64| {
             private_quantile(values, quantile, eps, &mut seeded_rng(s))
@@ -296,7 +300,7 @@ fn private_bounds_audit_never_exceeds_the_claimed_epsilon() {
         };
         let (_, claimed) =
             private_quantile(pair.1, quantile, eps, &mut seeded_rng(0)).expect("estimates");
-        let found = audit(pair, run, 4_000, 20_000);
+        let found = audit(pair, run, 20_000, 40_000);
         check(&format!("private bound ({name})"), found, claimed, power);
     }
 }

@@ -410,9 +410,16 @@ mod tests {
         );
     }
 
-    /// The default `T = min(n, 1000)` against the paper's `T = n` at n = 4000 (mean over 12
-    /// seeds of the excess empirical risk): no worse, within 10% (the same ε; the paper's T
-    /// spends it on 4× more, 4× noisier steps).
+    /// The default `T = min(n, 1000)` against the paper's `T = n` at n = 4000 (the same ε; the
+    /// paper's T spends it on 4× more, 4× noisier steps): the mean excess empirical risk over 12
+    /// seeds is no worse, within three standard errors of the difference of the two means.
+    ///
+    /// Both have the same bound (module docs), so the margin is the noise's: one run's excess
+    /// risk varies by about 30% with the noise drawn, a 12-seed mean by about 9%, and a fixed
+    /// 10% margin failed for some streams of the same law. The margin is estimated from the
+    /// runs themselves, so it follows the noise whatever the stream. The check still has
+    /// power: 1000 steps of the untuned step `B/(G'√T)` (what the default would be without
+    /// the travel rule `η_n·n/T`) are worse than the paper's by more than that margin.
     #[test]
     fn default_steps_are_no_worse_than_the_papers() {
         let (train, _) = logistic(4000, 5, 2.0, 31);
@@ -421,20 +428,43 @@ mod tests {
             &train,
             Loss::Logistic,
         );
-        let excess = |paper: bool| -> f64 {
-            (0..12)
+        // The mean excess risk over 12 seeds and the variance of that mean.
+        let excess = |m: &NoisyProjectedGd| -> (f64, f64) {
+            let runs: Vec<f64> = (0..12)
                 .map(|s| {
-                    let mut m = NoisyProjectedGd::new(Loss::Logistic).radius(3.0);
-                    m.paper_steps = paper;
-                    let m = m.fit(&train, &mut rng(300 + s)).unwrap();
-                    risk(&m.coef().to_owned(), &train, Loss::Logistic) - best
+                    let fitted = m.fit(&train, &mut rng(300 + s)).unwrap();
+                    risk(&fitted.coef().to_owned(), &train, Loss::Logistic) - best
                 })
-                .sum::<f64>()
-                / 12.0
+                .collect();
+            let k = runs.len() as f64;
+            let mean = runs.iter().sum::<f64>() / k;
+            let var = runs.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1.0);
+            (mean, var / k)
         };
-        let (default, paper) = (excess(false), excess(true));
-        eprintln!("excess risk at n = 4000: default T {default}, paper's T = n {paper}");
-        assert!(default <= 1.1 * paper, "{default} vs {paper}");
+        let learner = NoisyProjectedGd::new(Loss::Logistic).radius(3.0);
+        let mut paper = learner.clone();
+        paper.paper_steps = true;
+        let mut untuned = learner.clone();
+        untuned.steps = Some(1000);
+        let (default, default_var) = excess(&learner);
+        let (paper, paper_var) = excess(&paper);
+        let (untuned, untuned_var) = excess(&untuned);
+        eprintln!(
+            "excess risk at n = 4000: default T {default} (se {}), paper's T = n {paper} (se {}), \
+             untuned T = 1000 {untuned} (se {})",
+            default_var.sqrt(),
+            paper_var.sqrt(),
+            untuned_var.sqrt()
+        );
+        let margin = |var: f64| 3.0 * (var + paper_var).sqrt();
+        assert!(
+            default <= paper + margin(default_var),
+            "{default} vs {paper}"
+        );
+        assert!(
+            untuned > paper + margin(untuned_var),
+            "{untuned} vs {paper}"
+        );
         let m = NoisyProjectedGd::new(Loss::Logistic);
         assert_eq!((m.default_steps(500), m.default_steps(4000)), (500, 1000));
     }
