@@ -1,5 +1,5 @@
 //! `dpglm train` on LIBSVM files keeps the rows sparse for dp-gd, dp-sgd (untuned), noisy-gd,
-//! objpert, amp (the default for classification, either solver) and output-perturbation
+//! objpert, amp (the default for classification, either solver), output-perturbation and ssp
 //! (issue 12 §2): the model file equals the one trained on the same rows written as CSV (read dense) with the same seed
 //! and flags, byte for byte but for the input's description (format, column names, digest) —
 //! coefficients, intercept, the bounds and their estimates, the privacy spent — and so do the
@@ -194,7 +194,7 @@ fn same_as_dense(dir: &Path, base: &[&str], files: &Files, test: &Files) -> Valu
 #[test]
 fn sparse_rows_give_the_dense_model() {
     use Set::{Class, ClassTest, Real};
-    let cases: [Case; 18] = [
+    let cases: [Case; 20] = [
         // Unit rows (and a bias): public bounds.
         ("--algorithm dp-gd --steps 20 --bias 1", Class, ClassTest),
         (
@@ -265,6 +265,16 @@ fn sparse_rows_give_the_dense_model() {
             Real,
             Real,
         ),
+        (
+            "--algorithm ssp --loss squared --preprocess none",
+            Real,
+            Real,
+        ),
+        (
+            "--algorithm ssp --loss squared --preprocess none --bias 1",
+            Real,
+            ClassTest,
+        ),
     ];
     let dir = TempDir::new().unwrap();
     let files = sets(dir.path(), 40);
@@ -290,8 +300,8 @@ fn algorithms_and_scalings_without_a_sparse_path_densify_with_a_warning() {
     for (extra, why) in [
         (
             &["--algorithm", "jl-noisy-gd"][..],
-            "--algorithm jl-noisy-gd has no sparse path (dp-gd, dp-sgd, noisy-gd, objpert, amp \
-             and output-perturbation train on sparse rows)",
+            "--algorithm jl-noisy-gd has no sparse path (dp-gd, dp-sgd, noisy-gd, objpert, amp, \
+             output-perturbation and ssp train on sparse rows)",
         ),
         (
             &[

@@ -80,8 +80,8 @@ pub trait Fit {
     }
 
     /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD,
-    /// untuned DP-SGD, noisy projected GD, objective perturbation, AMP and output
-    /// perturbation: the same model as on the rows densified, [`Learner::fits_sparse`]);
+    /// untuned DP-SGD, noisy projected GD, objective perturbation, AMP, output
+    /// perturbation and AdaSSP: the same model as on the rows densified, [`Learner::fits_sparse`]);
     /// `None` for the others.
     ///
     /// # Errors
@@ -155,7 +155,7 @@ macro_rules! fit_by_inherent {
 fit_by_inherent!(
     NonConvexDpGd,
     JlNoisyGd,
-    Ssp,
+    Ssp: fit_sparse,
     DpSsgd,
     DpAmbSsgd,
     ObjectivePerturbation: fit_sparse,
@@ -780,11 +780,11 @@ impl Learner {
 
     /// Whether it fits sparse rows ([`Learner::fit_sparse`]): DP-GD, DP-SGD (untuned:
     /// [`Learner::sparse_path`]), noisy projected GD, objective perturbation, AMP (either
-    /// solver) and output perturbation.
+    /// solver), output perturbation and AdaSSP.
     pub fn fits_sparse(&self) -> bool {
         matches!(
             self.name,
-            "dp-gd" | "dp-sgd" | "noisy-gd" | "objpert" | "amp" | "output-perturbation"
+            "dp-gd" | "dp-sgd" | "noisy-gd" | "objpert" | "amp" | "output-perturbation" | "ssp"
         )
     }
 

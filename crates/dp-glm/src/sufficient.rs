@@ -228,7 +228,7 @@ impl SufficientStats {
     }
 
     /// Adds the rows of `data`, sparse: the statistics of the same rows densified, the same
-    /// integers (each row clipped by [`SparseDataset::projected`], the dense projection bit
+    /// integers (each row clipped to `B_X` as the dense path projects it, bit
     /// for bit; a zero entry quantises to 0 and adds nothing), in `O(Σ_i nnz_i²)` time and
     /// without an `n × d` matrix.
     ///

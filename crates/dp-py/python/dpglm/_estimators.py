@@ -384,7 +384,7 @@ class _DPLinearModel:
           other formats converted to CSR, a copy) are never densified when the learner has a
           sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``:
           ``dp-gd``, ``dp-sgd`` without ``tune``, ``noisy-gd``, ``objpert``, ``amp``,
-          ``output-perturbation``) and no feature scaling is asked.
+          ``output-perturbation``, ``ssp``) and no feature scaling is asked.
           ``scale="auto"`` means no scaling for sparse rows (min-max would map zeros to
           non-zero values), as ``dpglm train`` on a LIBSVM file; the model equals the one
           fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
