@@ -16,9 +16,10 @@
 //! ([`Storage::F32`]: half the bytes, the same kernels widening to `f64`), and at d = 1000
 //! `…/two_gemv_f32` its like-for-like reference (`sgemv` on the `f32` matrix).
 //! `…/batch_rows_read` reads the rows of an epoch's worth of random sorted batches and sums
-//! them, nothing else, and `…/batch_rows_read_prefetched` does so asking for the rows eight
-//! places ahead: no implementation of a Poisson-sampled epoch can be faster than reading its
-//! rows, so these are the epoch's memory floor on the machine at hand.
+//! them row by row, nothing else, and `…/batch_rows_read_prefetched` does so asking for the
+//! rows eight places ahead: an epoch must read its rows, so these show what reading them
+//! alone costs on the machine at hand (with rows of 100 entries the prefetched read is the
+//! fastest way found to read them; rows of 1000 entries read several at a time go faster).
 //! Times are the benchmarking thread's CPU time ([`cpu_time::CpuTime`]: the machine may be
 //! shared), with one BLAS thread.
 
@@ -94,7 +95,7 @@ fn epoch_at(c: &mut Bench, d: usize) {
         });
     }
     // The reads alone: the rows of an epoch's worth of random batches, summed, with nothing
-    // else; with the next rows prefetched it is the fastest this memory serves them.
+    // else, row by row, and with the rows eight places ahead prefetched.
     let batches = random_batches(5);
     let raw = data.x();
     let raw = raw.as_slice().expect("row-major data");
