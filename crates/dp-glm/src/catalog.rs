@@ -80,9 +80,9 @@ pub trait Fit {
     }
 
     /// [`Fit::fit_observed`] on sparse rows, for the learners with a sparse path (DP-GD,
-    /// untuned DP-SGD, noisy projected GD, objective perturbation, AMP, output
-    /// perturbation and AdaSSP: the same model as on the rows densified, [`Learner::fits_sparse`]);
-    /// `None` for the others.
+    /// untuned DP-SGD, noisy projected GD, objective perturbation, AMP, output perturbation
+    /// and AdaSSP: the same model as on the rows densified, [`Learner::fits_sparse`]); `None`
+    /// for the others.
     ///
     /// # Errors
     /// As [`Fit::fit`].

@@ -228,9 +228,9 @@ impl SufficientStats {
     }
 
     /// Adds the rows of `data`, sparse: the statistics of the same rows densified, the same
-    /// integers (each row clipped to `B_X` as the dense path projects it, bit
-    /// for bit; a zero entry quantises to 0 and adds nothing), in `O(Σ_i nnz_i²)` time and
-    /// without an `n × d` matrix.
+    /// integers (each row clipped to `B_X` as the dense path projects it, bit for bit; a zero
+    /// entry quantises to 0 and adds nothing), in `O(Σ_i nnz_i²)` time and without an `n × d`
+    /// matrix (the rows longer than `B_X` are projected into a copy of the stored entries).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `data` is not `d` features wide (its values are finite

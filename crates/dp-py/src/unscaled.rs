@@ -35,8 +35,8 @@ pub(crate) fn keeps_f32(run: &ArrayFit<'_>) -> bool {
 /// learner without a sparse path
 /// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse)), parameters that leave
 /// it ([`Learner::sparse_path`](dp_glm::catalog::Learner::sparse_path): DP-SGD's `tune`), or a
-/// feature scaling (it maps zeros to non-zero values). `asked` names the scaling asked for (`scale='minmax'`,
-/// `feature_ranges`).
+/// feature scaling (it maps zeros to non-zero values). `asked` names the scaling asked for
+/// (`scale='minmax'`, `feature_ranges`).
 pub(crate) fn densified(run: &ArrayFit<'_>, asked: &str) -> Option<String> {
     let why = if !run.learner.fits_sparse() {
         let sparse: Vec<&str> = dp_glm::catalog::LEARNERS

@@ -14,9 +14,8 @@
 //! path and the flags keep it there ([`dp_glm::catalog::Learner::sparse_path`]: dp-gd; dp-sgd
 //! without `--tune`, whose runs train on a random split of the rows; noisy-gd; objpert; amp,
 //! the default for classification, with either `--solver`; output-perturbation; ssp, the
-//! default for `--loss squared`) and no feature
-//! scaling is asked (`--scale minmax|standard` maps zeros to non-zero values: the rows would be
-//! dense). Otherwise the rows are densified as before, and a warning says why (stderr;
+//! default for `--loss squared`) and no feature scaling is asked (`--scale minmax|standard`
+//! maps zeros to non-zero values: the rows would be dense). Otherwise the rows are densified as before, and a warning says why (stderr;
 //! `warnings` in `--json`).
 //!
 //! A LIBSVM `--test` file is read sparse too and scored with sparse dot products; a test file
