@@ -232,7 +232,7 @@ impl DpSgd {
 
         /// [`DpSgd::fit_with_observer`] on dense or sparse rows: the noise calibrated, the run
         /// and its report.
-        fn fit_rows(&self, data, rng, observer) {
+        pub(crate) fn fit_rows(&self, data, rng, observer) {
             let mut notes = vec![self.size_note()];
             if self.noise == SgdNoise::GammaBall {
                 if !self.allow_float_noise {

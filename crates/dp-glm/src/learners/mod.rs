@@ -18,8 +18,9 @@ macro_rules! budget_setter {
     };
 }
 
-/// A perturbation learner's public `fit` on dense rows and `fit_sparse` on sparse rows, both
-/// its `fit_rows` over rows in memory (`objpert::InMemory`), each with the docs given.
+/// A learner's public `fit` on dense rows and `fit_sparse` on sparse rows, both its generic
+/// `fit_rows` over rows in memory (`objpert::InMemory` for the perturbation learners, `GlmRows`
+/// for the tuning of DP-SGD), each with the docs given.
 macro_rules! in_memory_fits {
     ($(#[$fit:meta])* fn fit; $(#[$sparse:meta])* fn fit_sparse;) => {
         $(#[$fit])*
@@ -41,6 +42,7 @@ macro_rules! in_memory_fits {
         }
     };
 }
+pub(crate) use in_memory_fits;
 
 /// A gradient learner `$t`'s fits on dense or sparse rows: its `fit_rows(data, rng,
 /// observer)`, generic over the rows (`GlmRows`), with the docs and body given (its
