@@ -327,26 +327,18 @@ fn the_catalog_fits_tuned_dp_sgd_on_sparse_rows() {
             params: &params,
             needs: &needs,
         };
-        let bounds = || PrivateBounds::new(2.0, 1e-5, 0.1, 1).unwrap();
+        let fit = |sparse: bool, progress: &mut Stages| {
+            let bounds = PrivateBounds::new(2.0, 1e-5, 0.1, 1).unwrap();
+            let rng = &mut dp_optim::seeded_rng(1);
+            let fitted = match sparse {
+                true => learner.fit_sparse(&request, &data, bounds, rng, progress),
+                false => learner.fit(&request, &dense, bounds, rng, progress),
+            };
+            fitted.unwrap()
+        };
         let mut progress = Stages(Vec::new());
-        let (s_model, s_bounds) = learner
-            .fit_sparse(
-                &request,
-                &data,
-                bounds(),
-                &mut dp_optim::seeded_rng(1),
-                &mut progress,
-            )
-            .unwrap();
-        let (d_model, d_bounds) = learner
-            .fit(
-                &request,
-                &dense,
-                bounds(),
-                &mut dp_optim::seeded_rng(1),
-                &mut Stages(Vec::new()),
-            )
-            .unwrap();
+        let (s_model, s_bounds) = fit(true, &mut progress);
+        let (d_model, d_bounds) = fit(false, &mut Stages(Vec::new()));
         assert_eq!(s_model, d_model, "{tune}");
         assert_eq!(s_bounds, d_bounds, "{tune}");
         assert!(s_bounds.bounds().iter().any(|b| b.name == "clip"), "{tune}");
