@@ -1,6 +1,6 @@
 //! Constrained regularised ERM with output perturbation (paper 003, Alg. 3).
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring};
+use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
 use dp_optim::{GradientDescent, GridRelease, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
@@ -267,15 +267,17 @@ impl OutputPerturbation {
         // (a data-independent bound): its grid, and the Gaussian the ledger records for it,
         // with the rounding's slack in the sensitivity.
         let release = |sigma: f64| -> dp_accounting::Result<(GridRelease, Mechanism)> {
-            let grid = Noise::Gaussian { std: sigma }
-                .on_grid(Some(self.radius))
-                .map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
-            let mechanism = Mechanism::gaussian(sigma, per_record(delta_2 + grid.slack(dim)))?
-                .with_grid(
-                    grid.discrete_gaussian(dim)
-                        .map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?,
-                );
-            Ok((grid, mechanism))
+            let on_grid = || -> dp_optim::Result<(GridRelease, GridGaussian)> {
+                let grid = Noise::Gaussian { std: sigma }.on_grid(Some(self.radius))?;
+                Ok((grid, grid.discrete_gaussian(dim)?))
+            };
+            let (grid, discrete) =
+                on_grid().map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
+            let sensitivity = per_record(delta_2 + grid.slack(dim));
+            Ok((
+                grid,
+                Mechanism::gaussian(sigma, sensitivity)?.with_grid(discrete),
+            ))
         };
         // The calibrated parameter is the scale-free multiplier z = σ/unit, never σ itself:
         // `delta_2` = 2G/(λn) can be arbitrarily small or large, the multiplier that meets a
