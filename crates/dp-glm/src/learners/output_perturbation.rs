@@ -269,7 +269,8 @@ impl OutputPerturbation {
         let release = |sigma: f64| -> dp_accounting::Result<(GridRelease, Mechanism)> {
             let on_grid = || -> dp_optim::Result<(GridRelease, GridGaussian)> {
                 let grid = Noise::Gaussian { std: sigma }.on_grid(Some(self.radius))?;
-                Ok((grid, grid.discrete_gaussian(dim)?))
+                let discrete = grid.discrete_gaussian(dim)?;
+                Ok((grid, discrete))
             };
             let (grid, discrete) =
                 on_grid().map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
