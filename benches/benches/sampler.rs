@@ -1,15 +1,56 @@
-//! Criterion benchmark of the exact discrete Gaussian sampler at the scale the exact-sum
+//! Criterion benchmark of the exact discrete Gaussian samplers at the scale the exact-sum
 //! releases use (σ ≈ 2^24 grid units; issue 12): nanoseconds of CPU time per sample
-//! ([`cpu_time::CpuTime`]).
+//! ([`cpu_time::CpuTime`]). `table_*` is the sampler the releases draw with
+//! ([`TableGaussian`]), `cks_*` the rejection sampler of Canonne, Kamath & Steinke
+//! ([`DiscreteGaussian`]) it replaced, for reference.
 
 use std::hint::black_box;
 
 use cpu_time::CpuTime;
-use criterion::{Criterion, criterion_group, criterion_main};
-use dp_optim::discrete::DiscreteGaussian;
+use criterion::measurement::Measurement;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use dp_optim::discrete::{DiscreteGaussian, TableGaussian};
 use dp_optim::{secure_rng, seeded_rng};
+use rand::Rng;
 
 mod cpu_time;
+
+/// A sampler of the discrete Gaussian.
+trait Law {
+    /// One draw.
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128;
+}
+
+impl Law for TableGaussian {
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
+        self.sample(rng).expect("draw")
+    }
+}
+
+impl Law for DiscreteGaussian {
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
+        self.sample(rng).expect("draw")
+    }
+}
+
+/// One case per generator: the seeded one, and the default CSPRNG when `csprng`.
+fn cases<M: Measurement, L: Law>(
+    group: &mut BenchmarkGroup<'_, M>,
+    name: &str,
+    csprng: bool,
+    law: &L,
+) {
+    group.bench_function(name, |b| {
+        let mut rng = seeded_rng(3);
+        b.iter(|| black_box(law.draw(&mut rng)))
+    });
+    if csprng {
+        group.bench_function(format!("{name}_csprng"), |b| {
+            let mut rng = secure_rng().expect("entropy");
+            b.iter(|| black_box(law.draw(&mut rng)))
+        });
+    }
+}
 
 fn discrete_gaussian(c: &mut Criterion<CpuTime>) {
     let mut group = c.benchmark_group("discrete_gaussian");
@@ -20,17 +61,10 @@ fn discrete_gaussian(c: &mut Criterion<CpuTime>) {
         ("sigma_2^24", 1u128 << 48, false),
         ("sigma_2^24.3", 3u128 << 47, true),
     ] {
-        let law = DiscreteGaussian::new(p, 1).expect("law");
-        group.bench_function(name, |b| {
-            let mut rng = seeded_rng(3);
-            b.iter(|| black_box(law.sample(&mut rng).expect("draw")))
-        });
-        if csprng {
-            group.bench_function(format!("{name}_csprng"), |b| {
-                let mut rng = secure_rng().expect("entropy");
-                b.iter(|| black_box(law.sample(&mut rng).expect("draw")))
-            });
-        }
+        let table = TableGaussian::new(p).expect("law");
+        cases(&mut group, &format!("table_{name}"), csprng, &table);
+        let cks = DiscreteGaussian::new(p, 1).expect("law");
+        cases(&mut group, &format!("cks_{name}"), csprng, &cks);
     }
     group.finish();
 }

@@ -36,7 +36,7 @@
 //! Add/remove one example changes `S` by its `k`, `‖k‖ ≤ R`; replace-one by the difference of
 //! two, `≤ 2R`. The release is `S + K` with `K` exact discrete Gaussian noise `N_ℤ(0, p)^d`,
 //! `p = ⌈(σC/γ)²⌉` (Canonne, Kamath & Steinke, "The discrete Gaussian for differential
-//! privacy", NeurIPS 2020, the sampler of [`crate::discrete`]), and then `γ·(S + K)` in `f64`,
+//! privacy", NeurIPS 2020, drawn by [`crate::discrete::TableGaussian`]), and then `γ·(S + K)` in `f64`,
 //! a post-processing of the integer release. Hence the ledger's sensitivity
 //! ([`Quantiser::sensitivity`]) is `Δ = γR ≤ C + γ√d/2`, rounded up — half the slack `γ√d`
 //! of rounding a computed sum (noise module, § Privacy) — and the mechanism is the Gaussian
@@ -543,7 +543,7 @@ fn fused_lanes<S: pulp::Simd>(
 
 /// The release of an [`ExactSum`]: `γ·(S + K)` with `K` exact discrete Gaussian noise on the
 /// grid of the noise std (module docs). Built by [`sum_multiplier`] or [`SumRelease::new`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SumRelease {
     std: f64,
     grid: GridRelease,
@@ -671,7 +671,8 @@ pub fn sum_multiplier(noise_multiplier: f64, clip: f64, dim: usize) -> Result<(S
     let clip = positive("clip", clip)?;
     let std = positive("std", sigma * clip)?;
     let release = SumRelease::new(std, clip, dim)?;
-    Ok((release, release.noise_multiplier()))
+    let multiplier = release.noise_multiplier();
+    Ok((release, multiplier))
 }
 
 /// The noise multiplier of [`sum_multiplier`] and the release's discrete Gaussian, with the

@@ -58,7 +58,9 @@
 //!   shifted Gaussian sum over `ℤ^d` is at most the centred one, `Z`). This is exactly the
 //!   Rényi curve of the continuous Gaussian mechanism `Mechanism::gaussian(σ, Δ + slack)`
 //!   (grid units cancel), so that ledger entry is a valid bound **for accountants that price
-//!   a Gaussian entry through its Rényi curve** (RDP, zCDP), for every order.
+//!   a Gaussian entry through its Rényi curve** (RDP, zCDP), for every order. The noise is
+//!   drawn exactly from `N_ℤ(0, p)` by [`discrete::TableGaussian`] (rejection from a table of
+//!   boxes whose every comparison with `e^{−x}` is decided exactly).
 //! * **Subsampled.** The sub-Gaussian moment bound `E[e^{⟨λ,X⟩}] ≤ e^{σ_g²‖λ‖²/2}` of the
 //!   discrete Gaussian (CKS §2; the theorem number was not re-checked — the paper is not in the
 //!   project's sources) makes each term of the binomial expansion of
@@ -106,12 +108,12 @@ use crate::error::{Error, Result, positive};
 pub const GRID_BITS: i32 = 24;
 
 /// The exact law of one coordinate in grid units.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum GridLaw {
-    /// `N_ℤ(0, p)`, with its sampler's constants computed once.
+    /// `N_ℤ(0, p)`, with its sampler's table computed once.
     Gaussian {
         p: u128,
-        sampler: discrete::DiscreteGaussian,
+        sampler: discrete::TableGaussian,
     },
     /// Discrete Laplace of integer scale `t`.
     Laplace { t: u128 },
@@ -119,7 +121,7 @@ enum GridLaw {
 
 /// A Gaussian or Laplace [`Noise`] placed on a grid `γ` (a power of two): the grid-safe
 /// release `v ↦ γ·(round(v/γ) + K)` of the module docs. Built by [`Noise::on_grid`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GridRelease {
     gamma: f64,
     law: GridLaw,
@@ -174,9 +176,9 @@ impl GridRelease {
 
     /// One coordinate's noise in grid units.
     pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<i128> {
-        match self.law {
+        match &self.law {
             GridLaw::Gaussian { sampler, .. } => sampler.sample(rng),
-            GridLaw::Laplace { t } => discrete::discrete_laplace(rng, t),
+            GridLaw::Laplace { t } => discrete::discrete_laplace(rng, *t),
         }
     }
 
@@ -331,7 +333,7 @@ impl Noise {
             let p = ceil_square(scaled);
             GridLaw::Gaussian {
                 p,
-                sampler: discrete::DiscreteGaussian::new(p, 1)?,
+                sampler: discrete::TableGaussian::new(p)?,
             }
         } else {
             GridLaw::Laplace {

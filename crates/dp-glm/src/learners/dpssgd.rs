@@ -77,7 +77,7 @@ pub(crate) struct ShuffledGaussian {
 /// `[−ζ, ζ]`) released on the grid with noise std `2ζα` (dp_optim's grid-safe Gaussian), its
 /// sensitivity under replacement `2ζ` plus the grid's rounding slack, and the discrete
 /// Gaussian it samples.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct LocalRandomiser {
     pub(crate) grid: GridRelease,
     pub(crate) std: f64,
@@ -90,11 +90,13 @@ impl LocalRandomiser {
     pub(crate) fn new(zeta: f64, alpha: f64, dim: usize) -> Result<Self> {
         let std = 2.0 * zeta * alpha;
         let grid = Noise::Gaussian { std }.on_grid(Some(zeta))?;
+        let sensitivity = 2.0 * zeta + grid.slack(dim);
+        let discrete = grid.discrete_gaussian(dim)?;
         Ok(Self {
             grid,
             std,
-            sensitivity: 2.0 * zeta + grid.slack(dim),
-            discrete: grid.discrete_gaussian(dim)?,
+            sensitivity,
+            discrete,
         })
     }
 

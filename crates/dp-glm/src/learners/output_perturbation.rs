@@ -1,7 +1,7 @@
 //! Constrained regularised ERM with output perturbation (paper 003, Alg. 3).
 
 use dp_accounting::{AccountantKind, GridGaussian, Ledger, Mechanism, Neighbouring};
-use dp_optim::{GradientDescent, L2Ball, Noise, Objective, Projection, StepSize};
+use dp_optim::{GradientDescent, GridRelease, L2Ball, Noise, Objective, Projection, StepSize};
 use ndarray::Array1;
 use rand::Rng;
 
@@ -31,7 +31,11 @@ use crate::sufficient::StreamError;
 /// minimiser of a `λ`-strongly convex objective whose per-example gradients are bounded by
 /// `G` has L2 sensitivity `2G/(λn)` under replace-one (`n` public); the computed point adds at
 /// most `2r`. The Gaussian is calibrated to that sensitivity with the exact (analytic) Gaussian
-/// profile (Balle & Wang 2018; MATH §2) by the budget's accountant (exact by default).
+/// profile (Balle & Wang 2018; MATH §2) by the budget's accountant (exact by default). The
+/// release is on a grid (dp_optim's noise docs) whose rounding slack is added to the
+/// sensitivity; what is calibrated is the noise multiplier `σ/Δ`, which does not depend on
+/// the scale of `Δ` (so any `G`, `λ` and `n` train), and the ledger records the Gaussian of
+/// the released `σ`, its grid and that sensitivity, priced again for the report.
 ///
 /// Under add/remove with a public row count `N` ([`OutputPerturbation::public_n`]) the
 /// minimised objective is `(1/N)Σ_i ℓ(w; z_i) + (λ/2)‖w‖²` over the rows present: adding one
@@ -90,7 +94,9 @@ impl OutputPerturbation {
     /// certified solver error, `(1 + 2·10⁻³)·2G/(λn)`.
     ///
     /// # Errors
-    /// As [`OutputPerturbation::gradient_bound`], λ not finite and positive, `n = 0`.
+    /// As [`OutputPerturbation::gradient_bound`], λ not finite and positive, `n = 0`, a
+    /// sensitivity that is not a finite positive double (`2G/(λn)` overflowing or underflowing
+    /// to 0; [`Error::InvalidHyperParameter`] naming `lambda`).
     ///
     /// # Privacy
     /// Replace-one, `n` public (Chaudhuri et al. 2011, Cor. 8; paper 003, Alg. 3).
@@ -100,7 +106,14 @@ impl OutputPerturbation {
         if n == 0 {
             return Err(Error::EmptyData { what: "no rows" });
         }
-        Ok((1.0 + 2.0 * TOLERANCE) * 2.0 * g / (lambda * n as f64))
+        let sensitivity = (1.0 + 2.0 * TOLERANCE) * 2.0 * g / (lambda * n as f64);
+        crate::error::ensure(
+            sensitivity.is_finite() && sensitivity > 0.0,
+            "lambda",
+            lambda,
+            "makes the sensitivity 2G/(lambda n) overflow or underflow to 0 for this G and n",
+        )?;
+        Ok(sensitivity)
     }
 
     in_memory_fits! {
@@ -246,32 +259,40 @@ impl OutputPerturbation {
         };
         let g = self.gradient_bound()?;
         check_labels()?;
-        // Grid-safe release (dp_optim's noise docs): calibrated with the rounding's slack in
-        // the sensitivity, for values within the radius (a data-independent bound).
-        let radius = self.radius;
-        let grid_of = |s: f64| -> dp_optim::Result<(f64, GridGaussian)> {
-            let grid = Noise::Gaussian { std: s }.on_grid(Some(radius))?;
-            Ok((grid.slack(dim), grid.discrete_gaussian(dim)?))
-        };
         // `delta_2` is the distance between the two releases; the ledger's Gaussian takes a
         // per-record bound and doubles it under replace-one (a sum's sensitivity), so the
         // distance is stated as half of it per record there.
         let per_record = |distance: f64| distance / rel.sum_sensitivity_factor();
-        let sigma = calibrate(&self.budget, 1, |s| {
-            let (slack, grid) =
-                grid_of(s).map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
-            Ok(Mechanism::gaussian(s, per_record(delta_2 + slack))?.with_grid(grid))
-        })?;
+        // Grid-safe release (dp_optim's noise docs) of noise σ for values within the radius
+        // (a data-independent bound): its grid, and the Gaussian the ledger records for it,
+        // with the rounding's slack in the sensitivity.
+        let release = |sigma: f64| -> dp_accounting::Result<(GridRelease, Mechanism)> {
+            let on_grid = || -> dp_optim::Result<(GridRelease, GridGaussian)> {
+                let grid = Noise::Gaussian { std: sigma }.on_grid(Some(self.radius))?;
+                let discrete = grid.discrete_gaussian(dim)?;
+                Ok((grid, discrete))
+            };
+            let (grid, discrete) =
+                on_grid().map_err(|e| dp_accounting::Error::Numerical(e.to_string()))?;
+            let sensitivity = per_record(delta_2 + grid.slack(dim));
+            Ok((
+                grid,
+                Mechanism::gaussian(sigma, sensitivity)?.with_grid(discrete),
+            ))
+        };
+        // The calibrated parameter is the scale-free multiplier z = σ/unit, never σ itself:
+        // `delta_2` = 2G/(λn) can be arbitrarily small or large, the multiplier that meets a
+        // budget cannot. The unit is the distance, or the least slack a grid for values within
+        // the radius has if that is larger (the grid's slack then sizes the noise).
+        let unit = delta_2.max(self.finest_slack(dim)?);
+        let z = calibrate(&self.budget, 1, |z| Ok(release(z * unit)?.1))?;
+        // The released noise and its ledger entry are exactly the calibrated ones.
+        let sigma = z * unit;
+        let (grid, mechanism) = release(sigma)?;
         let mut w = minimise(n)?;
-        let grid = Noise::Gaussian { std: sigma }.on_grid(Some(radius))?;
         grid.add_to(rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
-        ledger.record(
-            Mechanism::gaussian(sigma, per_record(delta_2 + grid.slack(dim)))?
-                .with_grid(grid.discrete_gaussian(dim)?),
-            1,
-            "regularised ERM minimiser",
-        );
+        ledger.record(mechanism, 1, "regularised ERM minimiser");
         let noise = vec![
             ("sigma".to_string(), sigma),
             ("sensitivity".to_string(), delta_2),
@@ -290,6 +311,26 @@ impl OutputPerturbation {
         ));
         let report = report(&self.budget, ledger, noise, notes)?;
         LinearModel::new(w, 0.0, self.loss, report)?.with_row_bound(self.x_bound)
+    }
+
+    /// The rounding slack of the finest grid a release of values within the radius can use
+    /// (dp_optim's [`Noise::on_grid`] coarsens a grid `γ` until `radius/γ < 2^51`): the least
+    /// slack any noise gets. 0 when a radius below about `2^-950` leaves the finest grid to
+    /// the noise.
+    ///
+    /// # Errors
+    /// [`Error::InvalidHyperParameter`] naming `radius` when no grid holds the values within
+    /// it (a radius above about `2^1010`): nothing can be released.
+    fn finest_slack(&self, dim: usize) -> Result<f64> {
+        let on_grid = |std: f64| Noise::Gaussian { std }.on_grid(Some(self.radius));
+        // At noise 1 the grid is the one the radius needs whenever that is coarser: if there
+        // is none there, there is none at any noise.
+        on_grid(1.0).map_err(|_| Error::InvalidHyperParameter {
+            name: "radius",
+            value: self.radius,
+            reason: "too large for an exact grid release of the values within it",
+        })?;
+        Ok(on_grid(f64::MIN_POSITIVE).map_or(0.0, |grid| grid.slack(dim)))
     }
 
     /// The constrained minimiser of `(1/n)Σ_i ℓ_i(w) + (λ/2)‖w‖²` on `data` (rows projected,
@@ -528,6 +569,10 @@ mod tests {
         let mut l = OutputPerturbation::new(Loss::Logistic);
         l.radius = f64::NAN;
         assert_eq!(hp(l), "radius");
+        // A ridge so small that the sensitivity 2G/(λn) overflows.
+        let mut l = OutputPerturbation::new(Loss::Logistic);
+        l.lambda = 1e-320;
+        assert_eq!(hp(l), "lambda");
         assert!(matches!(
             OutputPerturbation::new(Loss::Savage).fit(&data, &mut rng(1)),
             Err(Error::NotConvex { .. })
