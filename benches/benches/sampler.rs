@@ -63,6 +63,10 @@ fn discrete_gaussian(c: &mut Criterion<CpuTime>) {
     ] {
         let table = TableGaussian::new(p).expect("law");
         cases(&mut group, &format!("table_{name}"), csprng, &table);
+        // Building the table: once per release law (calibrations build one per trial noise).
+        group.bench_function(format!("table_build_{name}"), |b| {
+            b.iter(|| black_box(TableGaussian::new(black_box(p)).expect("law")))
+        });
         let cks = DiscreteGaussian::new(p, 1).expect("law");
         cases(&mut group, &format!("cks_{name}"), csprng, &cks);
     }

@@ -130,9 +130,9 @@ const MAX_WORDS: u32 = 64;
 /// `36u + 2^{−44.9} < 2^{−44}`.
 fn neg_exp_estimate(x: f64) -> f64 {
     debug_assert!((0.0..FAST_MAX).contains(&x));
-    let n = x.floor();
-    let r = x - n;
-    let mut units = n as u32;
+    // Truncations are floors here (x ≥ 0), without a library call.
+    let mut units = x as u32;
+    let r = x - f64::from(units);
     let mut v = 1.0;
     for c in EXP_NEG_POW2 {
         if units & 1 == 1 {
@@ -141,10 +141,10 @@ fn neg_exp_estimate(x: f64) -> f64 {
         units >>= 1;
     }
     let scaled = r * 64.0;
-    let j = scaled.floor();
-    let s = (scaled - j) / 64.0;
+    let j = scaled as usize;
+    let s = (scaled - j as f64) / 64.0;
     let poly = 1.0 - s * (1.0 - s * (0.5 - s * (1.0 / 6.0 - s * (1.0 / 24.0 - s / 120.0))));
-    v * EXP_NEG_64THS[j as usize] * poly
+    v * EXP_NEG_64THS[j] * poly
 }
 
 /// `lo ≤ e^{−num/den} ≤ hi` in `f64`, `den ≥ 1`, for a relative `tolerance ≥ 2^−36`.
