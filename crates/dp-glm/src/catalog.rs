@@ -788,23 +788,6 @@ impl Learner {
         )
     }
 
-    /// Checks that a fit with `params` takes sparse rows: the learner
-    /// [`Learner::fits_sparse`], and then every parameter keeps it on its sparse path (DP-SGD
-    /// with `tune` too: its split, runs and validation counts read the sparse rows).
-    ///
-    /// # Errors
-    /// [`CatalogError::Conflict`] for a learner without a sparse path, saying so.
-    pub fn sparse_path(&self, params: &Params) -> Result<(), CatalogError> {
-        // No parameter leaves the sparse path of a learner that has one; they are taken so
-        // that the front doors ask about the fit they will run.
-        let _ = params;
-        if self.fits_sparse() {
-            Ok(())
-        } else {
-            Err(self.no_sparse_path())
-        }
-    }
-
     /// The error of a learner without a sparse path.
     fn no_sparse_path(&self) -> CatalogError {
         CatalogError::Conflict(format!(
@@ -816,11 +799,11 @@ impl Learner {
     /// [`Learner::fit`] on sparse rows, never densified: the bounds estimated from the same
     /// row norms and labels, the learner fitted by [`Fit::fit_sparse`] — the same model as
     /// [`Learner::fit`] on the rows densified (for the fits that take sparse rows,
-    /// [`Learner::sparse_path`]).
+    /// [`Learner::fits_sparse`]).
     ///
     /// # Errors
-    /// As [`Learner::fit`]; [`CatalogError::Conflict`] for a fit without a sparse path
-    /// ([`Learner::sparse_path`]).
+    /// As [`Learner::fit`]; [`CatalogError::Conflict`] for a learner without a sparse path
+    /// ([`Learner::fits_sparse`]).
     pub fn fit_sparse(
         &self,
         request: &Request<'_>,
@@ -830,7 +813,9 @@ impl Learner {
         progress: &mut dyn Progress,
     ) -> Result<(LinearModel, PrivateBounds), CatalogError> {
         // Before any estimate spends budget.
-        self.sparse_path(request.params)?;
+        if !self.fits_sparse() {
+            return Err(self.no_sparse_path());
+        }
         let shape = (data.n_samples(), data.n_features());
         self.fit_records(request, data, shape, bounds, rng, progress, |l, rng, o| {
             Ok(l.fit_sparse(data, rng, o)

@@ -303,7 +303,7 @@ fn tuned_sparse_fits_are_the_dense_fits_bit_for_bit() {
     assert_eq!(s, d);
 }
 
-/// The catalog's `dp-sgd` fits sparse rows tuned too (`sparse_path` accepts `tune`): honest and
+/// The catalog's `dp-sgd` fits sparse rows tuned too: honest and
 /// unaccounted, the clip estimated privately from the same row norms, the same model and bounds
 /// as its fit on the rows densified.
 #[test]
@@ -317,7 +317,6 @@ fn the_catalog_fits_tuned_dp_sgd_on_sparse_rows() {
         params.set("batch_size", Value::Count(50));
         params.set("tune", Value::Choice(tune.into()));
         params.set("learning_rates", Value::RealList(vec![0.1, 0.5]));
-        assert!(learner.sparse_path(&params).is_ok(), "{tune}");
         // The clip is estimated (no row bound).
         let needs = learner.needs(Loss::Logistic, None, &params).unwrap();
         assert_eq!(needs.iter().filter(|n| n.is_estimated()).count(), 1);

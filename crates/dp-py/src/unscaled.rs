@@ -33,11 +33,9 @@ pub(crate) fn keeps_f32(run: &ArrayFit<'_>) -> bool {
 
 /// Why `run` cannot fit sparse rows as they are (they are then densified), or `None`: a
 /// learner without a sparse path
-/// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse)), parameters that leave
-/// it ([`Learner::sparse_path`](dp_glm::catalog::Learner::sparse_path); none does today:
-/// tuned DP-SGD keeps sparse rows too), or a feature scaling (it maps zeros to non-zero
-/// values). `asked` names the scaling asked for
-/// (`scale='minmax'`, `feature_ranges`).
+/// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse); tuned DP-SGD has one
+/// too), or a feature scaling (it maps zeros to non-zero values). `asked` names the scaling
+/// asked for (`scale='minmax'`, `feature_ranges`).
 pub(crate) fn densified(run: &ArrayFit<'_>, asked: &str) -> Option<String> {
     let why = if !run.learner.fits_sparse() {
         let sparse: Vec<&str> = dp_glm::catalog::LEARNERS
@@ -50,8 +48,6 @@ pub(crate) fn densified(run: &ArrayFit<'_>, asked: &str) -> Option<String> {
             run.learner.name,
             sparse.join(", ")
         )
-    } else if let Err(e) = run.learner.sparse_path(run.params) {
-        e.to_string()
     } else if !unscaled(run) {
         format!(
             "{asked} maps zeros to non-zero values (leave scale='auto' without \

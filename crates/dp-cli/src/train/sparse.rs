@@ -11,7 +11,7 @@
 //!
 //! [`route`] decides, before anything is read: LIBSVM training data (by `--format` or the
 //! extension), outside `--stream`, is fitted on sparse rows when the algorithm has a sparse
-//! path and the flags keep it there ([`dp_glm::catalog::Learner::sparse_path`]: dp-gd; dp-sgd,
+//! path ([`dp_glm::catalog::Learner::fits_sparse`]: dp-gd; dp-sgd,
 //! with `--tune` too, whose split, runs and validation counts read the sparse rows; noisy-gd;
 //! objpert; amp, the default for classification, with either `--solver`;
 //! output-perturbation; ssp, the default for `--loss squared`) and no feature scaling is asked
@@ -62,9 +62,6 @@ pub(super) fn route(a: &TrainArgs) -> Result<Route, CliError> {
             learner.name,
             others.join(", ")
         ));
-    }
-    if let Err(e) = learner.sparse_path(&params_of(a)) {
-        return densified(e.message(&flag).unwrap_or_else(|| e.to_string()));
     }
     if let Some(scale @ (ScaleArg::Minmax | ScaleArg::Standard)) = a.scale {
         return densified(format!(
