@@ -722,20 +722,25 @@ mod tests {
         );
     }
 
-    /// Sparse rows fit the model (and statement) of the same rows dense.
+    /// Sparse rows fit the model (and statement) of the same rows dense: DP-GD, and tuned
+    /// DP-SGD.
     #[test]
     fn sparse_rows_fit_the_dense_model() {
         let (x, y) = exact_rows(400, 4);
-        let params = Params::new();
-        let fit = run("dp-gd", &params, Scaling::None, 5);
-        let a = fit.fit_sparse(csr(&x, &y), None).expect("fits");
-        let b = fit.fit(x.view(), y, None).expect("fits");
-        assert_eq!(a.model, b.model);
-        assert_eq!(a.statement.text(), b.statement.text());
+        let mut tuned = Params::new();
+        tuned.set("tune", Value::Choice("honest".into()));
+        tuned.set("batch_size", Value::Count(40));
+        for (name, params) in [("dp-gd", Params::new()), ("dp-sgd", tuned)] {
+            let fit = run(name, &params, Scaling::None, 5);
+            let a = fit.fit_sparse(csr(&x, &y), None).expect("fits");
+            let b = fit.fit(x.view(), y.clone(), None).expect("fits");
+            assert_eq!(a.model, b.model, "{name}");
+            assert_eq!(a.statement.text(), b.statement.text(), "{name}");
+        }
     }
 
     /// A feature scaling is refused on float32 and sparse rows before anything is spent, and
-    /// so are a learner without a sparse path and tuned DP-SGD.
+    /// so is a learner without a sparse path.
     #[test]
     fn rows_that_cannot_take_the_fit_are_refused_by_name() {
         let (x, y) = exact_rows(100, 2);
@@ -759,12 +764,6 @@ mod tests {
             .fit_sparse(csr(&x, &y), None)
             .expect_err("jl-noisy-gd has no sparse path");
         assert!(e.to_string().contains("no sparse path"), "{e}");
-        let mut tuned = Params::new();
-        tuned.set("tune", Value::Choice("honest".into()));
-        let e = run("dp-sgd", &tuned, Scaling::None, 1)
-            .fit_sparse(csr(&x, &y), None)
-            .expect_err("tuned dp-sgd has no sparse path");
-        assert!(e.to_string().contains("`tune` has no sparse path"), "{e}");
     }
 
     /// Labels that do not match the float32 rows are an error, not a panic.

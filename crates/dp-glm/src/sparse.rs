@@ -343,6 +343,33 @@ impl SparseDataset {
         Self::new(csr).map(Some)
     }
 
+    /// The rows `idx` with their labels, in that order (their stored entries copied): the
+    /// rows of [`Dataset`]'s selection of the same indices on the rows densified.
+    ///
+    /// # Errors
+    /// As [`SparseDataset::new`] (no rows when `idx` is empty).
+    ///
+    /// # Panics
+    /// If an index is `≥ n`.
+    pub(crate) fn select_rows(&self, idx: &[usize]) -> Result<Self> {
+        let nnz = idx.iter().map(|&i| self.row(i).0.len()).sum();
+        let mut csr = CsrData {
+            n_features: self.n_features(),
+            indptr: Vec::with_capacity(idx.len() + 1),
+            indices: Vec::with_capacity(nnz),
+            values: Vec::with_capacity(nnz),
+            y: idx.iter().map(|&i| self.csr.y[i]).collect(),
+        };
+        csr.indptr.push(0);
+        for &i in idx {
+            let (cols, vals) = self.row(i);
+            csr.indices.extend_from_slice(cols);
+            csr.values.extend_from_slice(vals);
+            csr.indptr.push(csr.values.len());
+        }
+        Self::new(csr)
+    }
+
     /// `Σ_i x_ij²` for every column `j`, rows in order: the dense rows' sums bit for bit (a
     /// zero entry adds `+0` to a sum that is `+0` or positive).
     pub(crate) fn column_squares(&self) -> Array1<f64> {

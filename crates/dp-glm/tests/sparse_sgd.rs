@@ -2,22 +2,26 @@
 //! same rows densified, bit for bit, with the same seed — for every batch schedule (Poisson,
 //! with a public `n` and with a given rate; shuffled; fixed-size), every update rule, and for
 //! Gamma-ball noise on the `f64` sum — on rows of any magnitude, rows whose squares overflow or
-//! underflow, and empty rows. The catalog's `dp-sgd` fits sparse rows (`sparse_fit.rs`
-//! compares its catalog fits with the dense ones) but not tuned (`tune`): that is refused
-//! before anything is estimated.
+//! underflow, and empty rows. Tuned DP-SGD too ([`HonestTuning::fit_sparse`],
+//! [`TuningWithoutPrivacyAccounting::fit_sparse`]): the same split, runs, validation counts
+//! and choice, so the same model and report. The catalog's `dp-sgd` fits sparse rows, tuned or
+//! not (`sparse_fit.rs` compares its untuned catalog fits with the dense ones; the tuned ones
+//! are compared here).
 //!
 //! The rows have fewer than 32 entries, so the dense row norms are the sparse ones in builds
 //! with BLAS too (module `dp_glm::sparse`).
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+use dp_accounting::Repetitions;
 use dp_accounting::{AccountantKind, Neighbouring};
 use dp_data::CsrData;
 use dp_glm::bounds::PrivateBounds;
-use dp_glm::catalog::{self, CatalogError, Params, Request, Value};
+use dp_glm::catalog::{self, Params, Request, Value};
 use dp_glm::learners::SgdSchedule;
+use dp_glm::selection::{HonestTuning, TuningWithoutPrivacyAccounting};
 use dp_glm::sparse::SparseDataset;
-use dp_glm::{DpSgd, Loss, SgdNoise};
+use dp_glm::{Dataset, DpSgd, LinearModel, Loss, SgdNoise};
 use dp_optim::UpdateRule;
 use ndarray::Array2;
 use rand::RngExt;
@@ -62,15 +66,28 @@ fn rows(n: usize, real: bool) -> SparseDataset {
     SparseDataset::new(csr).unwrap()
 }
 
+/// A fit on sparse rows and the same fit on dense rows, each with a seeded rng.
+type Fits<'a> = (
+    &'a dyn Fn(&SparseDataset, &mut Rng) -> dp_glm::Result<LinearModel>,
+    &'a dyn Fn(&Dataset, &mut Rng) -> dp_glm::Result<LinearModel>,
+);
+
+/// The rng of the fits.
+type Rng = rand_xoshiro::Xoshiro256PlusPlus;
+
+/// The model files of `fits` on `data` sparse and densified, with seed `seed`.
+fn both_fits((sparse, dense): Fits<'_>, data: &SparseDataset, seed: u64) -> (String, String) {
+    let rows = data.to_dense().unwrap();
+    let s = sparse(data, &mut dp_optim::seeded_rng(seed));
+    let d = dense(&rows, &mut dp_optim::seeded_rng(seed));
+    (s.unwrap().to_json().unwrap(), d.unwrap().to_json().unwrap())
+}
+
 /// The model files of `learner` fitted on `data` sparse and densified, with seed `seed`.
 fn both(learner: &DpSgd, data: &SparseDataset, seed: u64) -> (String, String) {
-    let dense = data.to_dense().unwrap();
-    let sparse = learner.fit_sparse(data, &mut dp_optim::seeded_rng(seed));
-    let dense = learner.fit(&dense, &mut dp_optim::seeded_rng(seed));
-    (
-        sparse.unwrap().to_json().unwrap(),
-        dense.unwrap().to_json().unwrap(),
-    )
+    let sparse = |d: &SparseDataset, r: &mut Rng| learner.fit_sparse(d, r);
+    let dense = |d: &Dataset, r: &mut Rng| learner.fit(d, r);
+    both_fits((&sparse, &dense), data, seed)
 }
 
 /// DP-SGD for `loss` with batches of 40 over 2 epochs, `configure`d.
@@ -193,42 +210,138 @@ impl catalog::Progress for Stages {
     fn advance(&mut self) {}
 }
 
-/// The catalog's `dp-sgd` says it fits sparse rows (its sparse fits are the dense ones:
-/// `sparse_fit.rs` compares them through the catalog), but not tuned: tuning trains on a random
-/// split of the rows, and `tune` is refused as a conflict before any bound is estimated.
+/// The reported value `name` of `model`'s privacy report.
+fn reported(model: &str, name: &str) -> f64 {
+    let m = LinearModel::from_json(model).unwrap();
+    let found = m.privacy().noise.iter().find(|(n, _)| n == name);
+    found
+        .map(|&(_, v)| v)
+        .unwrap_or_else(|| panic!("{name}: {:?}", m.privacy()))
+}
+
+/// Tuned DP-SGD, honest and unaccounted, on sparse rows is the tuned fit on the rows densified,
+/// bit for bit (model and report): logistic and squared loss, with and without a public `n`,
+/// on rows that need clipping (norms up to 1e2 and beyond 1e308 against a clip of 1) and
+/// empty rows. Each honest case runs at least one trial (or the model is the zero model).
 #[test]
-fn the_catalog_fits_untuned_dp_sgd_on_sparse_rows_and_refuses_tuned() {
+fn tuned_sparse_fits_are_the_dense_fits_bit_for_bit() {
+    let class = rows(600, false);
+    let real = rows(600, true);
+    assert!(class.row_norms().iter().any(|&r| r > 10.0));
+    assert_eq!(class.row(3).0.len(), 0);
+    let rates = vec![0.05, 0.3, 1.0];
+    let honest = |loss, public_n| {
+        let mut base = learner(loss, |l| l.public_n = public_n);
+        base.batch_size = 30;
+        let mut t = HonestTuning::new(base, rates.clone(), 3.0);
+        // K ≥ 1 always: every case runs trials.
+        t.trials = Repetitions::TruncatedNegativeBinomial {
+            eta: 1.0,
+            gamma: 0.4,
+        };
+        t
+    };
+    let cases = [
+        ("honest, logistic", honest(Loss::Logistic, None)),
+        (
+            "honest, logistic, public n",
+            honest(Loss::Logistic, Some(500)),
+        ),
+        ("honest, squared", honest(Loss::Squared, None)),
+        (
+            "honest, squared, public n",
+            honest(Loss::Squared, Some(450)),
+        ),
+    ];
+    for (name, t) in &cases {
+        let data = if t.base.loss == Loss::Squared {
+            &real
+        } else {
+            &class
+        };
+        let sparse = |d: &SparseDataset, r: &mut Rng| t.fit_sparse(d, r);
+        let dense = |d: &Dataset, r: &mut Rng| t.fit(d, r);
+        let (s, d) = both_fits((&sparse, &dense), data, 9);
+        assert_eq!(s, d, "{name}");
+        // Not vacuous: trials ran, a rate was chosen, the model moved from zero, and another
+        // seed gives another model.
+        assert!(reported(&s, "trials_run") >= 1.0, "{name}");
+        assert!(
+            rates.contains(&reported(&s, "chosen_learning_rate")),
+            "{name}"
+        );
+        let m = LinearModel::from_json(&s).unwrap();
+        assert!(m.coef().iter().any(|&c| c != 0.0), "{name}");
+        let (other, _) = both_fits((&sparse, &dense), data, 10);
+        assert_ne!(s, other, "{name}");
+    }
+    for (loss, data) in [(Loss::Logistic, &class), (Loss::Squared, &real)] {
+        let t = TuningWithoutPrivacyAccounting::new(learner(loss, |_| {}), rates.clone());
+        let sparse = |d: &SparseDataset, r: &mut Rng| t.fit_sparse(d, r);
+        let dense = |d: &Dataset, r: &mut Rng| t.fit(d, r);
+        let (s, d) = both_fits((&sparse, &dense), data, 11);
+        assert_eq!(s, d, "unaccounted, {loss:?}");
+        assert!(s.contains("NOT ACCOUNTED"), "{s}");
+    }
+    // Refused alike: a split that leaves no training rows, a replace-one budget.
+    let mut split = honest(Loss::Logistic, None);
+    split.validation_fraction = 1.0;
+    let err = |t: &HonestTuning| {
+        let dense = t.fit(&class.to_dense().unwrap(), &mut dp_optim::seeded_rng(1));
+        let sparse = t.fit_sparse(&class, &mut dp_optim::seeded_rng(1));
+        (
+            sparse.unwrap_err().to_string(),
+            dense.unwrap_err().to_string(),
+        )
+    };
+    let (s, d) = err(&split);
+    assert!(s.contains("validation_fraction"), "{s}");
+    assert_eq!(s, d);
+    let mut replace = honest(Loss::Logistic, None);
+    replace.base.budget.neighbouring = Neighbouring::ReplaceOne;
+    let (s, d) = err(&replace);
+    assert_eq!(s, d);
+}
+
+/// The catalog's `dp-sgd` fits sparse rows tuned too (`sparse_path` accepts `tune`): honest and
+/// unaccounted, the clip estimated privately from the same row norms, the same model and bounds
+/// as its fit on the rows densified.
+#[test]
+fn the_catalog_fits_tuned_dp_sgd_on_sparse_rows() {
     let data = rows(500, false);
+    let dense = data.to_dense().unwrap();
     let learner = catalog::learner("dp-sgd").unwrap();
     assert!(learner.fits_sparse());
-    let mut params = Params::new();
-    params.set("batch_size", Value::Count(50));
-    assert!(learner.sparse_path(&params).is_ok());
-    params.set("tune", Value::Choice("honest".into()));
-    let named = |e: CatalogError| match e {
-        CatalogError::Conflict(_) => e.message(&|p| format!("--{p}")).unwrap(),
-        other => panic!("{other:?}"),
-    };
-    let refused = "--tune has no sparse path: the tuned runs train on a random split of the rows";
-    assert_eq!(named(learner.sparse_path(&params).unwrap_err()), refused);
-    // The clip is estimated (no row bound): the refusal comes first, with nothing spent.
-    let needs = learner.needs(Loss::Logistic, None, &params).unwrap();
-    assert_eq!(needs.iter().filter(|n| n.is_estimated()).count(), 1);
-    let request = Request {
-        loss: Loss::Logistic,
-        delta: 1e-5,
-        params: &params,
-        needs: &needs,
-    };
-    let bounds = PrivateBounds::new(2.0, 1e-5, 0.1, 1).unwrap();
-    let mut progress = Stages(Vec::new());
-    let fitted = learner.fit_sparse(
-        &request,
-        &data,
-        bounds,
-        &mut dp_optim::seeded_rng(1),
-        &mut progress,
-    );
-    assert_eq!(named(fitted.unwrap_err()), refused);
-    assert!(progress.0.is_empty(), "{:?}", progress.0);
+    for tune in ["honest", "unaccounted"] {
+        let mut params = Params::new();
+        params.set("batch_size", Value::Count(50));
+        params.set("tune", Value::Choice(tune.into()));
+        params.set("learning_rates", Value::RealList(vec![0.1, 0.5]));
+        assert!(learner.sparse_path(&params).is_ok(), "{tune}");
+        // The clip is estimated (no row bound).
+        let needs = learner.needs(Loss::Logistic, None, &params).unwrap();
+        assert_eq!(needs.iter().filter(|n| n.is_estimated()).count(), 1);
+        let request = Request {
+            loss: Loss::Logistic,
+            delta: 1e-5,
+            params: &params,
+            needs: &needs,
+        };
+        let fit = |sparse: bool, progress: &mut Stages| {
+            let bounds = PrivateBounds::new(2.0, 1e-5, 0.1, 1).unwrap();
+            let rng = &mut dp_optim::seeded_rng(1);
+            let fitted = match sparse {
+                true => learner.fit_sparse(&request, &data, bounds, rng, progress),
+                false => learner.fit(&request, &dense, bounds, rng, progress),
+            };
+            fitted.unwrap()
+        };
+        let mut progress = Stages(Vec::new());
+        let (s_model, s_bounds) = fit(true, &mut progress);
+        let (d_model, d_bounds) = fit(false, &mut Stages(Vec::new()));
+        assert_eq!(s_model, d_model, "{tune}");
+        assert_eq!(s_bounds, d_bounds, "{tune}");
+        assert!(s_bounds.bounds().iter().any(|b| b.name == "clip"), "{tune}");
+        assert!(!progress.0.is_empty(), "{tune}");
+    }
 }

@@ -34,8 +34,9 @@ pub(crate) fn keeps_f32(run: &ArrayFit<'_>) -> bool {
 /// Why `run` cannot fit sparse rows as they are (they are then densified), or `None`: a
 /// learner without a sparse path
 /// ([`Learner::fits_sparse`](dp_glm::catalog::Learner::fits_sparse)), parameters that leave
-/// it ([`Learner::sparse_path`](dp_glm::catalog::Learner::sparse_path): DP-SGD's `tune`), or a
-/// feature scaling (it maps zeros to non-zero values). `asked` names the scaling asked for
+/// it ([`Learner::sparse_path`](dp_glm::catalog::Learner::sparse_path); none does today:
+/// tuned DP-SGD keeps sparse rows too), or a feature scaling (it maps zeros to non-zero
+/// values). `asked` names the scaling asked for
 /// (`scale='minmax'`, `feature_ranges`).
 pub(crate) fn densified(run: &ArrayFit<'_>, asked: &str) -> Option<String> {
     let why = if !run.learner.fits_sparse() {

@@ -1,6 +1,6 @@
 """scipy.sparse input: fits on sparse rows equal the fits on the same rows dense (every
-learner with a sparse path), the other formats and non-canonical matrices, the densified
-fallback and its warning, scoring sparse rows, and the input errors.
+learner with a sparse path, tuned DP-SGD too), the other formats and non-canonical matrices,
+the densified fallback and its warning, scoring sparse rows, and the input errors.
 
 Every fit uses a fixed random_state, so the outcomes are deterministic.
 """
@@ -82,6 +82,26 @@ def test_sparse_fit_equals_the_dense_fit(algorithm, regression):
     scores = (lambda m, x: m.predict(x)) if regression else (lambda m, x: m.decision_function(x))
     close(scores(s, x), scores(d, x.toarray()))
     assert s.score(x, y) == pytest.approx(d.score(x.toarray(), y), abs=1e-12)
+
+
+@pytest.mark.parametrize("tune,regression", [("honest", False), ("honest", True), ("unaccounted", False)])
+def test_tuned_dp_sgd_keeps_sparse_rows_and_equals_the_dense_fit(tune, regression):
+    x = sparse_rows(n=2000)
+    y = labels(x, regression)
+    kw = dict(
+        epsilon=2.0,
+        algorithm="dp-sgd",
+        batch_size=100,
+        tune=tune,
+        learning_rates=[0.1, 0.5, 1.0],
+        scale="none",
+        random_state=11,
+    )
+    s = fit_quietly(estimator(regression, **kw), x, y)  # no densify warning
+    d = estimator(regression, **kw).fit(x.toarray(), y)
+    assert np.array_equal(s.coef_, d.coef_)
+    assert s.privacy_report_ == d.privacy_report_
+    assert not any("densified" in w for w in s.privacy_report_["warnings"])
 
 
 def test_auto_scaling_is_none_for_sparse_rows():

@@ -5,18 +5,19 @@
 //! grows with the stored entries (16 bytes each, plus one per row for the bias), not with
 //! `n × d`. The model file is the dense path's bit for bit (the preprocessed values, the row
 //! norms, the bounds' estimates, the exact clipped sums of DP-GD, DP-SGD and noisy GD, DP-SGD's
-//! batches, and the values and gradients the perturbation learners minimise are the same
-//! numbers; in builds with BLAS a row norm of 32 entries or more may differ in the last place,
-//! see [`dp_glm::sparse`]).
+//! batches, tuned DP-SGD's split and validation counts, and the values and gradients the
+//! perturbation learners minimise are the same numbers; in builds with BLAS a row norm of 32
+//! entries or more may differ in the last place, see [`dp_glm::sparse`]).
 //!
 //! [`route`] decides, before anything is read: LIBSVM training data (by `--format` or the
 //! extension), outside `--stream`, is fitted on sparse rows when the algorithm has a sparse
-//! path and the flags keep it there ([`dp_glm::catalog::Learner::sparse_path`]: dp-gd; dp-sgd
-//! without `--tune`, whose runs train on a random split of the rows; noisy-gd; objpert; amp,
-//! the default for classification, with either `--solver`; output-perturbation; ssp, the
-//! default for `--loss squared`) and no feature scaling is asked (`--scale minmax|standard`
-//! maps zeros to non-zero values: the rows would be dense). Otherwise the rows are densified as before, and a warning says why (stderr;
-//! `warnings` in `--json`).
+//! path and the flags keep it there ([`dp_glm::catalog::Learner::sparse_path`]: dp-gd; dp-sgd,
+//! with `--tune` too, whose split, runs and validation counts read the sparse rows; noisy-gd;
+//! objpert; amp, the default for classification, with either `--solver`;
+//! output-perturbation; ssp, the default for `--loss squared`) and no feature scaling is asked
+//! (`--scale minmax|standard` maps zeros to non-zero values: the rows would be dense).
+//! Otherwise the rows are densified as before, and a warning says why (stderr; `warnings` in
+//! `--json`).
 //!
 //! A LIBSVM `--test` file is read sparse too and scored with sparse dot products; a test file
 //! in another format is read dense.

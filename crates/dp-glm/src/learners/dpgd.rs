@@ -14,10 +14,8 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -94,8 +92,7 @@ impl DpGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        let (glm, n) = self.objective(data)?;
-        self.run(&PublicCount { inner: &glm, n }, rng, observer)
+        self.fit_rows(data, rng, observer)
     }
 
     /// [`DpGd::fit`] on data read block by block: `open()` yields the blocks anew for each
@@ -120,43 +117,19 @@ impl DpGd {
         StreamedSum::new(source, self.loss, self.public_n)?.fit_with(|sum| self.run(sum, rng, None))
     }
 
-    /// [`DpGd::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
-    /// [`dp_data::read_libsvm_sparse`]): each pass costs `O(nnz + d)`, and the exact clipped
-    /// sums equal the dense ones, so the model is bit-identical to [`DpGd::fit`]'s on the
-    /// same rows densified, with the same `rng`.
-    ///
-    /// # Errors
-    /// As [`DpGd::fit`].
-    pub fn fit_sparse<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-    ) -> Result<LinearModel> {
-        self.fit_sparse_with_observer(data, rng, None)
-    }
+    sparse_fits! {
+        DpGd, fn fit_sparse,
+        ": each pass costs `O(nnz + d)`, and the exact clipped sums equal the dense ones";
 
-    /// [`DpGd::fit_sparse`], showing every optimiser step to `observer` (as
-    /// [`DpGd::fit_with_observer`]).
-    ///
-    /// # Errors
-    /// As [`DpGd::fit`].
-    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-        observer: Option<&mut dyn Observer>,
-    ) -> Result<LinearModel> {
-        let (glm, n) = self.objective(data)?;
-        self.run(&PublicCount { inner: &glm, n }, rng, observer)
-    }
-
-    /// The mean objective on `data`, after the hyper-parameters and labels are checked, and
-    /// the public row count.
-    fn objective<'d, D: GlmRows + ?Sized>(&self, data: &'d D) -> Result<(D::Objective<'d>, usize)> {
-        self.check()?;
-        data.check_labels(&self.loss)?;
-        let glm = data.mean_objective(self.loss)?;
-        Ok((glm, row_count(self.public_n, data.n_samples())?))
+        /// [`DpGd::fit_with_observer`] on dense or sparse rows: the hyper-parameters and labels
+        /// checked, the noisy descent on the mean objective, its `n` the public row count.
+        fn fit_rows(&self, data, rng, observer) {
+            self.check()?;
+            data.check_labels(&self.loss)?;
+            let glm = data.mean_objective(self.loss)?;
+            let n = row_count(self.public_n, data.n_samples())?;
+            self.run(&PublicCount { inner: &glm, n }, rng, observer)
+        }
     }
 
     /// Checks the hyper-parameters.

@@ -15,7 +15,6 @@ use crate::error::{Result, ensure};
 use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::SparseDataset;
 
 /// The noise law added to each clipped batch sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -225,93 +224,61 @@ impl DpSgd {
         self.fit_rows(data, rng, observer)
     }
 
-    /// [`DpSgd::fit`] on sparse rows ([`SparseDataset`], e.g. a LIBSVM file read by
-    /// [`dp_data::read_libsvm_sparse`]), never densified: memory grows with the stored
-    /// entries, and each step costs `O(nnz of the batch + d)`. The exact clipped sums equal
-    /// the dense ones and the batches are drawn from the same random draws, so the model is
-    /// bit-identical to [`DpSgd::fit`]'s on the same rows densified, with the same `rng`.
-    ///
-    /// # Errors
-    /// As [`DpSgd::fit`].
-    pub fn fit_sparse<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-    ) -> Result<LinearModel> {
-        self.fit_sparse_with_observer(data, rng, None)
-    }
+    sparse_fits! {
+        DpSgd, fn fit_sparse,
+        ", never densified: memory grows with the stored entries, and each step costs \
+         `O(nnz of the batch + d)`. The exact clipped sums equal the dense ones and the batches \
+         are drawn from the same random draws";
 
-    /// [`DpSgd::fit_sparse`], showing every optimiser step to `observer` (as
-    /// [`DpSgd::fit_with_observer`]).
-    ///
-    /// # Errors
-    /// As [`DpSgd::fit`].
-    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-        observer: Option<&mut dyn Observer>,
-    ) -> Result<LinearModel> {
-        self.fit_rows(data, rng, observer)
-    }
-
-    /// [`DpSgd::fit_with_observer`] on dense or sparse rows: the noise calibrated, the run
-    /// and its report.
-    fn fit_rows<D, R>(
-        &self,
-        data: &D,
-        rng: &mut R,
-        observer: Option<&mut dyn Observer>,
-    ) -> Result<LinearModel>
-    where
-        D: GlmRows + ?Sized,
-        R: Rng + ?Sized,
-    {
-        let mut notes = vec![self.size_note()];
-        if self.noise == SgdNoise::GammaBall {
-            if !self.allow_float_noise {
-                return Err(dp_optim::Error::Unsupported(GAMMA_BALL_REFUSED).into());
+        /// [`DpSgd::fit_with_observer`] on dense or sparse rows: the noise calibrated, the run
+        /// and its report.
+        pub(crate) fn fit_rows(&self, data, rng, observer) {
+            let mut notes = vec![self.size_note()];
+            if self.noise == SgdNoise::GammaBall {
+                if !self.allow_float_noise {
+                    return Err(dp_optim::Error::Unsupported(GAMMA_BALL_REFUSED).into());
+                }
+                notes.push(FLOAT_NOISE_NOTE.to_string());
             }
-            notes.push(FLOAT_NOISE_NOTE.to_string());
+            let plan = self.plan(data)?;
+            let (noise, name, value) = match self.noise {
+                SgdNoise::Gaussian => {
+                    // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
+                    let d = data.n_features();
+                    let sigma = calibrate(&self.budget, plan.steps, |s| {
+                        let (z, grid) = sum_noise_multiplier(s, plan.clip, d)?;
+                        let step = match plan.schedule {
+                            BatchSchedule::Poisson { q } => Mechanism::subsampled_gaussian(z, q)?,
+                            BatchSchedule::ShuffleOnce { .. } => Mechanism::gaussian(z, 1.0)?,
+                            BatchSchedule::FixedSizeWithoutReplacement { batch } => {
+                                Mechanism::subsampled_gaussian_without_replacement(
+                                    z,
+                                    batch as u64,
+                                    plan.size as u64,
+                                )?
+                            }
+                        };
+                        Ok(step.with_grid(grid))
+                    })?;
+                    (
+                        NoiseDistribution::Gaussian {
+                            noise_multiplier: sigma,
+                        },
+                        "noise_multiplier",
+                        sigma,
+                    )
+                }
+                SgdNoise::GammaBall => {
+                    let scale = calibrate(&self.budget, plan.steps, |s| {
+                        Mechanism::gamma_ball(s, plan.q, data.n_features() as u64, plan.clip)
+                    })?;
+                    (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
+                }
+            };
+            let (theta, ledger) = self.run(data, &plan, noise, rng, observer)?;
+            let report = report(&self.budget, ledger, plan.noise_report(name, value), notes)?;
+            LinearModel::new(theta, 0.0, self.loss, report)
         }
-        let plan = self.plan(data)?;
-        let (noise, name, value) = match self.noise {
-            SgdNoise::Gaussian => {
-                // The grid-safe release's multiplier (dp_optim's noise docs), as DpSgd records it.
-                let d = data.n_features();
-                let sigma = calibrate(&self.budget, plan.steps, |s| {
-                    let (z, grid) = sum_noise_multiplier(s, plan.clip, d)?;
-                    let step = match plan.schedule {
-                        BatchSchedule::Poisson { q } => Mechanism::subsampled_gaussian(z, q)?,
-                        BatchSchedule::ShuffleOnce { .. } => Mechanism::gaussian(z, 1.0)?,
-                        BatchSchedule::FixedSizeWithoutReplacement { batch } => {
-                            Mechanism::subsampled_gaussian_without_replacement(
-                                z,
-                                batch as u64,
-                                plan.size as u64,
-                            )?
-                        }
-                    };
-                    Ok(step.with_grid(grid))
-                })?;
-                (
-                    NoiseDistribution::Gaussian {
-                        noise_multiplier: sigma,
-                    },
-                    "noise_multiplier",
-                    sigma,
-                )
-            }
-            SgdNoise::GammaBall => {
-                let scale = calibrate(&self.budget, plan.steps, |s| {
-                    Mechanism::gamma_ball(s, plan.q, data.n_features() as u64, plan.clip)
-                })?;
-                (NoiseDistribution::GammaBall { scale }, "gamma_scale", scale)
-            }
-        };
-        let (theta, ledger) = self.run(data, &plan, noise, rng, observer)?;
-        let report = report(&self.budget, ledger, plan.noise_report(name, value), notes)?;
-        LinearModel::new(theta, 0.0, self.loss, report)
     }
 
     /// What the report says about the number of rows `n`, which is private under add/remove.

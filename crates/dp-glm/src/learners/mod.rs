@@ -18,8 +18,9 @@ macro_rules! budget_setter {
     };
 }
 
-/// A perturbation learner's public `fit` on dense rows and `fit_sparse` on sparse rows, both
-/// its `fit_rows` over rows in memory (`objpert::InMemory`), each with the docs given.
+/// A learner's public `fit` on dense rows and `fit_sparse` on sparse rows, both its generic
+/// `fit_rows` over rows in memory (`objpert::InMemory` for the perturbation learners, `GlmRows`
+/// for the tuning of DP-SGD), each with the docs given.
 macro_rules! in_memory_fits {
     ($(#[$fit:meta])* fn fit; $(#[$sparse:meta])* fn fit_sparse;) => {
         $(#[$fit])*
@@ -39,6 +40,80 @@ macro_rules! in_memory_fits {
         ) -> crate::error::Result<crate::model::LinearModel> {
             self.fit_rows(data, rng)
         }
+    };
+}
+pub(crate) use in_memory_fits;
+
+/// A gradient learner `$t`'s fits on dense or sparse rows: its `fit_rows(data, rng,
+/// observer)`, generic over the rows (`GlmRows`), with the docs and body given (its
+/// `fit_with_observer` calls it too); the public `fit_sparse_with_observer` on sparse rows,
+/// and, with `fn fit_sparse` first, `fit_sparse` without an observer. Their docs say what
+/// sparse rows cost and why the model is the dense one: `$how`, the words between the rows'
+/// description and "so the model is bit-identical".
+macro_rules! sparse_fits {
+    (
+        $t:ident, fn fit_sparse, $how:literal;
+        $($rows:tt)*
+    ) => {
+        #[doc = sparse_fits!(@doc $t, fit, $how)]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($t), "::fit`].")]
+        pub fn fit_sparse<R: rand::Rng + ?Sized>(
+            &self,
+            data: &crate::sparse::SparseDataset,
+            rng: &mut R,
+        ) -> crate::error::Result<crate::model::LinearModel> {
+            self.fit_sparse_with_observer(data, rng, None)
+        }
+
+        sparse_fits!(@observer $t, concat!(
+            "[`", stringify!($t), "::fit_sparse`], showing every optimiser step to `observer` \
+             (as [`", stringify!($t), "::fit_with_observer`])."
+        ));
+        sparse_fits!(@rows $($rows)*);
+    };
+    ($t:ident, $how:literal; $($rows:tt)*) => {
+        sparse_fits!(@observer $t, sparse_fits!(@doc $t, fit_with_observer, $how));
+        sparse_fits!(@rows $($rows)*);
+    };
+    (@doc $t:ident, $fit:ident, $how:literal) => {
+        concat!(
+            "[`", stringify!($t), "::", stringify!($fit), "`] on sparse rows \
+             ([`SparseDataset`](crate::sparse::SparseDataset), e.g. a LIBSVM file read by \
+             [`dp_data::read_libsvm_sparse`])", $how, ", so the model is bit-identical to [`",
+            stringify!($t), "::fit`]'s on the same rows densified, with the same `rng`."
+        )
+    };
+    (@observer $t:ident, $doc:expr) => {
+        #[doc = $doc]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($t), "::fit`].")]
+        pub fn fit_sparse_with_observer<R: rand::Rng + ?Sized>(
+            &self,
+            data: &crate::sparse::SparseDataset,
+            rng: &mut R,
+            observer: Option<&mut dyn dp_optim::Observer>,
+        ) -> crate::error::Result<crate::model::LinearModel> {
+            self.fit_rows(data, rng, observer)
+        }
+    };
+    (
+        @rows $(#[$m:meta])*
+        $vis:vis fn fit_rows(&$s:ident, $data:ident, $rng:ident, $observer:ident) $body:block
+    ) => {
+        $(#[$m])*
+        $vis fn fit_rows<D, R>(
+            &$s,
+            $data: &D,
+            $rng: &mut R,
+            $observer: Option<&mut dyn dp_optim::Observer>,
+        ) -> crate::error::Result<crate::model::LinearModel>
+        where
+            D: crate::glm_rows::GlmRows + ?Sized,
+            R: rand::Rng + ?Sized,
+        $body
     };
 }
 

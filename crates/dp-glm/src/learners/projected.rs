@@ -13,10 +13,8 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Result, ensure};
-use crate::glm_rows::GlmRows;
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::sparse::SparseDataset;
 use crate::streamed::{BlockSource, StreamedSum};
 use crate::sufficient::StreamError;
 
@@ -151,38 +149,24 @@ impl NoisyProjectedGd {
         rng: &mut R,
         observer: Option<&mut dyn Observer>,
     ) -> Result<LinearModel> {
-        let (plan, glm, n) = self.objective(data)?;
-        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
+        self.fit_rows(data, rng, observer)
     }
 
-    /// [`NoisyProjectedGd::fit_with_observer`] on sparse rows ([`SparseDataset`]): each pass
-    /// costs `O(nnz + d)`, and the exact clipped sums equal the dense ones, so the model is
-    /// bit-identical to [`NoisyProjectedGd::fit`]'s on the same rows densified, with the same
-    /// `rng`.
-    ///
-    /// # Errors
-    /// As [`NoisyProjectedGd::fit`].
-    pub fn fit_sparse_with_observer<R: Rng + ?Sized>(
-        &self,
-        data: &SparseDataset,
-        rng: &mut R,
-        observer: Option<&mut dyn Observer>,
-    ) -> Result<LinearModel> {
-        let (plan, glm, n) = self.objective(data)?;
-        self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
-    }
+    sparse_fits! {
+        NoisyProjectedGd,
+        ": each pass costs `O(nnz + d)`, and the exact clipped sums equal the dense ones";
 
-    /// The plan for `data`, after the hyper-parameters and labels are checked, its mean
-    /// objective and the public row count.
-    fn objective<'d, D: GlmRows + ?Sized>(
-        &self,
-        data: &'d D,
-    ) -> Result<(Plan, D::Objective<'d>, usize)> {
-        self.loss.validate()?;
-        let n = row_count(self.public_n, data.n_samples())?;
-        let plan = self.plan(n, data.n_features())?;
-        data.check_labels(&self.loss)?;
-        Ok((plan, data.mean_objective(self.loss)?, n))
+        /// [`NoisyProjectedGd::fit_with_observer`] on dense or sparse rows: the hyper-parameters
+        /// and labels checked, the run planned for the public row count, the noisy descent on the
+        /// mean objective.
+        fn fit_rows(&self, data, rng, observer) {
+            self.loss.validate()?;
+            let n = row_count(self.public_n, data.n_samples())?;
+            let plan = self.plan(n, data.n_features())?;
+            data.check_labels(&self.loss)?;
+            let glm = data.mean_objective(self.loss)?;
+            self.run(plan, &PublicCount { inner: &glm, n }, rng, observer)
+        }
     }
 
     /// [`NoisyProjectedGd::fit`] on data read block by block: `open()` yields the blocks

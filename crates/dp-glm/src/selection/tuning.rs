@@ -1,5 +1,6 @@
 //! Hyper-parameter tuning of DP-SGD: honest (Papernot & Steinke 2022, as paper 001 §5 uses
-//! it) and, under a name that says so, not accounted.
+//! it) and, under a name that says so, not accounted. Each fits dense rows and sparse rows
+//! (one body over [`GlmRows`]): the same split, runs and scores, so the same model.
 
 use dp_accounting::{
     Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned,
@@ -10,19 +11,16 @@ use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
 
-use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
-use crate::learners::{DpSgd, SgdNoise, SgdPlan};
+use crate::glm_rows::GlmRows;
+use crate::learners::{DpSgd, SgdNoise, SgdPlan, in_memory_fits};
 use crate::model::LinearModel;
 use crate::report::PrivacyReport;
 
 /// The two halves of a random split: `(train, validation)` with `⌈fraction·n⌉` validation
-/// rows (at least one of each).
-fn split<R: Rng + ?Sized>(
-    data: &Dataset,
-    fraction: f64,
-    rng: &mut R,
-) -> Result<(Dataset, Dataset)> {
+/// rows (at least one of each). The permutation is drawn from `n` alone, so dense and sparse
+/// rows split alike.
+fn split<D: GlmRows, R: Rng + ?Sized>(data: &D, fraction: f64, rng: &mut R) -> Result<(D, D)> {
     ensure(
         fraction > 0.0 && fraction < 1.0,
         "validation_fraction",
@@ -60,14 +58,13 @@ fn check_rates(rates: &[f64]) -> Result<()> {
 }
 
 /// The number of validation rows whose predicted sign matches the label.
-fn correct(theta: &Array1<f64>, validation: &Dataset) -> f64 {
-    validation
-        .x()
-        .dot(theta)
+fn correct<D: GlmRows>(theta: &Array1<f64>, validation: &D) -> Result<f64> {
+    Ok(validation
+        .margins(theta.view())?
         .iter()
         .zip(validation.y())
         .filter(|&(z, y)| (if *z >= 0.0 { 1.0 } else { -1.0 }) == *y)
-        .count() as f64
+        .count() as f64)
 }
 
 /// The largest mean number of trials [`HonestTuning`] runs (10⁴): each trial is a full
@@ -245,14 +242,38 @@ impl HonestTuning {
         }
     }
 
-    /// Runs the tuning.
-    ///
-    /// # Errors
-    /// Invalid settings (no learning rates, a non-Gaussian or replace-one base, bad split or
-    /// score noise, an invalid law of `K`), calibration failure, the trials' errors;
-    /// [`Error::ResourceLimit`] if the mean number of trials exceeds [`MAX_MEAN_TRIALS`]
-    /// (checked before anything runs).
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    in_memory_fits! {
+        /// Runs the tuning.
+        ///
+        /// # Errors
+        /// Invalid settings (no learning rates, a non-Gaussian or replace-one base, bad split or
+        /// score noise, an invalid law of `K`), calibration failure, the trials' errors;
+        /// [`Error::ResourceLimit`] if the mean number of trials exceeds [`MAX_MEAN_TRIALS`]
+        /// (checked before anything runs).
+        fn fit;
+
+        /// [`HonestTuning::fit`] on sparse rows ([`SparseDataset`](crate::sparse::SparseDataset),
+        /// e.g. a LIBSVM file read by [`dp_data::read_libsvm_sparse`]), never densified: the
+        /// split copies the stored entries of each part, the trials run DP-SGD on the sparse
+        /// training part ([`DpSgd::fit_sparse`]) and count their correct validation predictions
+        /// with sparse dot products. The split is drawn from the same random draws, each trial's
+        /// run is the dense one bit for bit and each count the same integer (the margins added in
+        /// the dense product's order; in builds with BLAS, whose `dgemv` adds in an order of its
+        /// own, a margin within rounding of 0 could take the other sign), so the model is
+        /// bit-identical to [`HonestTuning::fit`]'s on the same rows densified, with the same
+        /// `rng`.
+        ///
+        /// # Privacy
+        /// As [`HonestTuning`]: the same mechanisms, calibrated the same way, and the same
+        /// ledger and tuned ε as on dense rows.
+        ///
+        /// # Errors
+        /// As [`HonestTuning::fit`].
+        fn fit_sparse;
+    }
+
+    /// The tuning on dense or sparse rows.
+    fn fit_rows<D: GlmRows, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         check_rates(&self.learning_rates)?;
         self.check_trials()?;
         if let Some(s) = self.score_noise {
@@ -301,7 +322,7 @@ impl HonestTuning {
                     "noisy validation count",
                 );
             }
-            let mut score = ndarray::arr1(&[correct(&theta, &validation)]);
+            let mut score = ndarray::arr1(&[correct(&theta, &validation)?]);
             score_grid.add_to(rng, score.view_mut())?;
             let score = score[0];
             if best.as_ref().is_none_or(|b| score > b.0) {
@@ -403,19 +424,39 @@ impl TuningWithoutPrivacyAccounting {
         }
     }
 
-    /// Runs every learning rate and keeps the best on the validation part.
-    ///
-    /// # Errors
-    /// No learning rates, a bad split, the runs' errors.
-    pub fn fit<R: Rng + ?Sized>(&self, data: &Dataset, rng: &mut R) -> Result<LinearModel> {
+    in_memory_fits! {
+        /// Runs every learning rate and keeps the best on the validation part.
+        ///
+        /// # Errors
+        /// No learning rates, a bad split, the runs' errors.
+        fn fit;
+
+        /// [`TuningWithoutPrivacyAccounting::fit`] on sparse rows
+        /// ([`SparseDataset`](crate::sparse::SparseDataset)), never densified: the split, the
+        /// runs ([`DpSgd::fit_sparse`]) and the exact validation accuracies as in
+        /// [`HonestTuning::fit_sparse`], so the model is bit-identical to
+        /// [`TuningWithoutPrivacyAccounting::fit`]'s on the same rows densified, with the same
+        /// `rng`.
+        ///
+        /// # Privacy
+        /// As [`TuningWithoutPrivacyAccounting`]: one run's ε; the selection is **not**
+        /// accounted.
+        ///
+        /// # Errors
+        /// As [`TuningWithoutPrivacyAccounting::fit`].
+        fn fit_sparse;
+    }
+
+    /// The baseline on dense or sparse rows.
+    fn fit_rows<D: GlmRows, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         check_rates(&self.learning_rates)?;
         let (train, validation) = split(data, self.validation_fraction, rng)?;
         let mut best: Option<(f64, LinearModel)> = None;
         for &lr in &self.learning_rates {
             let mut learner = self.base.clone();
             learner.learning_rate = lr;
-            let model = learner.fit(&train, rng)?;
-            let score = correct(&model.coef().to_owned(), &validation);
+            let model = learner.fit_rows(&train, rng, None)?;
+            let score = correct(&model.coef().to_owned(), &validation)?;
             if best.as_ref().is_none_or(|b| score > b.0) {
                 best = Some((score, model));
             }

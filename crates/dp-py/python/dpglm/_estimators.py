@@ -383,7 +383,7 @@ class _DPLinearModel:
         - **sparse** rows (``csr_array``/``csr_matrix`` read as they are; CSC, COO and the
           other formats converted to CSR, a copy) are never densified when the learner has a
           sparse path (its entry in ``dpglm._dpglm.learners()`` has ``"sparse": True``:
-          ``dp-gd``, ``dp-sgd`` without ``tune``, ``noisy-gd``, ``objpert``, ``amp``,
+          ``dp-gd``, ``dp-sgd`` (tuned too), ``noisy-gd``, ``objpert``, ``amp``,
           ``output-perturbation``, ``ssp``) and no feature scaling is asked.
           ``scale="auto"`` means no scaling for sparse rows (min-max would map zeros to
           non-zero values), as ``dpglm train`` on a LIBSVM file; the model equals the one
