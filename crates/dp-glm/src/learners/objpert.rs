@@ -147,8 +147,9 @@ impl ObjectivePerturbation {
     ///
     /// # Privacy
     /// `σ` is an evaluated feasible point of the mechanism's accountant (Thm 3.1 / 3.2 of
-    /// paper 001): [`dp_accounting::calibrate_noise`]'s feasible end when `λ` is given, the
-    /// rule's feasible end otherwise, so its ε is `≤` the target. With a
+    /// paper 001): `L` times [`dp_accounting::calibrate_noise`]'s feasible end for the
+    /// multiplier `σ/L` when `λ` is given (so any row bound `X` calibrates), the rule's
+    /// feasible end otherwise, so its ε is `≤` the target. With a
     /// [`Prior`](super::Prior) in the budget the price is that of the prior and the mechanism
     /// composed (`calibrate_objpert`), or, where the accountant cannot compose them, the
     /// mechanism's own against the ε the prior leaves by basic composition.
@@ -741,9 +742,10 @@ fn gaussian_misses(s: f64, epsilon: f64, delta: f64) -> bool {
 /// With a [`Prior`](super::Prior) in the budget every price is that of the prior followed by
 /// the mechanism, composed by the budget's accountant ([`joint_epsilon`]), so the whole
 /// ledger meets the target; `σ_Gauss` is then the least Gaussian `σ` meeting it after the
-/// prior ([`calibrate`]). If the accountant cannot price that composition (an accounting
-/// error) the calibration is made for the budget [`Budget::split`] leaves, without the prior
-/// (basic composition, Dwork & Roth Thm 3.16).
+/// prior ([`calibrate`]). Every search is on the multiplier `σ/L`, whatever the scale of `L`,
+/// and returns `L` times the multiplier it priced. If the accountant cannot price that
+/// composition (an accounting error) the calibration is made for the budget
+/// [`Budget::split`] leaves, without the prior (basic composition, Dwork & Roth Thm 3.16).
 pub(crate) fn calibrate_objpert<F, G>(
     budget: &Budget,
     b: &ObjPertBounds,
@@ -790,6 +792,11 @@ where
             .map(|(std, sensitivity)| sensitivity / std)
             .filter(|&s| gaussian_misses(s, target.epsilon(), target.delta()))
     };
+    // Searches calibrate the scale-free multiplier z = σ/L, never σ itself: L follows the
+    // row bound X, which can be arbitrarily small or large; the multiplier that meets a
+    // budget cannot. σ is computed from z by this one expression, so the σ returned is
+    // bit for bit the one whose mechanism was priced.
+    let sigma_of = |z: f64| z * b.lipschitz;
     let sigma_at = |lambda: f64| -> Result<f64> {
         if let Some(s) = missed(lambda) {
             return Err(Error::Privacy(format!(
@@ -797,9 +804,15 @@ where
                  the target: no sigma can meet it"
             )));
         }
-        calibrate(budget, 1, |s| {
-            make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
-        })
+        let z = calibrate(budget, 1, |z| {
+            make(ObjPertParams::new(
+                sigma_of(z),
+                lambda,
+                b.beta,
+                b.lipschitz,
+            )?)
+        })?;
+        Ok(sigma_of(z))
     };
     if let Some(l) = lambda {
         ensure(
@@ -819,7 +832,9 @@ where
     let reference = if budget.prior.count == 0 {
         gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?
     } else {
-        calibrate(budget, 1, |s| Mechanism::gaussian(s, b.lipschitz))?
+        sigma_of(calibrate(budget, 1, |z| {
+            Mechanism::gaussian(sigma_of(z), b.lipschitz)
+        })?)
     };
     let lambda0 = (2.0 * b.beta / target.epsilon()).max(1.05 * b.beta);
     let lambda_k = |k: i32| lambda0 * 1.05_f64.powi(k);
