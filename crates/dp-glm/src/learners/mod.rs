@@ -241,6 +241,21 @@ impl Budget {
     }
 }
 
+/// [`calibrate`] on the scale-free multiplier `z = σ/unit`, returning `σ = z·unit`: the σ
+/// whose mechanism `make(σ)` was priced, bit for bit. For noise whose natural scale `unit`
+/// (a sensitivity, a Lipschitz bound) can be arbitrarily small or large: the fixed search
+/// range of the calibration then bounds the multiplier, not σ.
+///
+/// # Privacy
+/// As [`calibrate`]: `make(σ)` at the returned σ was priced `≤` the target.
+pub(crate) fn calibrate_scaled<F>(budget: &Budget, steps: u64, unit: f64, make: F) -> Result<f64>
+where
+    F: Fn(f64) -> dp_accounting::Result<Mechanism>,
+{
+    let sigma = |z: f64| z * unit;
+    Ok(sigma(calibrate(budget, steps, |z| make(sigma(z)))?))
+}
+
 /// The smallest noise parameter for which `steps` applications of `make(x)`, after the
 /// budget's [`Prior`], meet `budget`.
 ///

@@ -15,7 +15,7 @@ use dp_optim::{
 use ndarray::{Array1, ArrayView1, ArrayViewMut1};
 use rand::Rng;
 
-use super::{Budget, calibrate, joint_epsilon, positive, public_n_note, report};
+use super::{Budget, calibrate_scaled, joint_epsilon, positive, public_n_note, report};
 use crate::clipping::ClippedLoss;
 use crate::data::Dataset;
 use crate::error::{Error, Result, ensure};
@@ -792,11 +792,9 @@ where
             .map(|(std, sensitivity)| sensitivity / std)
             .filter(|&s| gaussian_misses(s, target.epsilon(), target.delta()))
     };
-    // Searches calibrate the scale-free multiplier z = σ/L, never σ itself: L follows the
-    // row bound X, which can be arbitrarily small or large; the multiplier that meets a
-    // budget cannot. σ is computed from z by this one expression, so the σ returned is
-    // bit for bit the one whose mechanism was priced.
-    let sigma_of = |z: f64| z * b.lipschitz;
+    // Searches calibrate the scale-free multiplier σ/L, never σ itself: L follows the row
+    // bound X, which can be arbitrarily small or large; the multiplier that meets a budget
+    // cannot.
     let sigma_at = |lambda: f64| -> Result<f64> {
         if let Some(s) = missed(lambda) {
             return Err(Error::Privacy(format!(
@@ -804,15 +802,9 @@ where
                  the target: no sigma can meet it"
             )));
         }
-        let z = calibrate(budget, 1, |z| {
-            make(ObjPertParams::new(
-                sigma_of(z),
-                lambda,
-                b.beta,
-                b.lipschitz,
-            )?)
-        })?;
-        Ok(sigma_of(z))
+        calibrate_scaled(budget, 1, b.lipschitz, |s| {
+            make(ObjPertParams::new(s, lambda, b.beta, b.lipschitz)?)
+        })
     };
     if let Some(l) = lambda {
         ensure(
@@ -832,9 +824,9 @@ where
     let reference = if budget.prior.count == 0 {
         gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?
     } else {
-        sigma_of(calibrate(budget, 1, |z| {
-            Mechanism::gaussian(sigma_of(z), b.lipschitz)
-        })?)
+        calibrate_scaled(budget, 1, b.lipschitz, |s| {
+            Mechanism::gaussian(s, b.lipschitz)
+        })?
     };
     let lambda0 = (2.0 * b.beta / target.epsilon()).max(1.05 * b.beta);
     let lambda_k = |k: i32| lambda0 * 1.05_f64.powi(k);

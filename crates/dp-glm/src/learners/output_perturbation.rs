@@ -7,7 +7,9 @@ use rand::Rng;
 
 use super::objpert::{BOUND_SLACK, DataTerm, InMemory};
 use super::streamed_glm::{Stream, Terms};
-use super::{Budget, calibrate, positive, report, row_count, rows_note, self_bounding_gradient};
+use super::{
+    Budget, calibrate_scaled, positive, report, row_count, rows_note, self_bounding_gradient,
+};
 use crate::clipping::ClippedLoss;
 use crate::error::{Error, Result};
 use crate::glm::Scale;
@@ -285,9 +287,8 @@ impl OutputPerturbation {
         // budget cannot. The unit is the distance, or the least slack a grid for values within
         // the radius has if that is larger (the grid's slack then sizes the noise).
         let unit = delta_2.max(self.finest_slack(dim)?);
-        let z = calibrate(&self.budget, 1, |z| Ok(release(z * unit)?.1))?;
+        let sigma = calibrate_scaled(&self.budget, 1, unit, |s| Ok(release(s)?.1))?;
         // The released noise and its ledger entry are exactly the calibrated ones.
-        let sigma = z * unit;
         let (grid, mechanism) = release(sigma)?;
         let mut w = minimise(n)?;
         grid.add_to(rng, w.view_mut())?;
