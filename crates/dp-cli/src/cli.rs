@@ -286,10 +286,12 @@ pub(crate) struct TrainArgs {
     /// JL target dimension (jl-noisy-gd).
     #[arg(long)]
     pub k: Option<usize>,
-    /// AMP's gradient-norm tolerance τ (default 5e-4).
+    /// AMP's gradient-norm tolerance τ, absolute (default 5e-4·L/√2 for the Lipschitz bound L
+    /// of the row bound and clip: 5e-4 for unit rows plus a bias 1; raised to the gradient's
+    /// floating-point floor on millions of rows).
     #[arg(long)]
     pub tau: Option<f64>,
-    /// AMP's output noise σ_out (default 0.15).
+    /// AMP's output noise σ_out, absolute (default 0.15·√2/L: 0.15 for unit rows plus a bias 1).
     #[arg(long)]
     pub sigma_out: Option<f64>,
     /// AMP's solver, tried first (lbfgs, sag; default lbfgs): costs no privacy.

@@ -1211,8 +1211,8 @@ fn amp(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     let mut l = Amp::new(s.loss);
     l.objpert = objective_perturbation(s)?;
     l.objpert.public_n = s.count("public_n")?;
-    set(&mut l.tau, s.real("tau")?);
-    set(&mut l.sigma_out, s.real("sigma_out")?);
+    l.tau = s.real("tau")?;
+    l.sigma_out = s.real("sigma_out")?;
     if s.params.choice("solver", &["lbfgs", "sag"])? == Some("sag") {
         l.solver = AmpSolver::Sag;
     }
@@ -1353,10 +1353,15 @@ pub static LEARNERS: &[Learner] = &[
             Param::new(
                 "tau",
                 Kind::Real,
-                "5e-4",
+                "5e-4·L/√2 (5e-4 at L = √2), raised to the gradient's floating-point floor",
                 "Gradient-norm tolerance τ of the approximate minimiser.",
             ),
-            Param::new("sigma_out", Kind::Real, "0.15", "Output noise σ_out."),
+            Param::new(
+                "sigma_out",
+                Kind::Real,
+                "0.15·√2/L (0.15 at L = √2)",
+                "Output noise σ_out.",
+            ),
             Param::new(
                 "solver",
                 Kind::Choice(&["lbfgs", "sag"]),

@@ -37,7 +37,8 @@ fn amp_releases_grid_points() {
     let data = data(2000, 5);
     let amp = Amp::new(Loss::Logistic);
     let m = amp.fit(&data, &mut seeded_rng(1)).unwrap();
-    let gamma = Noise::Gaussian { std: amp.sigma_out }.grid().unwrap();
+    let (_, sigma_out) = amp.tau_and_sigma_out().unwrap();
+    let gamma = Noise::Gaussian { std: sigma_out }.grid().unwrap();
     assert!(on_grid(&m.coef().to_owned(), gamma), "{:?}", m.coef());
     // Not trivially: the coefficients are not all zero.
     assert!(m.coef().iter().any(|&c| c != 0.0));

@@ -36,12 +36,12 @@ fn rng(seed: u64) -> Xoshiro256PlusPlus {
 }
 
 /// AMP with `τ = 1e-6` and `σ_out = 2`: its output release has sensitivity
-/// `(2τ + γ_b√2)/λ ≈ 0.24`, small against `σ_out` (the default `τ = 5e-4` would need
+/// `(2τ + γ_b√2)/λ ≈ 0.24`, small against `σ_out` (paper 001's `τ = 5e-4` would need
 /// `σ_out` in the hundreds at this `λ`).
 fn amp(epsilon: f64) -> Amp {
     let mut a = Amp::new(Loss::Squared).budget(epsilon, 1e-5);
-    a.tau = 1e-6;
-    a.sigma_out = 2.0;
+    a.tau = Some(1e-6);
+    a.sigma_out = Some(2.0);
     a.objpert.x_bound = X;
     a.objpert.clip = Some(1.0);
     a.objpert.lambda = Some(LAMBDA);
@@ -95,7 +95,7 @@ fn amp_fails_on_both_data_sets_with_the_same_error_or_succeeds_on_both() {
     // labels' minimiser `θ_j = (10⁴C − b_j)/λ ≈ 10⁹` (|b_j|/λ ≲ 5σ/λ ≈ 3·10⁶) is inside the
     // box and released as is.
     let mut wide = amp(1.0);
-    wide.sigma_out = 32.0;
+    wide.sigma_out = Some(32.0);
     let m0 = wide.fit(&data(0.0), &mut rng(2)).unwrap();
     let m1 = wide.fit(&data(1e12), &mut rng(2)).unwrap();
     assert!(

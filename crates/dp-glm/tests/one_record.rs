@@ -481,7 +481,7 @@ fn amp_with_a_huge_tau_fails_fast_or_fits() {
     // rejected from the Gaussian component's closed form instead of a terabyte PLD grid.
     let clean = base(true);
     let mut amp = Amp::new(Loss::Logistic);
-    amp.tau = 1e6;
+    amp.tau = Some(1e6);
     match amp.fit(&clean, &mut rng(1)) {
         Ok(m) => assert!(m.coef().iter().all(|v| v.is_finite())),
         Err(e) => assert!(matches!(e, Error::Privacy(_)), "{e:?}"),

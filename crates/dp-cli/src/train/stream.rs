@@ -246,8 +246,8 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
         AlgorithmArg::Amp => {
             let mut amp = Amp::new(loss);
             amp.objpert = objective_perturbation(loss, budget, x_bound, clip, a);
-            amp.tau = a.tau.unwrap_or(amp.tau);
-            amp.sigma_out = a.sigma_out.unwrap_or(amp.sigma_out);
+            amp.tau = a.tau;
+            amp.sigma_out = a.sigma_out;
             amp.fit_blocks(&source, &mut *rng)
         }
         AlgorithmArg::OutputPerturbation => {

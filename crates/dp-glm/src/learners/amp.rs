@@ -6,8 +6,8 @@ use ndarray::Array1;
 use rand::Rng;
 
 use super::objpert::{
-    BOX_NOTE, DataTerm, InMemory, Perturbed, ReleaseBox, b_slack_bound, calibrate_objpert,
-    memoised, perturbed_terms, release_grid, rows_note,
+    BOUND_SLACK, BOX_NOTE, DataTerm, InMemory, Perturbed, ReleaseBox, b_slack_bound,
+    calibrate_objpert, memoised, objpert_tau, perturbed_terms, release_grid, rows_note,
 };
 use super::streamed_glm::Stream;
 use super::{ObjPertBounds, ObjectivePerturbation, positive, report};
@@ -25,8 +25,23 @@ use crate::sufficient::StreamError;
 /// minimises `J` with L-BFGS until `‖∇J(θ̂)‖ ≤ τ` — checked on the exact objective right before
 /// the release; if the solver stops short nothing is released and `b` is never redrawn — and
 /// releases `θ̂ + N(0, σ_out²I)`. `(σ, λ)` follow paper 001's rule for the **composed**
-/// mechanism (MATH §6). Paper 001's defaults: `τ = 5e-4`, `σ_out = 0.15`; for its data (unit
-/// rows plus a bias feature) set `x_bound = √2`, giving `L = √2`, `β = 1/2`.
+/// mechanism (MATH §6).
+///
+/// Defaults: `τ = 5e-4·L/√2` and `σ_out = 0.15·√2/L` ([`Amp::tau_and_sigma_out`]), paper
+/// 001's `τ = 5e-4` and `σ_out = 0.15` at its `L = √2` — bit for bit (for its data, unit rows
+/// plus a bias feature, set `x_bound = √2`, giving `L = √2`, `β = 1/2`). Scaling the rows
+/// `x → a·x` scales `L` by `a` and `β`, and with it the rule's `λ`, by `a²`: `J`'s minimiser
+/// maps `θ → θ/a` (the same predictions) and its gradient scales by `a`. So `τ ∝ L` and
+/// `σ_out ∝ 1/L` give, at every row bound, the mechanism at `L = √2` rescaled, where fixed
+/// values fail: below the gradient's floating-point error at `x_bound = 1e12` (the
+/// certification refuses), far below the output sensitivity `2τ/λ` at `x_bound = 1e-9` (the
+/// calibration refuses). A fit raises the default `τ` when it is below the floor objective
+/// perturbation certifies at ([`ObjectivePerturbation`]: `τ = max(1e-10, 8mu)·(nL + σ(√d +
+/// 8))`, `n` the public number of rows as for the release box below; the floor binds from
+/// about 3.5 million rows), which a smaller `τ` could not be certified above. Given values are
+/// absolute and used as given. The report states the `τ` and `σ_out` used: they are computed
+/// from public values only (`L`, the public `n`, `d` and the calibrated `σ`), never from the
+/// rows.
 ///
 /// # Privacy
 /// Paper 001, Thm 4.1: `J` is `λ`-strongly convex, so `‖θ̂ − θ^P‖ ≤ τ/λ` and the release is
@@ -40,7 +55,9 @@ use crate::sufficient::StreamError;
 /// accountant (PLD) composes the ObjPert PLRV with the Gaussian's, tighter than the paper's
 /// RDP (`rdp` gives the paper's analysis, with the grids' adjustment); `exact` cannot compose
 /// them. The solver and its hyper-parameters cost no privacy: only `‖∇J(θ̂)‖ ≤ τ` matters,
-/// and it is enforced. The report states that public certificate (`tau`), never the achieved
+/// and it is enforced. `τ` enters the guarantee only through that sensitivity, which the
+/// calibration prices for the `τ` the fit uses — the default raised to its floor included
+/// (at the cost of more objective noise `σ`). The report states that public certificate (`tau`), never the achieved
 /// `‖∇J(θ̂)‖`, which is computed from the data without noise.
 ///
 /// Before the output noise `θ̂` is clamped to the public box `|θ_j| ≤ (nL + σ(√d + 8) + τ)/λ`
@@ -55,14 +72,29 @@ pub struct Amp {
     /// Loss, budget (default accountant PLD), `X`, clip, λ, the λ rule's factor and the
     /// public number of rows (which sizes the release box), as in [`ObjectivePerturbation`].
     pub objpert: ObjectivePerturbation,
-    /// Gradient-norm tolerance `τ` (default 5e-4).
-    pub tau: f64,
-    /// Output noise `σ_out` (default 0.15).
-    pub sigma_out: f64,
+    /// Gradient-norm tolerance `τ`, used as given; `None` (default): `5e-4·L/√2`, raised in
+    /// a fit to the gradient's floating-point floor when below it (see [`Amp`]).
+    pub tau: Option<f64>,
+    /// Output noise `σ_out`, used as given; `None` (default): `0.15·√2/L`.
+    pub sigma_out: Option<f64>,
     /// The solver tried first (default L-BFGS); if it stops with `‖∇J‖ > τ` the other one
     /// continues from its point on the same `J`.
     pub solver: AmpSolver,
 }
+
+/// Paper 001's tolerance `τ`, at its Lipschitz bound [`PAPER_LIPSCHITZ`].
+const PAPER_TAU: f64 = 5e-4;
+
+/// Paper 001's output noise `σ_out`, at its Lipschitz bound [`PAPER_LIPSCHITZ`].
+const PAPER_SIGMA_OUT: f64 = 0.15;
+
+/// Paper 001's `L = √2` as [`ObjPertBounds`] states it, rounded up by `BOUND_SLACK` like
+/// every `L`: the defaults scale with `L` over this, which is exactly 1 at `x_bound = √2` for
+/// a loss of `sup|φ'| = 1`.
+const PAPER_LIPSCHITZ: f64 = std::f64::consts::SQRT_2 * BOUND_SLACK;
+
+/// The most calibrations [`Amp::calibrated`] makes while raising a default `τ` to its floor.
+const FLOOR_ROUNDS: usize = 4;
 
 /// The optimiser AMP minimises its perturbed objective with. Either is valid: the privacy
 /// analysis needs only `‖∇J(θ̂)‖ ≤ τ`, which is checked.
@@ -76,14 +108,15 @@ pub enum AmpSolver {
 }
 
 impl Amp {
-    /// AMP with paper 001's defaults (`τ = 5e-4`, `σ_out = 0.15`, PLD accounting).
+    /// AMP with the scale-free defaults (`τ = 5e-4·L/√2`, `σ_out = 0.15·√2/L`: paper 001's
+    /// at `L = √2`), PLD accounting.
     pub fn new(loss: Loss) -> Self {
         let mut objpert = ObjectivePerturbation::new(loss);
         objpert.budget.accountant = AccountantKind::Pld;
         Self {
             objpert,
-            tau: 5e-4,
-            sigma_out: 0.15,
+            tau: None,
+            sigma_out: None,
             solver: AmpSolver::Lbfgs,
         }
     }
@@ -99,23 +132,84 @@ impl Amp {
     /// slack added to the sensitivity, their adjustment to the accountant), so its `(σ, λ)`
     /// can be a hair larger.
     ///
+    /// `τ` and `σ_out` are [`Amp::tau_and_sigma_out`]'s: the fit knows `n` and `d` and may
+    /// raise a default `τ` to its floating-point floor.
+    ///
     /// # Errors
-    /// As [`ObjectivePerturbation::calibrate`], and τ or σ_out not finite and positive.
+    /// As [`ObjectivePerturbation::calibrate`] and [`Amp::tau_and_sigma_out`].
     ///
     /// # Privacy
     /// As [`ObjectivePerturbation::calibrate`], for [`Mechanism::amp`] (paper 001, Thm 4.1):
     /// an evaluated feasible point, so the composed ε is `≤` the target.
     pub fn calibrate(&self) -> Result<(f64, f64)> {
-        let (tau, sigma_out) = self.checked()?;
         let b = self.objpert.bounds()?;
+        let (tau, sigma_out) = self.resolved(&b)?;
         self.calibrate_with(&b, tau, sigma_out, None)
     }
 
-    fn checked(&self) -> Result<(f64, f64)> {
+    /// The `(τ, σ_out)` [`Amp::calibrate`] prices: the given values, else the defaults
+    /// `5e-4·L/√2` and `0.15·√2/L` for the enforced `L` ([`ObjectivePerturbation::bounds`];
+    /// exactly `5e-4` and `0.15` at `x_bound = √2` with a loss of `sup|φ'| = 1`, such as the
+    /// logistic loss). A fit may raise the default `τ` to its floating-point floor (see
+    /// [`Amp`]); its report states the values it used.
+    ///
+    /// # Errors
+    /// As [`ObjectivePerturbation::bounds`]; `tau` or `sigma_out`, given or default, not
+    /// finite and positive ([`Error::InvalidHyperParameter`] naming it).
+    pub fn tau_and_sigma_out(&self) -> Result<(f64, f64)> {
+        self.resolved(&self.objpert.bounds()?)
+    }
+
+    /// [`Amp::tau_and_sigma_out`] under the bounds `b`.
+    fn resolved(&self, b: &ObjPertBounds) -> Result<(f64, f64)> {
+        // Exactly 1 at paper 001's L: both L's carry the same rounding up.
+        let scale = b.lipschitz / PAPER_LIPSCHITZ;
         Ok((
-            positive("tau", self.tau)?,
-            positive("sigma_out", self.sigma_out)?,
+            positive("tau", self.tau.unwrap_or(PAPER_TAU * scale))?,
+            positive("sigma_out", self.sigma_out.unwrap_or(PAPER_SIGMA_OUT / scale))?,
         ))
+    }
+
+    /// The calibrated `(τ, σ, λ)` of the release on `n` public rows and `d` features, from
+    /// [`Amp::tau_and_sigma_out`]'s `(τ, σ_out)`: a given `τ` as it is; a default `τ` below
+    /// the floor `objpert_tau(n, d, L, σ)` at the `σ` calibrated for it raised to that floor
+    /// and a sixteenth, and calibrated again. A larger `τ` costs a larger `σ` (the output
+    /// release's sensitivity `2τ/λ` grows), so the rounds repeat until the floor at the
+    /// calibrated `σ` is at most `τ` — one more round in practice: once the floor binds, `nL`
+    /// dominates its `σ(√d + 8)`.
+    ///
+    /// # Errors
+    /// As [`Amp::calibrate`]; [`Error::InvalidHyperParameter`] naming `tau` when the rounds do
+    /// not settle (the output noise cannot cover the floor's sensitivity).
+    fn calibrated(
+        &self,
+        b: &ObjPertBounds,
+        (tau, sigma_out): (f64, f64),
+        n: usize,
+        d: usize,
+    ) -> Result<(f64, f64, f64)> {
+        let o = &self.objpert;
+        let mut tau = tau;
+        for _ in 0..FLOOR_ROUNDS {
+            let key = format!(
+                "amp release {:?} {b:?} {:?} {:?} {tau:?} {sigma_out:?} {d}",
+                o.budget, o.lambda, o.sigma_factor
+            );
+            let (sigma, lambda) =
+                memoised(key, || self.calibrate_with(b, tau, sigma_out, Some(d)))?;
+            let floor = objpert_tau(n, d, b.lipschitz, sigma);
+            if self.tau.is_some() || floor <= tau {
+                return Ok((tau, sigma, lambda));
+            }
+            tau = floor * (1.0 + 1.0 / 16.0);
+        }
+        Err(Error::InvalidHyperParameter {
+            name: "tau",
+            value: tau,
+            reason: "the default tolerance's floating-point floor (it grows with the public \
+                     number of rows) did not settle: the output noise cannot cover it; give \
+                     tau and a larger sigma_out",
+        })
     }
 
     /// Calibrates the mechanism with the release on `dim` features as computed (`Some(dim)`)
@@ -188,19 +282,18 @@ impl Amp {
 
     /// The fit on rows in memory, dense or sparse, SAG available.
     fn fit_rows<D: InMemory, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
-        let (tau, _) = self.checked()?;
         let o = &self.objpert;
         let b = o.bounds()?;
+        let given = self.resolved(&b)?;
         data.check_labels(&o.loss)?;
         let rows = data.bounded(o.x_bound)?;
         let terms = perturbed_terms(&b, o.x_bound);
-        // The certificate adds the gradient's floating-point error to the computed norm: aim
-        // a little below τ.
-        let sag = |j: &Perturbed<D::Term<'_>>, x0, rng: &mut R| {
-            j.minimise_sag(x0, b.beta, 0.5 * tau, rng)
+        let sag = |j: &Perturbed<D::Term<'_>>, x0, tol, rng: &mut R| {
+            j.minimise_sag(x0, b.beta, tol, rng)
         };
         self.fit_term(
             &b,
+            given,
             data.shape(),
             |lambda| rows.term(&terms, lambda),
             Some(&sag),
@@ -229,23 +322,25 @@ impl Amp {
         R: Rng + ?Sized,
         S: BlockSource,
     {
-        self.checked()?;
         let o = &self.objpert;
         let b = o.bounds()?;
+        let given = self.resolved(&b)?;
         if self.solver == AmpSolver::Sag {
             return Err(no_sag().into());
         }
         Stream::new(source, o.loss)?.fit_with(|stream| {
             let terms = perturbed_terms(&b, o.x_bound);
-            self.fit_term(&b, stream.shape(), |l| stream.glm(terms, l), None, rng)
+            self.fit_term(&b, given, stream.shape(), |l| stream.glm(terms, l), None, rng)
         })
     }
 
     /// The fit on `rows × d` data whose (bounded) GLM term with ridge `λ` is `term(λ)`, with
-    /// SAG when the rows are in memory (`sag`).
+    /// `given` [`Amp::tau_and_sigma_out`]'s `(τ, σ_out)` and SAG when the rows are in memory
+    /// (`sag`).
     fn fit_term<G, R>(
         &self,
         b: &ObjPertBounds,
+        given: (f64, f64),
         (rows, d): (usize, usize),
         term: impl FnOnce(f64) -> Result<G>,
         sag: Option<&Sag<'_, G, R>>,
@@ -255,16 +350,12 @@ impl Amp {
         G: DataTerm,
         R: Rng + ?Sized,
     {
-        let (tau, sigma_out) = self.checked()?;
         let o = &self.objpert;
-        let key = format!(
-            "amp release {:?} {b:?} {:?} {:?} {tau:?} {sigma_out:?} {d}",
-            o.budget, o.lambda, o.sigma_factor
-        );
-        let (sigma, lambda) = memoised(key, || self.calibrate_with(b, tau, sigma_out, Some(d)))?;
-        // The release box and its grid check use public values only, before the rows are
-        // read: the fit cannot fail on the data at the output grid.
+        let sigma_out = given.1;
+        // τ, σ_out, the release box and its grid check use public values only, before the
+        // rows are read: the fit cannot fail on the data at the output grid.
         let n = o.public_n.unwrap_or(rows);
+        let (tau, sigma, lambda) = self.calibrated(b, given, n, d)?;
         let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
         release_box.check_grid(sigma_out)?;
         let objective = Perturbed::draw(term(lambda)?, b, sigma, rng)?;
@@ -274,12 +365,12 @@ impl Amp {
         let zero = Array1::zeros(d);
         let mut theta = match (self.solver, sag) {
             (AmpSolver::Lbfgs, _) => objective.minimise_from(zero, aim)?,
-            (AmpSolver::Sag, Some(sag)) => sag(&objective, zero, rng)?,
+            (AmpSolver::Sag, Some(sag)) => sag(&objective, zero, aim, rng)?,
             (AmpSolver::Sag, None) => return Err(no_sag()),
         };
         if let (Err(_), Some(sag)) = (objective.certify(theta.view(), tau, b.lipschitz), sag) {
             theta = match self.solver {
-                AmpSolver::Lbfgs => sag(&objective, theta, rng)?,
+                AmpSolver::Lbfgs => sag(&objective, theta, aim, rng)?,
                 AmpSolver::Sag => objective.minimise_from(theta, aim)?,
             };
         }
@@ -295,18 +386,43 @@ impl Amp {
             "the approximate minimiser was clamped to the public box {BOX_NOTE} before its \
              output noise"
         ));
-        notes.extend(rows_note(
-            o.public_n,
-            o.budget.neighbouring,
-            "the release box uses",
-        ));
+        notes.extend(self.defaults_note(given.0 < tau));
+        let uses = match self.tau {
+            None => "the release box and the default tau's floating-point floor use",
+            Some(_) => "the release box uses",
+        };
+        notes.extend(rows_note(o.public_n, o.budget.neighbouring, uses));
         let report = report(&o.budget, ledger, noise, notes)?;
         LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
     }
+
+    /// The report's note on the defaults a fit used (`raised`: the default `τ` was raised to
+    /// its floating-point floor); `None` when `τ` and `σ_out` were both given. The values are
+    /// in the report's noise parameters.
+    fn defaults_note(&self, raised: bool) -> Option<String> {
+        let tau = match (self.tau, raised) {
+            (Some(_), _) => None,
+            (None, false) => Some("tau = 5e-4·L/√2"),
+            (None, true) => Some(
+                "tau = 5e-4·L/√2 raised to the gradient's floating-point floor \
+                 max(1e-10, 8mu)·(n·L + sigma(√d + 8))",
+            ),
+        };
+        let sigma_out = self.sigma_out.is_none().then_some("sigma_out = 0.15·√2/L");
+        let used: Vec<&str> = tau.into_iter().chain(sigma_out).collect();
+        (!used.is_empty()).then(|| {
+            format!(
+                "{}: the scale-free defaults (Redberg, Koskela & Wang's tau = 5e-4 and \
+                 sigma_out = 0.15 at L = √2), from public values only",
+                used.join(" and ")
+            )
+        })
+    }
 }
 
-/// SAG on an in-memory `J` from a starting point (its tolerance and smoothness fixed).
-type Sag<'s, G, R> = dyn Fn(&Perturbed<G>, Array1<f64>, &mut R) -> Result<Array1<f64>> + 's;
+/// SAG on an in-memory `J` from a starting point to a gradient-norm tolerance (its
+/// smoothness fixed).
+type Sag<'s, G, R> = dyn Fn(&Perturbed<G>, Array1<f64>, f64, &mut R) -> Result<Array1<f64>> + 's;
 
 /// The refusal of SAG on data that is not in memory.
 fn no_sag() -> Error {
@@ -365,8 +481,9 @@ mod tests {
         let a = paper(1.0);
         let b = a.objpert.bounds().unwrap();
         let (sigma, lambda) = a.calibrate().unwrap();
+        let (tau, sigma_out) = a.tau_and_sigma_out().unwrap();
         let p = ObjPertParams::new(sigma, lambda, b.beta, b.lipschitz).unwrap();
-        let amp = Mechanism::amp(p, a.tau, a.sigma_out).unwrap();
+        let amp = Mechanism::amp(p, tau, sigma_out).unwrap();
         let eps = |kind: AccountantKind| {
             let mut acc = kind.build(Neighbouring::AddRemove);
             acc.compose(&amp, 1).unwrap();
@@ -377,7 +494,7 @@ mod tests {
         // 0.1% less objective noise misses the target: the calibration wastes nothing.
         let less = ObjPertParams::new(sigma * 0.999, lambda, b.beta, b.lipschitz).unwrap();
         let mut acc = AccountantKind::Pld.build(Neighbouring::AddRemove);
-        acc.compose(&Mechanism::amp(less, a.tau, a.sigma_out).unwrap(), 1)
+        acc.compose(&Mechanism::amp(less, tau, sigma_out).unwrap(), 1)
             .unwrap();
         assert!(acc.epsilon(1e-5).unwrap() > 1.0);
     }
@@ -426,11 +543,12 @@ mod tests {
             ),
         ];
         // The fits' (σ, λ) is a fresh calibration's, whether or not it was memoised.
+        let (tau, sigma_out) = amp.tau_and_sigma_out().unwrap();
         let fresh = amp
             .calibrate_with(
                 &amp.objpert.bounds().unwrap(),
-                amp.tau,
-                amp.sigma_out,
+                tau,
+                sigma_out,
                 Some(data.n_features()),
             )
             .unwrap();
@@ -460,6 +578,27 @@ mod tests {
         assert!(m.privacy().epsilon <= 1.0);
     }
 
+    /// The fit's `τ`: the default as it is on few rows; on 10⁷ public rows raised to its
+    /// floor (`≈ 1e-10·nL = 1.4e-3`) with a sixteenth to spare, which the `σ` calibrated for
+    /// the raised `τ` keeps above the floor; a given `τ` as given, even below the floor.
+    #[test]
+    fn a_default_tau_below_its_floor_is_raised_to_it() {
+        let a = paper(1.0);
+        let b = a.objpert.bounds().unwrap();
+        let given = a.resolved(&b).unwrap();
+        assert_eq!(a.calibrated(&b, given, 1000, 3).unwrap().0, 5e-4);
+        let n = 10_000_000;
+        let (tau, sigma, _) = a.calibrated(&b, given, n, 3).unwrap();
+        let floor = objpert_tau(n, 3, b.lipschitz, sigma);
+        assert!(
+            floor <= tau && tau <= floor * (1.0 + 1.0 / 16.0) && tau > 1e-3,
+            "tau {tau}, floor {floor}"
+        );
+        let mut fixed = a.clone();
+        fixed.tau = Some(5e-4);
+        assert_eq!(fixed.calibrated(&b, given, n, 3).unwrap().0, 5e-4);
+    }
+
     #[test]
     fn rejects_bad_hyper_parameters() {
         let (data, _) = logistic(100, 2, 1.0, 4);
@@ -468,10 +607,14 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let mut a = paper(1.0);
-        a.tau = 0.0;
+        a.tau = Some(0.0);
         assert_eq!(hp(a), "tau");
         let mut a = paper(1.0);
-        a.sigma_out = f64::INFINITY;
+        a.sigma_out = Some(f64::INFINITY);
+        assert_eq!(hp(a), "sigma_out");
+        // Defaults out of range name the parameter too: σ_out = 0.15·√2/L overflows.
+        let mut a = Amp::new(Loss::Logistic);
+        a.objpert.x_bound = 1e-310;
         assert_eq!(hp(a), "sigma_out");
         let mut a = paper(1.0);
         a.objpert.sigma_factor = 0.5;

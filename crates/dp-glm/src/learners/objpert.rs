@@ -412,7 +412,7 @@ impl<S: BlockSource> DataTerm for StreamedGlm<'_, S> {
 /// `λ‖θ‖ ≤ nL + ‖b‖ + τ`, so the gradient's floating-point error bound
 /// `2mu(nL + λ‖θ‖ + ‖b‖)` ([`Perturbed::certify`]) stays below a fifth of `τ` at every `n`
 /// (the relative `1e-10` wins while `m < 5.6·10⁴`, that is for `d` below about 48,000).
-fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
+pub(crate) fn objpert_tau(n: usize, d: usize, lipschitz: f64, sigma: f64) -> f64 {
     let m = (crate::glm::summation_height(n) + d) as f64 + 16.0;
     let relative = (1e-10f64).max(8.0 * m * f64::EPSILON);
     relative * (n as f64 * lipschitz + sigma * ((d as f64).sqrt() + 8.0))
