@@ -71,7 +71,10 @@ fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
 fn assert_within_target(m: &LinearModel, x: f64) {
     let r = m.privacy();
     assert_eq!(r.accountant, AccountantKind::Pld);
-    let priced = r.ledger.epsilon(AccountantKind::Pld, DELTA).expect("priced");
+    let priced = r
+        .ledger
+        .epsilon(AccountantKind::Pld, DELTA)
+        .expect("priced");
     assert!(
         r.epsilon <= EPSILON && priced <= EPSILON,
         "x_bound = {x:e}: reported epsilon {}, ledger {priced}",
@@ -143,7 +146,7 @@ fn the_defaults_fit_at_every_row_bound_with_the_same_predictions() {
             &format!("lambda/beta {at}"),
         );
         // θ → θ/a: the model times the scale is the model at X = 1, up to the noise grids.
-        let gap = (&m.coef() * x - &one.coef()).mapv(f64::abs).sum();
+        let gap = (&m.coef() * x - one.coef()).mapv(f64::abs).sum();
         let size = one.coef().mapv(f64::abs).sum();
         assert!(
             gap <= MODEL_TOL * size,
@@ -170,7 +173,9 @@ fn the_defaults_are_paper_001s_at_its_lipschitz_bound() {
         assert_eq!(amp(x).tau_and_sigma_out().unwrap(), (5e-4, 0.15), "{x}");
     }
     // Twice the bound, exactly twice the tolerance and half the output noise.
-    let twice = amp(2.0 * std::f64::consts::SQRT_2).tau_and_sigma_out().unwrap();
+    let twice = amp(2.0 * std::f64::consts::SQRT_2)
+        .tau_and_sigma_out()
+        .unwrap();
     assert_eq!(twice, (1e-3, 0.075));
     // The fit states the values it used.
     let x = std::f64::consts::SQRT_2;
@@ -200,7 +205,12 @@ fn given_values_are_used_as_given() {
     a.sigma_out = None;
     let (tau, sigma_out) = a.tau_and_sigma_out().unwrap();
     assert_eq!(tau, 1e-3);
-    assert_close(sigma_out, 0.15 * 2f64.sqrt(), 1e-9, "default sigma_out at L = 1");
+    assert_close(
+        sigma_out,
+        0.15 * 2f64.sqrt(),
+        1e-9,
+        "default sigma_out at L = 1",
+    );
 }
 
 /// The failures the defaults replace: paper 001's absolute values given at the extreme
@@ -237,9 +247,15 @@ fn the_default_tau_is_raised_to_its_floor_on_many_public_rows() {
         let (default, _) = a.tau_and_sigma_out().unwrap();
         let tau = noise(&m, "tau");
         // At least the floor's nL part, and so above the default.
-        assert!(tau >= 1e-10 * n as f64 * l && tau > default, "{tau} vs {default}");
         assert!(
-            m.privacy().notes.iter().any(|n| n.contains("floating-point floor max(")),
+            tau >= 1e-10 * n as f64 * l && tau > default,
+            "{tau} vs {default}"
+        );
+        assert!(
+            m.privacy()
+                .notes
+                .iter()
+                .any(|n| n.contains("floating-point floor max(")),
             "{:?}",
             m.privacy().notes
         );

@@ -166,7 +166,10 @@ impl Amp {
         let scale = b.lipschitz / PAPER_LIPSCHITZ;
         Ok((
             positive("tau", self.tau.unwrap_or(PAPER_TAU * scale))?,
-            positive("sigma_out", self.sigma_out.unwrap_or(PAPER_SIGMA_OUT / scale))?,
+            positive(
+                "sigma_out",
+                self.sigma_out.unwrap_or(PAPER_SIGMA_OUT / scale),
+            )?,
         ))
     }
 
@@ -288,9 +291,8 @@ impl Amp {
         data.check_labels(&o.loss)?;
         let rows = data.bounded(o.x_bound)?;
         let terms = perturbed_terms(&b, o.x_bound);
-        let sag = |j: &Perturbed<D::Term<'_>>, x0, tol, rng: &mut R| {
-            j.minimise_sag(x0, b.beta, tol, rng)
-        };
+        let sag =
+            |j: &Perturbed<D::Term<'_>>, x0, tol, rng: &mut R| j.minimise_sag(x0, b.beta, tol, rng);
         self.fit_term(
             &b,
             given,
@@ -330,7 +332,14 @@ impl Amp {
         }
         Stream::new(source, o.loss)?.fit_with(|stream| {
             let terms = perturbed_terms(&b, o.x_bound);
-            self.fit_term(&b, given, stream.shape(), |l| stream.glm(terms, l), None, rng)
+            self.fit_term(
+                &b,
+                given,
+                stream.shape(),
+                |l| stream.glm(terms, l),
+                None,
+                rng,
+            )
         })
     }
 
