@@ -58,6 +58,16 @@ fn noise(m: &LinearModel, name: &str) -> f64 {
     r.noise.iter().find(|(k, _)| k == name).expect(name).1
 }
 
+/// Asserts whether one of the report's notes contains `part`.
+fn assert_note(m: &LinearModel, part: &str, present: bool) {
+    let notes = &m.privacy().notes;
+    assert_eq!(
+        notes.iter().any(|n| n.contains(part)),
+        present,
+        "{part:?} in {notes:?}"
+    );
+}
+
 /// Asserts `a` and `b` agree to relative `tol`.
 fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
     assert!(
@@ -181,13 +191,10 @@ fn the_defaults_are_paper_001s_at_its_lipschitz_bound() {
     let x = std::f64::consts::SQRT_2;
     let m = amp(x).fit(&train(x), &mut seeded_rng(3)).unwrap();
     assert_eq!((noise(&m, "tau"), noise(&m, "sigma_out")), (5e-4, 0.15));
-    assert!(
-        m.privacy()
-            .notes
-            .iter()
-            .any(|n| n.starts_with("tau = 5e-4·L/√2 and sigma_out = 0.15·√2/L")),
-        "{:?}",
-        m.privacy().notes
+    assert_note(
+        &m,
+        "tau = 5e-4·L/√2 and sigma_out = 0.15·√2/L: the scale-free",
+        true,
     );
 }
 
@@ -200,7 +207,7 @@ fn given_values_are_used_as_given() {
     let m = a.fit(&train(1.0), &mut seeded_rng(3)).unwrap();
     assert_within_target(&m, 1.0);
     assert_eq!((noise(&m, "tau"), noise(&m, "sigma_out")), (1e-3, 0.3));
-    assert!(!m.privacy().notes.iter().any(|n| n.contains("defaults")));
+    assert_note(&m, "defaults", false);
     // One given, the other default.
     a.sigma_out = None;
     let (tau, sigma_out) = a.tau_and_sigma_out().unwrap();
@@ -251,14 +258,7 @@ fn the_default_tau_is_raised_to_its_floor_on_many_public_rows() {
             tau >= 1e-10 * n as f64 * l && tau > default,
             "{tau} vs {default}"
         );
-        assert!(
-            m.privacy()
-                .notes
-                .iter()
-                .any(|n| n.contains("floating-point floor max(")),
-            "{:?}",
-            m.privacy().notes
-        );
+        assert_note(&m, "raised to the gradient's floating-point floor", true);
         tau / l
     };
     let one = raised(1.0);
