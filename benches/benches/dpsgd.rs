@@ -15,6 +15,8 @@
 //! `…/poisson_gaussian_sgd_f32` is the same epoch on the same values stored as `f32`
 //! ([`Storage::F32`]: half the bytes, the same kernels widening to `f64`), and at d = 1000
 //! `…/two_gemv_f32` its like-for-like reference (`sgemv` on the `f32` matrix).
+//! `dpsgd_epoch_4000x100_b256/poisson_gaussian_sgd_in_cache` is the d = 100 epoch on 4,000
+//! rows, which the caches hold: the arithmetic's rate without the rows' memory traffic.
 //! `…/batch_rows_read` reads the rows of an epoch's worth of random sorted batches and sums
 //! them row by row, nothing else, and `…/batch_rows_read_prefetched` does so asking for the
 //! rows eight places ahead: an epoch must read its rows, so these show what reading them
@@ -50,20 +52,26 @@ fn data(d: usize) -> Dataset {
     data_of(N, d)
 }
 
-/// One DP-SGD epoch (Poisson sampling at `q = 256/n`, Gaussian noise multiplier 1, clip 1,
-/// plain SGD) at dimension `d`; at `d = 1000` also the two-gemv pass it is compared with.
-fn epoch_at(c: &mut Bench, d: usize) {
-    let data = data(d);
-    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
-    let sgd = DpSgd::new(
+/// One DP-SGD epoch over `n` rows: Poisson sampling at `q = 256/n`, Gaussian noise multiplier
+/// 1, clip 1, plain SGD.
+fn sgd(n: usize) -> DpSgd {
+    DpSgd::new(
         BatchSchedule::Poisson {
-            q: BATCH as f64 / N as f64,
+            q: BATCH as f64 / n as f64,
         },
         Length::Epochs(1),
         StepSize::Constant(0.1),
         1.0,
         1.0,
-    );
+    )
+}
+
+/// One DP-SGD epoch ([`sgd`]) at dimension `d`; at `d = 1000` also the two-gemv pass it is
+/// compared with.
+fn epoch_at(c: &mut Bench, d: usize) {
+    let data = data(d);
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let sgd = sgd(N);
     let x0 = Array1::zeros(d);
     let mut group = c.benchmark_group(format!("dpsgd_epoch_{N}x{d}_b{BATCH}"));
     group.sampling_mode(cpu_time::FLAT);
@@ -216,8 +224,29 @@ fn step_parts(c: &mut Bench) {
     group.finish();
 }
 
+/// Rows of the in-cache epoch: 3.2 MB of `f64` at d = 100, which the caches hold.
+const N_CACHED: usize = 4000;
+
+/// The epoch of [`epoch_at`] at d = 100 on [`N_CACHED`] rows, whose batches' rows are in
+/// cache: the examples per second of the arithmetic alone (sampling, margins, coefficients,
+/// exact sums, noise, updates), without the memory traffic of random rows.
+fn epoch_in_cache(c: &mut Bench) {
+    let data = data_of(N_CACHED, D);
+    let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).expect("objective");
+    let (sgd, x0) = (sgd(N_CACHED), Array1::zeros(D));
+    let mut group = c.benchmark_group(format!("dpsgd_epoch_{N_CACHED}x{D}_b{BATCH}"));
+    group.sampling_mode(cpu_time::FLAT);
+    group.throughput(Throughput::Elements(N_CACHED as u64));
+    group.bench_function("poisson_gaussian_sgd_in_cache", |b| {
+        let mut rng = seeded_rng(2);
+        b.iter(|| black_box(epoch(&sgd, &obj, &x0, &mut rng)))
+    });
+    group.finish();
+}
+
 fn epochs(c: &mut Bench) {
     epoch_at(c, D);
+    epoch_in_cache(c);
     epoch_at(c, D_WIDE);
 }
 
