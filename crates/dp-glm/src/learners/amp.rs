@@ -33,12 +33,13 @@ use crate::sufficient::StreamError;
 /// `x → a·x` scales `L` by `a` and `β`, and with it the rule's `λ`, by `a²`: `J`'s minimiser
 /// maps `θ → θ/a` (the same predictions) and its gradient scales by `a`. So `τ ∝ L` and
 /// `σ_out ∝ 1/L` give, at every row bound, the mechanism at `L = √2` rescaled, where fixed
-/// values fail: below the gradient's floating-point error at `x_bound = 1e12` (the
-/// certification refuses), far below the output sensitivity `2τ/λ` at `x_bound = 1e-9` (the
-/// calibration refuses). A fit raises the default `τ` when it is below the floor objective
-/// perturbation certifies at ([`ObjectivePerturbation`]: `τ = max(1e-10, 8mu)·(nL + σ(√d +
-/// 8))`, `n` the public number of rows as for the release box below; the floor binds from
-/// about 3.5 million rows), which a smaller `τ` could not be certified above. Given values are
+/// values fail: `τ = 5e-4` is below the gradient's floating-point error at `x_bound = 1e12`
+/// (the certification refuses), `σ_out = 0.15` far below the output sensitivity `2τ/λ` at
+/// `x_bound = 1e-9` (the calibration refuses). A fit raises the default `τ` when it is below
+/// the floor objective perturbation certifies at ([`ObjectivePerturbation`]:
+/// `τ = max(1e-10, 8mu)·(nL + σ(√d + 8))`, `n` the public number of rows as for the release
+/// box below; the floor binds from about 3.5 million rows while `d` is below about 48,000),
+/// since no smaller `τ` could be certified. Given values are
 /// absolute and used as given. The report states the `τ` and `σ_out` used: they are computed
 /// from public values only (`L`, the public `n`, `d` and the calibrated `σ`), never from the
 /// rows.
@@ -57,8 +58,8 @@ use crate::sufficient::StreamError;
 /// them. The solver and its hyper-parameters cost no privacy: only `‖∇J(θ̂)‖ ≤ τ` matters,
 /// and it is enforced. `τ` enters the guarantee only through that sensitivity, which the
 /// calibration prices for the `τ` the fit uses — the default raised to its floor included
-/// (at the cost of more objective noise `σ`). The report states that public certificate (`tau`), never the achieved
-/// `‖∇J(θ̂)‖`, which is computed from the data without noise.
+/// (at the cost of more objective noise `σ`). The report states that public certificate
+/// (`tau`), never the achieved `‖∇J(θ̂)‖`, which is computed from the data without noise.
 ///
 /// Before the output noise `θ̂` is clamped to the public box `|θ_j| ≤ (nL + σ(√d + 8) + τ)/λ`
 /// (`n` the public number of rows, [`ObjectivePerturbation::public_n`], else the data's count
