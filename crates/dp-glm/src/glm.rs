@@ -372,21 +372,71 @@ impl<'a> GlmObjective<'a> {
     }
 
     /// `out += Σ_{i ∈ rows}` of the quantised terms of `clip_C(φ_i'(⟨x_i, θ⟩)·x_i)` (the
-    /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`].
+    /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`]:
+    /// on contiguous rows of at most [`SHORT_ROW_BYTES`] by [`GlmObjective::exact_in_groups`],
+    /// on longer ones by [`GlmObjective::exact_in_blocks`] — the same integers.
     fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
         let clip = out.quantiser().clip();
         let d = self.n_features();
-        with_features!(self.data, |x| {
-            let xs = x.as_slice();
-            self.clipped_blocks(theta, rows, clip, |block, coef| {
+        with_features!(self.data, |x| match x.as_slice() {
+            Some(xs) if d * entry_bytes(xs) <= SHORT_ROW_BYTES => {
+                self.exact_in_groups(xs, theta, rows, out)
+            }
+            Some(xs) => self.exact_in_blocks(xs, theta, rows, out),
+            None => self.clipped_blocks(theta, rows, clip, |block, coef| {
                 for (&i, &c) in block.iter().zip(coef) {
-                    match xs {
-                        Some(xs) => out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]),
-                        None => out.add_scaled(c, &x.row(i).to_vec()),
-                    }
+                    out.add_scaled(c, &x.row(i).to_vec());
                 }
-            })
+            }),
         });
+    }
+
+    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`, [`GROUP`] rows at a
+    /// time — margins, coefficients, terms — while the rows [`AHEAD`] places on are asked for:
+    /// a batch's rows are random and not in cache, and their loads then overlap the arithmetic
+    /// instead of stalling it. The groups are those of [`GlmObjective::clipped_blocks`]
+    /// ([`BLOCK`] is a multiple of [`GROUP`]), so the margins are the same, bit for bit, and the
+    /// sum is exact: the same integers in any order.
+    fn exact_in_groups<T: Element>(
+        &self,
+        xs: &[T],
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        out: &mut ExactSum,
+    ) {
+        let (clip, d) = (out.quantiser().clip(), self.n_features());
+        let mut z = [0.0; GROUP];
+        for (g, group) in rows.chunks(GROUP).enumerate() {
+            let z = &mut z[..group.len()];
+            self.row_dots(group, theta, z);
+            self.rescue_margins(theta, z, |k| group[k]);
+            self.clip_in_place(z, clip, |k| group[k]);
+            let ahead = rows.get(g * GROUP + AHEAD..).unwrap_or_default();
+            for (k, (&i, &c)) in group.iter().zip(&*z).enumerate() {
+                if let Some(&j) = ahead.get(k) {
+                    prefetch_row(xs, j, d);
+                }
+                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
+            }
+        }
+    }
+
+    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs` in blocks
+    /// ([`GlmObjective::clipped_blocks`]), whose margin pass overlaps the loads of long rows
+    /// better than [`GlmObjective::exact_in_groups`].
+    fn exact_in_blocks<T: Element>(
+        &self,
+        xs: &[T],
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        out: &mut ExactSum,
+    ) {
+        let (clip, d) = (out.quantiser().clip(), self.n_features());
+        self.clipped_blocks(theta, rows, clip, |block, coef| {
+            for (&i, &c) in block.iter().zip(coef) {
+                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
+            }
+        })
     }
 
     /// Calls `f(block, coef)` on the rows in blocks of at most [`BLOCK`], `coef` the block's
@@ -622,6 +672,38 @@ fn add_scaled_row<T: Element>(row: ArrayView1<'_, T>, c: f64, mut out: ArrayView
 
 /// Rows handled together by the batch kernels.
 pub(crate) const GROUP: usize = 4;
+
+// The exact clipped sum's groups are those of the blocks.
+const _: () = assert!(BLOCK.is_multiple_of(GROUP));
+
+/// How many rows ahead [`GlmObjective::add_clipped_exact`] asks for the rows of a batch.
+const AHEAD: usize = 16;
+
+/// The longest rows [`GlmObjective::add_clipped_exact`] sums group by group with the rows
+/// ahead prefetched (a DP-SGD epoch of 50,000 random rows at d = 100, 800 bytes a row: about
+/// 17% faster than in blocks; at d = 1000, 8,000 bytes: about 20% slower).
+const SHORT_ROW_BYTES: usize = 1024;
+
+/// Bytes per cache line, as the prefetch hints assume (64 on current x86-64 and ARM cores).
+const LINE_BYTES: usize = 64;
+
+/// The bytes of one entry of `xs`.
+fn entry_bytes<T>(_: &[T]) -> usize {
+    size_of::<T>()
+}
+
+/// Asks the memory system for row `i` of the row-major `xs` (`d` entries per row), every cache
+/// line of it, without waiting for it: a hint ([`prefetch_index`]), which changes no value.
+#[inline(always)]
+fn prefetch_row<T>(xs: &[T], i: usize, d: usize) {
+    let start = i * d;
+    for j in (start..start + d).step_by((LINE_BYTES / size_of::<T>()).max(1)) {
+        prefetch_index::prefetch_index(xs, j);
+    }
+    if d > 0 {
+        prefetch_index::prefetch_index(xs, start + d - 1);
+    }
+}
 
 /// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries):
 /// the even- and odd-indexed products summed in index order, then added.
@@ -1107,6 +1189,46 @@ mod tests {
         assert_eq!(summation_height(LEAF + 1), LEAF + 5);
         assert_eq!(summation_height(3 * LEAF), LEAF + 6);
         assert_eq!(summation_height(1 << 40), LEAF + 4 + 27);
+    }
+
+    /// The exact clipped sum in groups with the rows ahead prefetched and in blocks give the
+    /// same integers, `f64` and `f32` storage, d = 100 and 300, batches of random rows of
+    /// every size up to past two blocks (groups cut short and not), with margins whose
+    /// coefficients are clipped and not.
+    #[test]
+    fn exact_sums_in_groups_and_in_blocks_are_the_same_integers() {
+        use crate::Storage;
+        use dp_optim::{Quantiser, seeded_rng};
+        use rand::RngExt;
+        let mut rng = seeded_rng(41);
+        for (d, storage) in [
+            (100, Storage::F64),
+            (100, Storage::F32),
+            (300, Storage::F64),
+        ] {
+            let n = 500;
+            let x = ndarray::Array2::from_shape_fn((n, d), |_| rng.random::<f64>() - 0.5);
+            let y = Array1::from_shape_fn(n, |i| if i % 3 == 0 { 1.0 } else { -1.0 });
+            let data = Dataset::with_storage(x, y, storage).unwrap();
+            let obj = GlmObjective::new(&data, Loss::Logistic, 0.0, Scale::Mean).unwrap();
+            let theta = Array1::from_shape_fn(d, |j| ((j * 37) % 11) as f64 / 4.0 - 1.2);
+            for len in (1..=140).step_by(3) {
+                let batch: Vec<usize> = (0..len).map(|_| rng.random_range(0..n)).collect();
+                for clip in [0.5, 3.0] {
+                    // A grid so fine that one ulp of a coefficient moves the integers.
+                    let q = Quantiser::new(clip, 2f64.powi(-48), d).unwrap();
+                    let (mut a, mut b) = (ExactSum::new(q), ExactSum::new(q));
+                    with_features!(data, |x| {
+                        let xs = x.as_slice().unwrap();
+                        obj.exact_in_groups(xs, theta.view(), &batch, &mut a);
+                        obj.exact_in_blocks(xs, theta.view(), &batch, &mut b);
+                    });
+                    let (a, b) = (a.totals().to_vec(), b.totals());
+                    assert_eq!(a, b, "d {d}, {storage:?}, batch of {len}, clip {clip}");
+                    assert!(a.iter().any(|&k| k != 0), "a sum of zeros proves nothing");
+                }
+            }
+        }
     }
 
     #[test]
