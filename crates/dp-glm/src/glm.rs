@@ -373,16 +373,20 @@ impl<'a> GlmObjective<'a> {
 
     /// `out += Σ_{i ∈ rows}` of the quantised terms of `clip_C(φ_i'(⟨x_i, θ⟩)·x_i)` (the
     /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`]:
-    /// on contiguous rows of at most [`SHORT_ROW_BYTES`] by [`GlmObjective::exact_in_groups`],
-    /// on longer ones by [`GlmObjective::exact_in_blocks`] — the same integers.
+    /// on contiguous rows of at most [`SHORT_ROW_BYTES`] in groups, on longer ones in blocks
+    /// ([`GlmObjective::exact_sum_rows`]) — the same integers.
     fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
         let clip = out.quantiser().clip();
         let d = self.n_features();
         with_features!(self.data, |x| match x.as_slice() {
-            Some(xs) if d * entry_bytes(xs) <= SHORT_ROW_BYTES => {
-                self.exact_in_groups(xs, theta, rows, out)
+            Some(xs) => {
+                let order = if d * entry_bytes(xs) <= SHORT_ROW_BYTES {
+                    SumOrder::Groups
+                } else {
+                    SumOrder::Blocks
+                };
+                self.exact_sum_rows(xs, theta, rows, out, order)
             }
-            Some(xs) => self.exact_in_blocks(xs, theta, rows, out),
             None => self.clipped_blocks(theta, rows, clip, |block, coef| {
                 for (&i, &c) in block.iter().zip(coef) {
                     out.add_scaled(c, &x.row(i).to_vec());
@@ -391,52 +395,45 @@ impl<'a> GlmObjective<'a> {
         });
     }
 
-    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`, [`GROUP`] rows at a
-    /// time — margins, coefficients, terms — while the rows [`AHEAD`] places on are asked for:
-    /// a batch's rows are random and not in cache, and their loads then overlap the arithmetic
-    /// instead of stalling it. The groups are those of [`GlmObjective::clipped_blocks`]
-    /// ([`BLOCK`] is a multiple of [`GROUP`]), so the margins are the same, bit for bit, and the
-    /// sum is exact: the same integers in any order.
-    fn exact_in_groups<T: Element>(
+    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`, in the order `order`.
+    ///
+    /// [`SumOrder::Groups`]: [`GROUP`] rows at a time — margins, coefficients, terms — while
+    /// the rows [`AHEAD`] places on are asked for: a batch's rows are random and not in cache,
+    /// and their loads then overlap the arithmetic instead of stalling it. The groups are those
+    /// of [`GlmObjective::clipped_blocks`] ([`BLOCK`] is a multiple of [`GROUP`]), so the
+    /// margins are the same as [`SumOrder::Blocks`]', bit for bit, and the sum is exact: the
+    /// same integers in any order.
+    fn exact_sum_rows<T: Element>(
         &self,
         xs: &[T],
         theta: ArrayView1<'_, f64>,
         rows: &[usize],
         out: &mut ExactSum,
+        order: SumOrder,
     ) {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
-        let mut z = [0.0; GROUP];
-        for (g, group) in rows.chunks(GROUP).enumerate() {
-            let z = &mut z[..group.len()];
-            self.row_dots(group, theta, z);
-            self.rescue_margins(theta, z, |k| group[k]);
-            self.clip_in_place(z, clip, |k| group[k]);
-            let ahead = rows.get(g * GROUP + AHEAD..).unwrap_or_default();
-            for (k, (&i, &c)) in group.iter().zip(&*z).enumerate() {
-                if let Some(&j) = ahead.get(k) {
-                    prefetch_row(xs, j, d);
+        let mut add = |i: usize, c: f64| out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
+        match order {
+            SumOrder::Blocks => self.clipped_blocks(theta, rows, clip, |block, coef| {
+                block.iter().zip(coef).for_each(|(&i, &c)| add(i, c))
+            }),
+            SumOrder::Groups => {
+                let mut z = [0.0; GROUP];
+                for (g, group) in rows.chunks(GROUP).enumerate() {
+                    let z = &mut z[..group.len()];
+                    self.row_dots(group, theta, z);
+                    self.rescue_margins(theta, z, |k| group[k]);
+                    self.clip_in_place(z, clip, |k| group[k]);
+                    let ahead = rows.get(g * GROUP + AHEAD..).unwrap_or_default();
+                    for (k, (&i, &c)) in group.iter().zip(&*z).enumerate() {
+                        if let Some(&j) = ahead.get(k) {
+                            prefetch_row(xs, j, d);
+                        }
+                        add(i, c);
+                    }
                 }
-                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
             }
         }
-    }
-
-    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs` in blocks
-    /// ([`GlmObjective::clipped_blocks`]), whose margin pass overlaps the loads of long rows
-    /// better than [`GlmObjective::exact_in_groups`].
-    fn exact_in_blocks<T: Element>(
-        &self,
-        xs: &[T],
-        theta: ArrayView1<'_, f64>,
-        rows: &[usize],
-        out: &mut ExactSum,
-    ) {
-        let (clip, d) = (out.quantiser().clip(), self.n_features());
-        self.clipped_blocks(theta, rows, clip, |block, coef| {
-            for (&i, &c) in block.iter().zip(coef) {
-                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
-            }
-        })
     }
 
     /// Calls `f(block, coef)` on the rows in blocks of at most [`BLOCK`], `coef` the block's
@@ -675,6 +672,16 @@ pub(crate) const GROUP: usize = 4;
 
 // The exact clipped sum's groups are those of the blocks.
 const _: () = assert!(BLOCK.is_multiple_of(GROUP));
+
+/// The order in which [`GlmObjective::exact_sum_rows`] works through a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SumOrder {
+    /// [`GROUP`] rows at a time, the rows [`AHEAD`] places on prefetched: faster on short rows.
+    Groups,
+    /// In blocks ([`GlmObjective::clipped_blocks`]), whose margin pass overlaps the loads of
+    /// long rows better.
+    Blocks,
+}
 
 /// How many rows ahead [`GlmObjective::add_clipped_exact`] asks for the rows of a batch.
 const AHEAD: usize = 16;
@@ -1220,8 +1227,8 @@ mod tests {
                     let (mut a, mut b) = (ExactSum::new(q), ExactSum::new(q));
                     with_features!(data, |x| {
                         let xs = x.as_slice().unwrap();
-                        obj.exact_in_groups(xs, theta.view(), &batch, &mut a);
-                        obj.exact_in_blocks(xs, theta.view(), &batch, &mut b);
+                        obj.exact_sum_rows(xs, theta.view(), &batch, &mut a, SumOrder::Groups);
+                        obj.exact_sum_rows(xs, theta.view(), &batch, &mut b, SumOrder::Blocks);
                     });
                     let (a, b) = (a.totals().to_vec(), b.totals());
                     assert_eq!(a, b, "d {d}, {storage:?}, batch of {len}, clip {clip}");
