@@ -49,7 +49,7 @@
 //! `1.5·2^52` rounding trick, exact for `|t| ≤ 2^51`), checks the norm with the sum of squares
 //! of integer-valued doubles — exact when it is below `2^53` (every square and partial sum is
 //! an integer below `2^53`; a larger true sum makes the computed one at least `2^53`, by
-//! monotonicity of rounding), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and,
+//! monotonicity of rounding; the same holds for squares added by fused multiply–adds), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and,
 //! in the same pass, writes the block's partial sums with the term added to a second buffer,
 //! which replaces them when the check passes (a rejected term touches nothing). Terms the fast
 //! path cannot decide (`R² ≥ 2^53`, i.e. noise multipliers below about 0.35, or a term over
@@ -502,17 +502,11 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
         let (rows2, rows1) = rows.split_at(parts2.len() * 2 * lanes);
         for ((r, p), n) in rows2.chunks_exact(2 * lanes).zip(parts2).zip(nexts2) {
             let (r0, r1) = r.split_at(lanes);
-            even = simd.add_f64s(
-                even,
-                fused_lanes(simd, vs, vm, T::lanes::<S>(r0), p[0], &mut n[0]),
-            );
-            odd = simd.add_f64s(
-                odd,
-                fused_lanes(simd, vs, vm, T::lanes::<S>(r1), p[1], &mut n[1]),
-            );
+            even = fused_lanes(simd, vs, vm, T::lanes::<S>(r0), p[0], &mut n[0], even);
+            odd = fused_lanes(simd, vs, vm, T::lanes::<S>(r1), p[1], &mut n[1], odd);
         }
         for ((r, &p), n) in rows1.chunks_exact(lanes).zip(parts1).zip(nexts1) {
-            even = simd.add_f64s(even, fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n));
+            even = fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n, even);
         }
         let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
         for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
@@ -525,8 +519,11 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
 }
 
 /// One vector of [`FusedTerm`]: `k = (s·r + M) − M` (`vs`, `vm` the splatted `s`, `M`),
-/// writes `partial + k` to `next` and returns `k²`. A function, not a closure, so that it is
-/// always inlined into each instruction set's version (with its intrinsics).
+/// writes `partial + k` to `next` and returns `squares + k²`, one fused multiply–add: a single
+/// rounding of the exact value, so exact below `2^53` and at least `2^53` above, as the
+/// separate product and sum (module docs, § Cost) — the same decision. A function, not a
+/// closure, so that it is always inlined into each instruction set's version (with its
+/// intrinsics).
 #[inline(always)]
 fn fused_lanes<S: pulp::Simd>(
     simd: S,
@@ -535,10 +532,11 @@ fn fused_lanes<S: pulp::Simd>(
     r: S::f64s,
     partial: S::f64s,
     next: &mut S::f64s,
+    squares: S::f64s,
 ) -> S::f64s {
     let k = simd.sub_f64s(simd.add_f64s(simd.mul_f64s(vs, r), vm), vm);
     *next = simd.add_f64s(partial, k);
-    simd.mul_f64s(k, k)
+    simd.mul_add_f64s(k, k, squares)
 }
 
 /// The release of an [`ExactSum`]: `γ·(S + K)` with `K` exact discrete Gaussian noise on the
