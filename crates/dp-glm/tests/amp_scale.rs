@@ -239,6 +239,18 @@ fn paper_001s_absolute_values_are_refused_at_the_extreme_bounds() {
     }
 }
 
+/// AMP with row bound `x`, the default `τ` and `σ_out` and `n` public rows, and its model
+/// of the training rows, checked to be within the target.
+fn fit_on_public_rows(x: f64, n: usize) -> (Amp, LinearModel) {
+    let mut a = amp(x);
+    a.objpert.public_n = Some(n);
+    let m = a
+        .fit(&train(x), &mut seeded_rng(3))
+        .unwrap_or_else(|e| panic!("x_bound = {x:e}, n = {n}: {e}"));
+    assert_within_target(&m, x);
+    (a, m)
+}
+
 /// On many public rows the default `τ` is raised to the floor objective perturbation
 /// certifies at (`1e-10·(nL + σ(√d + 8))` here, above `5e-4·L/√2` from about 3.5 million
 /// rows): the report states the raised value, the ledger prices it, and it scales with `L`.
@@ -246,12 +258,7 @@ fn paper_001s_absolute_values_are_refused_at_the_extreme_bounds() {
 fn the_default_tau_is_raised_to_its_floor_on_many_public_rows() {
     let n = 5_000_000;
     let raised = |x: f64| {
-        let mut a = amp(x);
-        a.objpert.public_n = Some(n);
-        let m = a
-            .fit(&train(x), &mut seeded_rng(3))
-            .unwrap_or_else(|e| panic!("x_bound = {x:e}: {e}"));
-        assert_within_target(&m, x);
+        let (a, m) = fit_on_public_rows(x, n);
         let l = a.objpert.bounds().unwrap().lipschitz;
         let (default, _) = a.tau_and_sigma_out().unwrap();
         let tau = noise(&m, "tau");
@@ -285,12 +292,7 @@ const MANY: usize = 50_000_000;
 #[test]
 fn the_default_sigma_out_is_raised_to_hold_the_release_box_on_many_public_rows() {
     for x in [1.0, 1e12] {
-        let mut a = amp(x);
-        a.objpert.public_n = Some(MANY);
-        let m = a
-            .fit(&train(x), &mut seeded_rng(3))
-            .unwrap_or_else(|e| panic!("x_bound = {x:e}: {e}"));
-        assert_within_target(&m, x);
+        let (a, m) = fit_on_public_rows(x, MANY);
         // Calibrated for the σ_out used: the target is met, not undershot.
         let r = m.privacy();
         assert!(r.epsilon > 0.99 * EPSILON, "x_bound = {x:e}: {}", r.epsilon);
@@ -325,12 +327,8 @@ fn the_default_sigma_out_is_raised_to_hold_the_release_box_on_many_public_rows()
 /// is refused before the data is read, naming `sigma_out`; the raised value given fits.
 #[test]
 fn a_given_sigma_out_too_small_for_the_box_is_refused() {
-    let mut a = amp(1.0);
-    a.objpert.public_n = Some(MANY);
-    let raised = noise(
-        &a.fit(&train(1.0), &mut seeded_rng(3)).unwrap(),
-        "sigma_out",
-    );
+    let (mut a, m) = fit_on_public_rows(1.0, MANY);
+    let raised = noise(&m, "sigma_out");
     let (_, default) = a.tau_and_sigma_out().unwrap();
     a.sigma_out = Some(default);
     match a.fit(&train(1.0), &mut seeded_rng(3)) {
