@@ -412,28 +412,19 @@ impl<'a> GlmObjective<'a> {
         order: SumOrder,
     ) {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
-        let mut add = |i: usize, c: f64| out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
-        match order {
-            SumOrder::Blocks => self.clipped_blocks(theta, rows, clip, |block, coef| {
-                block.iter().zip(coef).for_each(|(&i, &c)| add(i, c))
-            }),
-            SumOrder::Groups => {
-                let mut z = [0.0; GROUP];
-                for (g, group) in rows.chunks(GROUP).enumerate() {
-                    let z = &mut z[..group.len()];
-                    self.row_dots(group, theta, z);
-                    self.rescue_margins(theta, z, |k| group[k]);
-                    self.clip_in_place(z, clip, |k| group[k]);
-                    let ahead = rows.get(g * GROUP + AHEAD..).unwrap_or_default();
-                    for (k, (&i, &c)) in group.iter().zip(&*z).enumerate() {
-                        if let Some(&j) = ahead.get(k) {
-                            prefetch_row(xs, j, d);
-                        }
-                        add(i, c);
-                    }
+        let (size, ahead) = match order {
+            SumOrder::Groups => (GROUP, Some(AHEAD)),
+            SumOrder::Blocks => (BLOCK, None),
+        };
+        self.clipped_chunks(theta, rows, clip, size, |start, chunk, coef| {
+            let ahead = ahead.map_or(&[][..], |a| rows.get(start + a..).unwrap_or_default());
+            for (k, (&i, &c)) in chunk.iter().zip(coef).enumerate() {
+                if let Some(&j) = ahead.get(k) {
+                    prefetch_row(xs, j, d);
                 }
+                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
             }
-        }
+        });
     }
 
     /// Calls `f(block, coef)` on the rows in blocks of at most [`BLOCK`], `coef` the block's
@@ -446,13 +437,30 @@ impl<'a> GlmObjective<'a> {
         clip: f64,
         mut f: impl FnMut(&[usize], &[f64]),
     ) {
+        self.clipped_chunks(theta, rows, clip, BLOCK, |_, block, coef| f(block, coef));
+    }
+
+    /// Calls `f(start, chunk, coef)` on the rows in consecutive chunks of `size` rows (at most
+    /// [`BLOCK`]; the last one may be shorter), `start` the chunk's offset in `rows` and `coef`
+    /// its clipped coefficients as in [`GlmObjective::clipped_blocks`]. The margins of a row
+    /// depend only on its place in a chunk of [`GROUP`] ([`row_dots`]): the same for every
+    /// `size` that is a multiple of [`GROUP`].
+    fn clipped_chunks(
+        &self,
+        theta: ArrayView1<'_, f64>,
+        rows: &[usize],
+        clip: f64,
+        size: usize,
+        mut f: impl FnMut(usize, &[usize], &[f64]),
+    ) {
         let mut coef = [0.0; BLOCK];
-        for block in rows.chunks(BLOCK) {
-            let coef = &mut coef[..block.len()];
-            self.row_dots(block, theta, coef);
-            self.rescue_margins(theta, coef, |k| block[k]);
-            self.clip_in_place(coef, clip, |k| block[k]);
-            f(block, coef);
+        let size = size.clamp(1, BLOCK);
+        for (k, chunk) in rows.chunks(size).enumerate() {
+            let coef = &mut coef[..chunk.len()];
+            self.row_dots(chunk, theta, coef);
+            self.rescue_margins(theta, coef, |k| chunk[k]);
+            self.clip_in_place(coef, clip, |k| chunk[k]);
+            f(k * size, chunk, coef);
         }
     }
 

@@ -644,8 +644,9 @@ impl SumRelease {
         for (o, &s) in out.iter_mut().zip(sum.totals()) {
             let k = s + self.grid.draw(rng)?;
             // Through `i64` when it fits (a hardware conversion; `i128 as f64` is a library
-            // call): both round to nearest, so the value is the same.
-            let k = i64::try_from(k).map_or(k as f64, |k| k as f64);
+            // call, made only when it does not fit): both round to nearest, so the value is
+            // the same.
+            let k = i64::try_from(k).map_or_else(|_| k as f64, |k| k as f64);
             *o = k * self.grid.gamma();
         }
         Ok(())

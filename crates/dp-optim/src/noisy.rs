@@ -768,12 +768,14 @@ fn poisson_batch<R: Rng + ?Sized>(rng: &mut R, n: usize, q: f64, out: &mut Vec<u
     let mut i = 0usize;
     loop {
         let u: f64 = OpenClosed01.sample(rng);
-        let gap = (u.ln() / log_keep).floor();
-        // Compare in floating point first: the gap may exceed usize for tiny q.
-        if gap >= (n - i) as f64 {
+        // The gap is `⌊g⌋`, `g ≥ 0`: `⌊g⌋ ≥ m ⟺ g ≥ m` for an integer `m`, and the cast
+        // truncates (no call to `floor`). Compare in floating point first: `g` may exceed
+        // usize for tiny q.
+        let g = u.ln() / log_keep;
+        if g >= (n - i) as f64 {
             break;
         }
-        i += gap as usize;
+        i += g as usize;
         out.push(i);
         i += 1;
         if i >= n {
