@@ -90,10 +90,11 @@ fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
     assert_eq!(c, 0, "{e}");
     let notes = m["privacy"]["notes"].to_string();
     assert!(notes.contains("treated as public"), "{notes}");
-    // A public n so large that the default σ_out's grid cannot hold the release box
-    // (radius ≈ nL/λ ≈ 10¹², against 2^28·0.15 ≈ 4·10⁷) is refused before the data is read,
-    // with the same message whatever the data.
-    let huge = ["--n", "1000000000000"];
+    // A public n so large that the grid of a given σ_out cannot hold the release box
+    // (radius ≈ nL/λ ≈ 10¹², against 2^51 steps of 0.15's grid 2^-27, 1.7·10⁷) is refused
+    // before the data is read, with the same message whatever the data (the default σ_out
+    // would be raised to hold it).
+    let huge = ["--n", "1000000000000", "--sigma-out", "0.15"];
     let (c0, e0, m0) = train(&d0, &dir.path().join("m3.json"), &huge);
     let (c1, e1, _) = train(&d1, &dir.path().join("m4.json"), &huge);
     assert_ne!(c0, 0);

@@ -4,6 +4,8 @@
 //! mechanism the one at `X = 1` rescaled. Paper 001's absolute `τ = 5e-4` and `σ_out = 0.15`
 //! are refused at `X = 1e12` and `X = 1e-9`; the defaults fit at every scale, within the
 //! target, with the same predictions, and are paper 001's values bit for bit at its `L = √2`.
+//! On many public rows a fit raises the defaults to what the release needs: `τ` to the
+//! gradient's floating-point floor, `σ_out` to hold the release box.
 
 use dp_accounting::AccountantKind;
 use dp_glm::{Amp, Dataset, Error, LinearModel, Loss};
@@ -237,6 +239,18 @@ fn paper_001s_absolute_values_are_refused_at_the_extreme_bounds() {
     }
 }
 
+/// AMP with row bound `x`, the default `τ` and `σ_out` and `n` public rows, and its model
+/// of the training rows, checked to be within the target.
+fn fit_on_public_rows(x: f64, n: usize) -> (Amp, LinearModel) {
+    let mut a = amp(x);
+    a.objpert.public_n = Some(n);
+    let m = a
+        .fit(&train(x), &mut seeded_rng(3))
+        .unwrap_or_else(|e| panic!("x_bound = {x:e}, n = {n}: {e}"));
+    assert_within_target(&m, x);
+    (a, m)
+}
+
 /// On many public rows the default `τ` is raised to the floor objective perturbation
 /// certifies at (`1e-10·(nL + σ(√d + 8))` here, above `5e-4·L/√2` from about 3.5 million
 /// rows): the report states the raised value, the ledger prices it, and it scales with `L`.
@@ -244,12 +258,7 @@ fn paper_001s_absolute_values_are_refused_at_the_extreme_bounds() {
 fn the_default_tau_is_raised_to_its_floor_on_many_public_rows() {
     let n = 5_000_000;
     let raised = |x: f64| {
-        let mut a = amp(x);
-        a.objpert.public_n = Some(n);
-        let m = a
-            .fit(&train(x), &mut seeded_rng(3))
-            .unwrap_or_else(|e| panic!("x_bound = {x:e}: {e}"));
-        assert_within_target(&m, x);
+        let (a, m) = fit_on_public_rows(x, n);
         let l = a.objpert.bounds().unwrap().lipschitz;
         let (default, _) = a.tau_and_sigma_out().unwrap();
         let tau = noise(&m, "tau");
@@ -263,4 +272,74 @@ fn the_default_tau_is_raised_to_its_floor_on_many_public_rows() {
     };
     let one = raised(1.0);
     assert_close(raised(1e12), one, CAL_TOL, "raised tau/L at x_bound = 1e12");
+}
+
+/// The release box's radius `(nL + σ(√d + 8) + τ)/λ` on `n` public rows, from the report.
+fn radius(m: &LinearModel, n: usize) -> f64 {
+    let d = m.coef().len() as f64;
+    (n as f64 * noise(m, "lipschitz") + noise(m, "sigma") * (d.sqrt() + 8.0) + noise(m, "tau"))
+        / noise(m, "lambda")
+}
+
+/// A public `n` whose release box (radius `≈ nL/λ ≈ 3.8·10⁷/L` at `ε = 1`) the default
+/// `σ_out = 0.15·√2/L` cannot hold: its grid `σ_out·2^-24` represents `2^51` steps, `≈ 1.7·10⁷/L`.
+const MANY: usize = 50_000_000;
+
+/// On `MANY` public rows the default `σ_out` is raised to the least power of two whose grid
+/// holds the release box, and the fit succeeds (before: an error naming `sigma_out`) within
+/// the target, its ledger priced again, at two scales; the report says it was raised; the
+/// default `τ` is raised too.
+#[test]
+fn the_default_sigma_out_is_raised_to_hold_the_release_box_on_many_public_rows() {
+    for x in [1.0, 1e12] {
+        let (a, m) = fit_on_public_rows(x, MANY);
+        // Calibrated for the σ_out used: the target is met, not undershot.
+        let r = m.privacy();
+        assert!(r.epsilon > 0.99 * EPSILON, "x_bound = {x:e}: {}", r.epsilon);
+        let (_, default) = a.tau_and_sigma_out().unwrap();
+        let sigma_out = noise(&m, "sigma_out");
+        assert!(sigma_out > default, "{sigma_out} vs {default}");
+        // The least power of two whose grid σ_out·2^-24 holds the box within 2^51 steps.
+        assert_eq!(sigma_out.log2().fract(), 0.0, "{sigma_out}");
+        let radius = radius(&m, MANY);
+        let steps = |s: f64| radius / (s * 2f64.powi(-24));
+        assert!(
+            steps(sigma_out) < 2f64.powi(51) && steps(0.5 * sigma_out) > 2f64.powi(51),
+            "x_bound = {x:e}: radius {radius}, sigma_out {sigma_out}"
+        );
+        // The ledger's output noise is the σ_out used.
+        let output = &r.ledger.entries()[1].mechanism;
+        assert!(
+            output.parameters().contains(&("sigma", sigma_out)),
+            "{:?}",
+            output.parameters()
+        );
+        assert_note(
+            &m,
+            "sigma_out = 0.15·√2/L raised to the least power of two",
+            true,
+        );
+        assert_note(&m, "tau = 5e-4·L/√2 raised", true);
+    }
+}
+
+/// A given `σ_out` is used as given, even on `MANY` public rows: the default's value given
+/// is refused before the data is read, naming `sigma_out`; the raised value given fits.
+#[test]
+fn a_given_sigma_out_too_small_for_the_box_is_refused() {
+    let (mut a, m) = fit_on_public_rows(1.0, MANY);
+    let raised = noise(&m, "sigma_out");
+    let (_, default) = a.tau_and_sigma_out().unwrap();
+    a.sigma_out = Some(default);
+    match a.fit(&train(1.0), &mut seeded_rng(3)) {
+        Err(Error::InvalidHyperParameter { name, value, .. }) => {
+            assert_eq!((name, value), ("sigma_out", default));
+        }
+        other => panic!("{other:?}"),
+    }
+    a.sigma_out = Some(raised);
+    let m = a.fit(&train(1.0), &mut seeded_rng(3)).unwrap();
+    assert_within_target(&m, 1.0);
+    assert_eq!(noise(&m, "sigma_out"), raised);
+    assert_note(&m, "sigma_out = 0.15·√2/L", false);
 }

@@ -39,10 +39,12 @@ use crate::sufficient::StreamError;
 /// the floor objective perturbation certifies at ([`ObjectivePerturbation`]:
 /// `τ = max(1e-10, 8mu)·(nL + σ(√d + 8))`, `n` the public number of rows as for the release
 /// box below; the floor binds from about 3.5 million rows while `d` is below about 48,000),
-/// since no smaller `τ` could be certified. Given values are
-/// absolute and used as given. The report states the `τ` and `σ_out` used: they are computed
-/// from public values only (`L`, the public `n`, `d` and the calibrated `σ`), never from the
-/// rows.
+/// since no smaller `τ` could be certified; and it raises the default `σ_out` to the least
+/// power of two whose output grid represents the release box below (for the logistic loss at
+/// `ε = 1`, from a few times 10⁷ public rows), which no smaller `σ_out`'s grid could. Given
+/// values are absolute and used as given. The report states the `τ` and `σ_out` used, and
+/// whether a default was raised: they are computed from public values only (`L`, the public
+/// `n`, `d`, the calibrated `σ` and `λ`), never from the rows.
 ///
 /// # Privacy
 /// Paper 001, Thm 4.1: `J` is `λ`-strongly convex, so `‖θ̂ − θ^P‖ ≤ τ/λ` and the release is
@@ -58,16 +60,18 @@ use crate::sufficient::StreamError;
 /// them. The solver and its hyper-parameters cost no privacy: only `‖∇J(θ̂)‖ ≤ τ` matters,
 /// and it is enforced. `τ` enters the guarantee only through that sensitivity, which the
 /// calibration prices for the `τ` the fit uses — the default raised to its floor included
-/// (at the cost of more objective noise `σ`). The report states that public certificate
-/// (`tau`), never the achieved `‖∇J(θ̂)‖`, which is computed from the data without noise.
+/// (at the cost of more objective noise `σ`); likewise the calibration and the ledger price
+/// the `σ_out` the fit uses, the default raised to hold the release box included. The report
+/// states that public certificate (`tau`), never the achieved `‖∇J(θ̂)‖`, which is computed
+/// from the data without noise.
 ///
 /// Before the output noise `θ̂` is clamped to the public box `|θ_j| ≤ (nL + σ(√d + 8) + τ)/λ`
 /// (`n` the public number of rows, [`ObjectivePerturbation::public_n`], else the data's count
 /// treated as public): a 1-Lipschitz map, so the output release keeps its sensitivity, and
 /// the box holds the exact minimiser (so the clamp binds only on more than `n` rows or an
 /// extreme `b`). Before the data is read the fit checks that `σ_out`'s output grid represents
-/// every point of the box (an error naming `sigma_out` otherwise), so the release cannot fail
-/// on the data.
+/// every point of the box (raising a default `σ_out` until it does; an error naming a given
+/// `sigma_out` otherwise), so the release cannot fail on the data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Amp {
     /// Loss, budget (default accountant PLD), `X`, clip, λ, the λ rule's factor and the
@@ -76,7 +80,8 @@ pub struct Amp {
     /// Gradient-norm tolerance `τ`, used as given; `None` (default): `5e-4·L/√2`, raised in
     /// a fit to the gradient's floating-point floor when below it (see [`Amp`]).
     pub tau: Option<f64>,
-    /// Output noise `σ_out`, used as given; `None` (default): `0.15·√2/L`.
+    /// Output noise `σ_out`, used as given; `None` (default): `0.15·√2/L`, raised in a fit
+    /// when its output grid cannot represent the release box (see [`Amp`]).
     pub sigma_out: Option<f64>,
     /// The solver tried first (default L-BFGS); if it stops with `‖∇J‖ > τ` the other one
     /// continues from its point on the same `J`.
@@ -94,8 +99,20 @@ const PAPER_SIGMA_OUT: f64 = 0.15;
 /// a loss of `sup|φ'| = 1`.
 const PAPER_LIPSCHITZ: f64 = std::f64::consts::SQRT_2 * BOUND_SLACK;
 
-/// The most calibrations [`Amp::calibrated`] makes while raising a default `τ` to its floor.
-const FLOOR_ROUNDS: usize = 4;
+/// The most calibrations [`Amp::calibrated`] makes while raising the defaults `τ` and
+/// `σ_out` to what the release needs.
+const DEFAULT_ROUNDS: usize = 8;
+
+/// The release [`Amp::calibrated`] settles on: the `(τ, σ_out)` used, defaults raised if
+/// needed, the `(σ, λ)` calibrated for them and the release box they size.
+#[derive(Debug, Clone, Copy)]
+struct Calibrated {
+    tau: f64,
+    sigma_out: f64,
+    sigma: f64,
+    lambda: f64,
+    release_box: ReleaseBox,
+}
 
 /// The optimiser AMP minimises its perturbed objective with. Either is valid: the privacy
 /// analysis needs only `‖∇J(θ̂)‖ ≤ τ`, which is checked.
@@ -134,7 +151,8 @@ impl Amp {
     /// can be a hair larger.
     ///
     /// `τ` and `σ_out` are [`Amp::tau_and_sigma_out`]'s: the fit knows `n` and `d` and may
-    /// raise a default `τ` to its floating-point floor.
+    /// raise a default `τ` to its floating-point floor and a default `σ_out` to hold its
+    /// release box.
     ///
     /// # Errors
     /// As [`ObjectivePerturbation::calibrate`] and [`Amp::tau_and_sigma_out`].
@@ -151,8 +169,9 @@ impl Amp {
     /// The `(τ, σ_out)` [`Amp::calibrate`] prices: the given values, else the defaults
     /// `5e-4·L/√2` and `0.15·√2/L` for the enforced `L` ([`ObjectivePerturbation::bounds`];
     /// exactly `5e-4` and `0.15` at `x_bound = √2` with a loss of `sup|φ'| = 1`, such as the
-    /// logistic loss). A fit may raise the default `τ` to its floating-point floor (see
-    /// [`Amp`]); its report states the values it used.
+    /// logistic loss). A fit may raise the default `τ` to its floating-point floor and the
+    /// default `σ_out` to hold its release box (see [`Amp`]); its report states the values it
+    /// used.
     ///
     /// # Errors
     /// As [`ObjectivePerturbation::bounds`]; `tau` or `sigma_out`, given or default, not
@@ -174,27 +193,45 @@ impl Amp {
         ))
     }
 
-    /// The calibrated `(τ, σ, λ)` of the release on `n` public rows and `d` features, from
-    /// [`Amp::tau_and_sigma_out`]'s `(τ, σ_out)`: a given `τ` as it is; a default `τ` below
-    /// the floor `objpert_tau(n, d, L, σ)` at the `σ` calibrated for it raised to that floor
-    /// and a sixteenth, and calibrated again. A larger `τ` costs a larger `σ` (the output
-    /// release's sensitivity `2τ/λ` grows), so the rounds repeat until the floor at the
-    /// calibrated `σ` is at most `τ` — one more round in practice: once the floor binds, `nL`
-    /// dominates its `σ(√d + 8)`.
+    /// The calibrated release on `n` public rows and `d` features, from
+    /// [`Amp::tau_and_sigma_out`]'s `(τ, σ_out)`. Given values are used as they are. A
+    /// default is raised when the release needs more, from public values only:
+    ///
+    /// - `τ` below the floor `objpert_tau(n, d, L, σ)` at the `σ` calibrated for it: raised to
+    ///   that floor and a sixteenth;
+    /// - `σ_out` whose output grid cannot represent the release box `(nL + σ(√d + 8) + τ)/λ`
+    ///   of the calibrated `(σ, λ)` and `τ` ([`ReleaseBox::check_grid`]): raised to the least
+    ///   power of two whose grid does ([`ReleaseBox::min_sigma_out`], as
+    ///   [`ObjectivePerturbation`] raises its own; the box's radius, rounded up, is then
+    ///   strictly below `2^51` grid steps, a power-of-two grid making the ratio exact).
+    ///
+    /// Each raise is followed by a new calibration, so that `(σ, λ)` and the ledger price the
+    /// `(τ, σ_out)` the release uses. The order of dependencies: `(τ, σ_out) → (σ, λ)` (the
+    /// calibration) `→` the floor (through `σ`) and the box (through `σ, λ, τ`) `→` the raises.
+    /// The rounds settle: both values only grow (`τ` by more than a sixteenth per raise, being
+    /// raised above `17/16` of a floor above it; `σ_out` at least doubles after its first
+    /// raise, a power of two above it), and under the `λ` rule both are bounded — its `λ` is
+    /// at least `max(2β/ε, 1.05β)` and its `σ` at most `sigma_factor·σ_Gauss`, whatever
+    /// `(τ, σ_out)`, which bounds the floor and the box. In practice one round settles `τ`
+    /// (once the floor binds, `nL` dominates its `σ(√d + 8)`) and one or two `σ_out` (a
+    /// larger `σ_out` can lower the rule's `λ`, widening the box); [`DEFAULT_ROUNDS`] caps
+    /// the rounds (with a given `λ`, `σ` is not bounded above when `τ` grows).
     ///
     /// # Errors
-    /// As [`Amp::calibrate`]; [`Error::InvalidHyperParameter`] naming `tau` when the rounds do
-    /// not settle (the output noise cannot cover the floor's sensitivity).
+    /// As [`Amp::calibrate`] and [`ReleaseBox::new`]; [`Error::InvalidHyperParameter`] naming
+    /// the default raised last when the rounds do not settle within [`DEFAULT_ROUNDS`].
     fn calibrated(
         &self,
         b: &ObjPertBounds,
         (tau, sigma_out): (f64, f64),
         n: usize,
         d: usize,
-    ) -> Result<(f64, f64, f64)> {
+    ) -> Result<Calibrated> {
         let o = &self.objpert;
-        let mut tau = tau;
-        for _ in 0..FLOOR_ROUNDS {
+        let (mut tau, mut sigma_out) = (tau, sigma_out);
+        // The default raised last, with its value.
+        let mut raised = ("tau", tau);
+        for _ in 0..DEFAULT_ROUNDS {
             let key = format!(
                 "amp release {:?} {b:?} {:?} {:?} {tau:?} {sigma_out:?} {d}",
                 o.budget, o.lambda, o.sigma_factor
@@ -202,17 +239,35 @@ impl Amp {
             let (sigma, lambda) =
                 memoised(key, || self.calibrate_with(b, tau, sigma_out, Some(d)))?;
             let floor = objpert_tau(n, d, b.lipschitz, sigma);
-            if self.tau.is_some() || floor <= tau {
-                return Ok((tau, sigma, lambda));
+            if self.tau.is_none() && floor > tau {
+                tau = floor * (1.0 + 1.0 / 16.0);
+                raised = ("tau", tau);
+                continue;
             }
-            tau = floor * (1.0 + 1.0 / 16.0);
+            let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
+            let least = release_box.min_sigma_out();
+            if self.sigma_out.is_none()
+                && release_box.check_grid(sigma_out).is_err()
+                && least > sigma_out
+            {
+                sigma_out = least;
+                raised = ("sigma_out", sigma_out);
+                continue;
+            }
+            return Ok(Calibrated {
+                tau,
+                sigma_out,
+                sigma,
+                lambda,
+                release_box,
+            });
         }
         Err(Error::InvalidHyperParameter {
-            name: "tau",
-            value: tau,
-            reason: "the default tolerance's floating-point floor (it grows with the public \
-                     number of rows) did not settle: the output noise cannot cover it; give \
-                     tau and a larger sigma_out",
+            name: raised.0,
+            value: raised.1,
+            reason: "the defaults raised to what the release needs (tau to the gradient's \
+                     floating-point floor, sigma_out to hold the release box; both grow with \
+                     the public number of rows) did not settle: give tau and sigma_out",
         })
     }
 
@@ -265,9 +320,11 @@ impl Amp {
         /// Fits the model.
         ///
         /// # Errors
-        /// As [`Amp::calibrate`]; `sigma_out` too small for its output grid to represent the
-        /// release box (checked before the data is read); labels outside the loss's domain; the
-        /// solver stopping with `‖∇J‖ > τ` (nothing is released).
+        /// As [`Amp::calibrate`]; a given `sigma_out` too small for its output grid to
+        /// represent the release box (checked before the data is read); the defaults' raises
+        /// not settling ([`Error::InvalidHyperParameter`] naming `tau` or `sigma_out`); labels
+        /// outside the loss's domain; the solver stopping with `‖∇J‖ > τ` (nothing is
+        /// released).
         fn fit;
 
         /// [`Amp::fit`] on sparse rows ([`SparseDataset`](crate::sparse::SparseDataset), e.g.
@@ -361,12 +418,17 @@ impl Amp {
         R: Rng + ?Sized,
     {
         let o = &self.objpert;
-        let sigma_out = given.1;
         // τ, σ_out, the release box and its grid check use public values only, before the
         // rows are read: the fit cannot fail on the data at the output grid.
         let n = o.public_n.unwrap_or(rows);
-        let (tau, sigma, lambda) = self.calibrated(b, given, n, d)?;
-        let release_box = ReleaseBox::new(n, d, b.lipschitz, sigma, lambda, tau)?;
+        let Calibrated {
+            tau,
+            sigma_out,
+            sigma,
+            lambda,
+            release_box,
+        } = self.calibrated(b, given, n, d)?;
+        // A given σ_out is used as given: too small, the fit stops here.
         release_box.check_grid(sigma_out)?;
         let objective = Perturbed::draw(term(lambda)?, b, sigma, rng)?;
         // The certificate adds the gradient's floating-point error to the computed norm: aim
@@ -396,7 +458,7 @@ impl Amp {
             "the approximate minimiser was clamped to the public box {BOX_NOTE} before its \
              output noise"
         ));
-        notes.extend(self.defaults_note(given.0 < tau));
+        notes.extend(self.defaults_note(given.0 < tau, given.1 < sigma_out));
         let uses = match self.tau {
             None => "the release box and the default tau's floating-point floor use",
             Some(_) => "the release box uses",
@@ -406,11 +468,12 @@ impl Amp {
         LinearModel::new(released, 0.0, o.loss, report)?.with_row_bound(o.x_bound)
     }
 
-    /// The report's note on the defaults a fit used (`raised`: the default `τ` was raised to
-    /// its floating-point floor); `None` when `τ` and `σ_out` were both given. The values are
-    /// in the report's noise parameters.
-    fn defaults_note(&self, raised: bool) -> Option<String> {
-        let tau = match (self.tau, raised) {
+    /// The report's note on the defaults a fit used (`raised_tau`: the default `τ` was raised
+    /// to its floating-point floor; `raised_sigma_out`: the default `σ_out` was raised to hold
+    /// the release box); `None` when `τ` and `σ_out` were both given. The values are in the
+    /// report's noise parameters.
+    fn defaults_note(&self, raised_tau: bool, raised_sigma_out: bool) -> Option<String> {
+        let tau = match (self.tau, raised_tau) {
             (Some(_), _) => None,
             (None, false) => Some("tau = 5e-4·L/√2"),
             (None, true) => Some(
@@ -418,7 +481,14 @@ impl Amp {
                  max(1e-10, 8mu)·(n·L + sigma(√d + 8))",
             ),
         };
-        let sigma_out = self.sigma_out.is_none().then_some("sigma_out = 0.15·√2/L");
+        let sigma_out = match (self.sigma_out, raised_sigma_out) {
+            (Some(_), _) => None,
+            (None, false) => Some("sigma_out = 0.15·√2/L"),
+            (None, true) => Some(
+                "sigma_out = 0.15·√2/L raised to the least power of two whose output grid \
+                 (sigma_out·2^-24) represents the release box within 2^51 steps",
+            ),
+        };
         let used: Vec<&str> = tau.into_iter().chain(sigma_out).collect();
         (!used.is_empty()).then(|| {
             format!(
@@ -596,9 +666,9 @@ mod tests {
         let a = paper(1.0);
         let b = a.objpert.bounds().unwrap();
         let given = a.resolved(&b).unwrap();
-        assert_eq!(a.calibrated(&b, given, 1000, 3).unwrap().0, 5e-4);
+        assert_eq!(a.calibrated(&b, given, 1000, 3).unwrap().tau, 5e-4);
         let n = 10_000_000;
-        let (tau, sigma, _) = a.calibrated(&b, given, n, 3).unwrap();
+        let Calibrated { tau, sigma, .. } = a.calibrated(&b, given, n, 3).unwrap();
         let floor = objpert_tau(n, 3, b.lipschitz, sigma);
         assert!(
             floor <= tau && tau <= floor * (1.0 + 1.0 / 16.0) && tau > 1e-3,
@@ -606,7 +676,34 @@ mod tests {
         );
         let mut fixed = a.clone();
         fixed.tau = Some(5e-4);
-        assert_eq!(fixed.calibrated(&b, given, n, 3).unwrap().0, 5e-4);
+        assert_eq!(fixed.calibrated(&b, given, n, 3).unwrap().tau, 5e-4);
+    }
+
+    /// On 5·10⁷ public rows the default `σ_out` (0.15 at paper 001's `L`) cannot hold the
+    /// release box (radius `≈ nL/λ ≈ 5·10⁷`, against `2^51` steps of `0.15·2^-24`, about
+    /// `2·10⁷`): it is raised to the least power of two that can, and `(σ, λ)` are a fresh
+    /// calibration's for the `(τ, σ_out)` used. A given `σ_out` is kept, even too small.
+    #[test]
+    fn a_default_sigma_out_is_raised_to_hold_the_release_box() {
+        let a = paper(1.0);
+        let b = a.objpert.bounds().unwrap();
+        let given = a.resolved(&b).unwrap();
+        let (n, d) = (50_000_000, 3);
+        let c = a.calibrated(&b, given, n, d).unwrap();
+        assert!(c.sigma_out > given.1, "{}", c.sigma_out);
+        assert_eq!(c.sigma_out, c.release_box.min_sigma_out());
+        c.release_box.check_grid(c.sigma_out).unwrap();
+        assert!(c.release_box.check_grid(0.5 * c.sigma_out).is_err());
+        assert_eq!(
+            a.calibrate_with(&b, c.tau, c.sigma_out, Some(d)).unwrap(),
+            (c.sigma, c.lambda)
+        );
+        assert!(objpert_tau(n, d, b.lipschitz, c.sigma) <= c.tau);
+        let mut fixed = a.clone();
+        fixed.sigma_out = Some(given.1);
+        let c = fixed.calibrated(&b, given, n, d).unwrap();
+        assert_eq!(c.sigma_out, given.1);
+        assert!(c.release_box.check_grid(c.sigma_out).is_err());
     }
 
     #[test]
