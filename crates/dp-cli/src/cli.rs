@@ -291,7 +291,8 @@ pub(crate) struct TrainArgs {
     /// floating-point floor on millions of rows).
     #[arg(long)]
     pub tau: Option<f64>,
-    /// AMP's output noise σ_out, absolute (default 0.15·√2/L: 0.15 for unit rows plus a bias 1).
+    /// AMP's output noise σ_out, absolute (default 0.15·√2/L: 0.15 for unit rows plus a bias 1;
+    /// raised to hold the release box on tens of millions of rows).
     #[arg(long)]
     pub sigma_out: Option<f64>,
     /// AMP's solver, tried first (lbfgs, sag; default lbfgs): costs no privacy.

@@ -1359,7 +1359,7 @@ pub static LEARNERS: &[Learner] = &[
             Param::new(
                 "sigma_out",
                 Kind::Real,
-                "0.15·√2/L (0.15 at L = √2)",
+                "0.15·√2/L (0.15 at L = √2), raised to hold the release box",
                 "Output noise σ_out.",
             ),
             Param::new(
