@@ -473,23 +473,30 @@ impl Amp {
     /// the release box); `None` when `τ` and `σ_out` were both given. The values are in the
     /// report's noise parameters.
     fn defaults_note(&self, raised_tau: bool, raised_sigma_out: bool) -> Option<String> {
-        let tau = match (self.tau, raised_tau) {
-            (Some(_), _) => None,
-            (None, false) => Some("tau = 5e-4·L/√2"),
-            (None, true) => Some(
-                "tau = 5e-4·L/√2 raised to the gradient's floating-point floor \
-                 max(1e-10, 8mu)·(n·L + sigma(√d + 8))",
-            ),
+        // A default's text, with how it was raised when it was; nothing for a given value.
+        let default = |given: Option<f64>, raised: bool, text: &'static str, how: &str| {
+            given.is_none().then(|| {
+                if raised {
+                    format!("{text} raised to {how}")
+                } else {
+                    text.to_string()
+                }
+            })
         };
-        let sigma_out = match (self.sigma_out, raised_sigma_out) {
-            (Some(_), _) => None,
-            (None, false) => Some("sigma_out = 0.15·√2/L"),
-            (None, true) => Some(
-                "sigma_out = 0.15·√2/L raised to the least power of two whose output grid \
-                 (sigma_out·2^-24) represents the release box within 2^51 steps",
-            ),
-        };
-        let used: Vec<&str> = tau.into_iter().chain(sigma_out).collect();
+        let tau = default(
+            self.tau,
+            raised_tau,
+            "tau = 5e-4·L/√2",
+            "the gradient's floating-point floor max(1e-10, 8mu)·(n·L + sigma(√d + 8))",
+        );
+        let sigma_out = default(
+            self.sigma_out,
+            raised_sigma_out,
+            "sigma_out = 0.15·√2/L",
+            "the least power of two whose output grid (sigma_out·2^-24) represents the release \
+             box within 2^51 steps",
+        );
+        let used: Vec<String> = tau.into_iter().chain(sigma_out).collect();
         (!used.is_empty()).then(|| {
             format!(
                 "{}: the scale-free defaults (Redberg, Koskela & Wang's tau = 5e-4 and \
