@@ -92,6 +92,16 @@ enum Matrix {
 }
 
 impl Matrix {
+    /// Asks for huge pages under the values ([`crate::pages`]: DP-SGD's random rows then
+    /// cost no page-table walk); changes no value.
+    fn with_huge_pages(self) -> Self {
+        match &self {
+            Self::F64(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
+            Self::F32(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
+        };
+        self
+    }
+
     fn view(&self) -> Features<'_> {
         match self {
             Self::F64(x) => Features::F64(x.view()),
@@ -286,6 +296,7 @@ impl Dataset {
 
     /// Wraps checked parts, computing the row norms.
     fn checked(x: Matrix, y: Array1<f64>) -> Self {
+        let x = x.with_huge_pages();
         let row_norms = norms_of(x.view());
         Self { x, y, row_norms }
     }
@@ -505,7 +516,7 @@ impl DatasetBuilder {
             }
         };
         Ok(Dataset {
-            x,
+            x: x.with_huge_pages(),
             y,
             row_norms: Array1::from(self.norms),
         })

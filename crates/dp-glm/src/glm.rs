@@ -35,6 +35,7 @@ use crate::clipping::{ClippedExampleLoss, ClippedLoss};
 use crate::data::{Dataset, Element, Features};
 use crate::error::{Result, ensure};
 use crate::loss::Loss;
+use crate::prefetch::RowPrefetch;
 
 /// Evaluates `$body` with `$x` bound to `$data`'s stored features, an `ArrayView2<'_, T>` of
 /// the stored element `T` (`f64` or `f32`): one generic body, compiled for each storage.
@@ -398,8 +399,9 @@ impl<'a> GlmObjective<'a> {
     /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`, in the order `order`.
     ///
     /// [`SumOrder::Groups`]: [`GROUP`] rows at a time — margins, coefficients, terms — while
-    /// the rows [`AHEAD`] places on are asked for: a batch's rows are random and not in cache,
-    /// and their loads then overlap the arithmetic instead of stalling it. The groups are those
+    /// the rows [`AHEAD`] places on are asked for ([`RowPrefetch`], the first [`AHEAD`] before
+    /// the first group): a batch's rows are random and not in cache, and their loads then
+    /// overlap the arithmetic instead of stalling it. The groups are those
     /// of [`GlmObjective::clipped_blocks`] ([`BLOCK`] is a multiple of [`GROUP`]), so the
     /// margins are the same as [`SumOrder::Blocks`]', bit for bit, and the sum is exact: the
     /// same integers in any order.
@@ -416,11 +418,15 @@ impl<'a> GlmObjective<'a> {
             SumOrder::Groups => (GROUP, Some(AHEAD)),
             SumOrder::Blocks => (BLOCK, None),
         };
+        let prefetch = RowPrefetch::new();
+        for &i in rows.iter().take(ahead.unwrap_or(0)) {
+            prefetch.row(xs, i, d);
+        }
         self.clipped_chunks(theta, rows, clip, size, |start, chunk, coef| {
             let ahead = ahead.map_or(&[][..], |a| rows.get(start + a..).unwrap_or_default());
             for (k, (&i, &c)) in chunk.iter().zip(coef).enumerate() {
                 if let Some(&j) = ahead.get(k) {
-                    prefetch_row(xs, j, d);
+                    prefetch.row(xs, j, d);
                 }
                 out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
             }
@@ -699,25 +705,9 @@ const AHEAD: usize = 16;
 /// 17% faster than in blocks; at d = 1000, 8,000 bytes: about 20% slower).
 const SHORT_ROW_BYTES: usize = 1024;
 
-/// Bytes per cache line, as the prefetch hints assume (64 on current x86-64 and ARM cores).
-const LINE_BYTES: usize = 64;
-
 /// The bytes of one entry of `xs`.
 fn entry_bytes<T>(_: &[T]) -> usize {
     size_of::<T>()
-}
-
-/// Asks the memory system for row `i` of the row-major `xs` (`d` entries per row), every cache
-/// line of it, without waiting for it: a hint ([`prefetch_index`]), which changes no value.
-#[inline(always)]
-fn prefetch_row<T>(xs: &[T], i: usize, d: usize) {
-    let start = i * d;
-    for j in (start..start + d).step_by((LINE_BYTES / size_of::<T>()).max(1)) {
-        prefetch_index::prefetch_index(xs, j);
-    }
-    if d > 0 {
-        prefetch_index::prefetch_index(xs, start + d - 1);
-    }
 }
 
 /// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries):
