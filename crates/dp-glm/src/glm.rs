@@ -374,20 +374,12 @@ impl<'a> GlmObjective<'a> {
 
     /// `out += Σ_{i ∈ rows}` of the quantised terms of `clip_C(φ_i'(⟨x_i, θ⟩)·x_i)` (the
     /// `exact` module of `dp-optim`), with the coefficients of [`GlmObjective::add_clipped`]:
-    /// on contiguous rows of at most [`SHORT_ROW_BYTES`] in groups, on longer ones in blocks
-    /// ([`GlmObjective::exact_sum_rows`]) — the same integers.
+    /// on contiguous rows in groups with the rows ahead prefetched
+    /// ([`GlmObjective::exact_sum_rows`]), on others in blocks — the same integers.
     fn add_clipped_exact(&self, theta: ArrayView1<'_, f64>, rows: &[usize], out: &mut ExactSum) {
         let clip = out.quantiser().clip();
-        let d = self.n_features();
         with_features!(self.data, |x| match x.as_slice() {
-            Some(xs) => {
-                let order = if d * entry_bytes(xs) <= SHORT_ROW_BYTES {
-                    SumOrder::Groups
-                } else {
-                    SumOrder::Blocks
-                };
-                self.exact_sum_rows(xs, theta, rows, out, order)
-            }
+            Some(xs) => self.exact_sum_rows(xs, theta, rows, out),
             None => self.clipped_blocks(theta, rows, clip, |block, coef| {
                 for (&i, &c) in block.iter().zip(coef) {
                     out.add_scaled(c, &x.row(i).to_vec());
@@ -396,34 +388,27 @@ impl<'a> GlmObjective<'a> {
         });
     }
 
-    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`, in the order `order`.
-    ///
-    /// [`SumOrder::Groups`]: [`GROUP`] rows at a time — margins, coefficients, terms — while
-    /// the rows [`AHEAD`] places on are asked for ([`RowPrefetch`], the first [`AHEAD`] before
-    /// the first group): a batch's rows are random and not in cache, and their loads then
-    /// overlap the arithmetic instead of stalling it. The groups are those
-    /// of [`GlmObjective::clipped_blocks`] ([`BLOCK`] is a multiple of [`GROUP`]), so the
-    /// margins are the same as [`SumOrder::Blocks`]', bit for bit, and the sum is exact: the
-    /// same integers in any order.
+    /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`: [`GROUP`] rows at a
+    /// time — margins, coefficients, terms — while the rows [`AHEAD`] places on are asked for
+    /// ([`RowPrefetch`]; the first [`AHEAD`] before the first group): a batch's rows are
+    /// random and not in cache, and their loads then overlap the arithmetic instead of
+    /// stalling it. The groups are those of [`GlmObjective::clipped_blocks`] ([`BLOCK`] is a
+    /// multiple of [`GROUP`]), so the margins are the same as in blocks, bit for bit, and the
+    /// sum is exact: the same integers in any order.
     fn exact_sum_rows<T: Element>(
         &self,
         xs: &[T],
         theta: ArrayView1<'_, f64>,
         rows: &[usize],
         out: &mut ExactSum,
-        order: SumOrder,
     ) {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
-        let (size, ahead) = match order {
-            SumOrder::Groups => (GROUP, Some(AHEAD)),
-            SumOrder::Blocks => (BLOCK, None),
-        };
         let prefetch = RowPrefetch::new();
-        for &i in rows.iter().take(ahead.unwrap_or(0)) {
+        for &i in rows.iter().take(AHEAD) {
             prefetch.row(xs, i, d);
         }
-        self.clipped_chunks(theta, rows, clip, size, |start, chunk, coef| {
-            let ahead = ahead.map_or(&[][..], |a| rows.get(start + a..).unwrap_or_default());
+        self.clipped_chunks(theta, rows, clip, GROUP, |start, chunk, coef| {
+            let ahead = rows.get(start + AHEAD..).unwrap_or_default();
             for (k, (&i, &c)) in chunk.iter().zip(coef).enumerate() {
                 if let Some(&j) = ahead.get(k) {
                     prefetch.row(xs, j, d);
@@ -687,28 +672,10 @@ pub(crate) const GROUP: usize = 4;
 // The exact clipped sum's groups are those of the blocks.
 const _: () = assert!(BLOCK.is_multiple_of(GROUP));
 
-/// The order in which [`GlmObjective::exact_sum_rows`] works through a batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SumOrder {
-    /// [`GROUP`] rows at a time, the rows [`AHEAD`] places on prefetched: faster on short rows.
-    Groups,
-    /// In blocks ([`GlmObjective::clipped_blocks`]), whose margin pass overlaps the loads of
-    /// long rows better.
-    Blocks,
-}
-
-/// How many rows ahead [`GlmObjective::add_clipped_exact`] asks for the rows of a batch.
-const AHEAD: usize = 16;
-
-/// The longest rows [`GlmObjective::add_clipped_exact`] sums group by group with the rows
-/// ahead prefetched (a DP-SGD epoch of 50,000 random rows at d = 100, 800 bytes a row: about
-/// 17% faster than in blocks; at d = 1000, 8,000 bytes: about 20% slower).
-const SHORT_ROW_BYTES: usize = 1024;
-
-/// The bytes of one entry of `xs`.
-fn entry_bytes<T>(_: &[T]) -> usize {
-    size_of::<T>()
-}
+/// How many rows ahead [`GlmObjective::add_clipped_exact`] asks for the rows of a batch (a
+/// DP-SGD epoch of 50,000 random rows with the hints into the second-level cache: at d = 100
+/// as fast as 16, at d = 1000 faster than 4 and 16).
+const AHEAD: usize = 8;
 
 /// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries):
 /// the even- and odd-indexed products summed in index order, then added.
@@ -1196,8 +1163,8 @@ mod tests {
         assert_eq!(summation_height(1 << 40), LEAF + 4 + 27);
     }
 
-    /// The exact clipped sum in groups with the rows ahead prefetched and in blocks give the
-    /// same integers, `f64` and `f32` storage, d = 100 and 300, batches of random rows of
+    /// The exact clipped sum in groups with the rows ahead prefetched, and the quantised terms
+    /// of the coefficients computed in blocks added one by one, give the same integers, `f64` and `f32` storage, d = 100 and 300, batches of random rows of
     /// every size up to past two blocks (groups cut short and not), with margins whose
     /// coefficients are clipped and not.
     #[test]
@@ -1225,8 +1192,12 @@ mod tests {
                     let (mut a, mut b) = (ExactSum::new(q), ExactSum::new(q));
                     with_features!(data, |x| {
                         let xs = x.as_slice().unwrap();
-                        obj.exact_sum_rows(xs, theta.view(), &batch, &mut a, SumOrder::Groups);
-                        obj.exact_sum_rows(xs, theta.view(), &batch, &mut b, SumOrder::Blocks);
+                        obj.exact_sum_rows(xs, theta.view(), &batch, &mut a);
+                        obj.clipped_blocks(theta.view(), &batch, clip, |block, coef| {
+                            for (&i, &c) in block.iter().zip(coef) {
+                                b.add_scaled(c, &xs[i * d..(i + 1) * d]);
+                            }
+                        });
                     });
                     let (a, b) = (a.totals().to_vec(), b.totals());
                     assert_eq!(a, b, "d {d}, {storage:?}, batch of {len}, clip {clip}");
