@@ -644,11 +644,20 @@ impl SumRelease {
             // Through `i64` when it fits (a hardware conversion; `i128 as f64` is a library
             // call, made only when it does not fit): both round to nearest, so the value is
             // the same.
-            let k = i64::try_from(k).map_or_else(|_| k as f64, |k| k as f64);
+            let k = i64::try_from(k).map_or_else(|_| wide_to_f64(k), |k| k as f64);
             *o = k * self.grid.gamma();
         }
         Ok(())
     }
+}
+
+/// `k` rounded to the nearest `f64` (a library call): out of line, so that the compiler does
+/// not fold the `i64` conversion of [`SumRelease::release`] into this one (it did: the two
+/// give the same value).
+#[cold]
+#[inline(never)]
+fn wide_to_f64(k: i128) -> f64 {
+    k as f64
 }
 
 /// The exact-sum release for a clipped sum of contributions of norm `≤ clip` with noise
