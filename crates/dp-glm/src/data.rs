@@ -92,16 +92,6 @@ enum Matrix {
 }
 
 impl Matrix {
-    /// Asks for huge pages under the values ([`crate::pages`]: DP-SGD's random rows then
-    /// cost no page-table walk); changes no value.
-    fn with_huge_pages(self) -> Self {
-        match &self {
-            Self::F64(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
-            Self::F32(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
-        };
-        self
-    }
-
     fn view(&self) -> Features<'_> {
         match self {
             Self::F64(x) => Features::F64(x.view()),
@@ -296,9 +286,18 @@ impl Dataset {
 
     /// Wraps checked parts, computing the row norms.
     fn checked(x: Matrix, y: Array1<f64>) -> Self {
-        let x = x.with_huge_pages();
         let row_norms = norms_of(x.view());
         Self { x, y, row_norms }
+    }
+
+    /// Asks the kernel for huge pages under the features ([`crate::pages`]): random rows,
+    /// as DP-SGD reads them, then cost no page-table walk. Changes no value; a kernel that
+    /// refuses leaves the memory as it was.
+    pub(crate) fn prefer_huge_pages(&self) {
+        match &self.x {
+            Matrix::F64(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
+            Matrix::F32(x) => crate::pages::prefer_huge_pages(x.as_slice().unwrap_or_default()),
+        };
     }
 
     /// Number of examples `n`.
@@ -516,7 +515,7 @@ impl DatasetBuilder {
             }
         };
         Ok(Dataset {
-            x: x.with_huge_pages(),
+            x,
             y,
             row_norms: Array1::from(self.norms),
         })

@@ -1033,6 +1033,12 @@ impl ClippedSum for GlmObjective<'_> {
             self.add_clipped_exact(theta, rows, sum)
         });
     }
+
+    /// Asks for huge pages under the dataset's rows (once per run: random rows then cost no
+    /// page-table walk; an epoch of DP-SGD at 50,000 × 100 ran 10–25% faster).
+    fn prepare_for_batches(&self) {
+        self.data.prefer_huge_pages();
+    }
 }
 
 /// A clipped sum over `batch` of `n` rows (`None`: all of them) into `out` (overwritten), `add`

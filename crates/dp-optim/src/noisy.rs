@@ -584,6 +584,7 @@ impl DpSgd {
         proj.check()?;
         same_dim("x0", d, x0.len())?;
 
+        oracle.prepare_for_batches();
         let mut x = x0.to_owned();
         proj.project(x.view_mut());
         let mut g = Array1::zeros(d);

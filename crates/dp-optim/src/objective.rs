@@ -104,6 +104,11 @@ pub trait ClippedSum {
             None => (0..self.n_examples()).for_each(add),
         }
     }
+
+    /// Called once before a run that reads random batches of examples (DP-SGD): a hint to
+    /// prepare the data for random access (the GLM objective asks for huge pages under its
+    /// rows). It changes no value. The default does nothing.
+    fn prepare_for_batches(&self) {}
 }
 
 /// A Euclidean projection onto a closed convex set.
