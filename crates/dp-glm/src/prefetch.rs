@@ -8,7 +8,7 @@
 //! queued behind them. Into the second level, the requests and the arithmetic overlap (an
 //! epoch of 50,000 × 100 ran about 30% faster than with the same requests into the first
 //! level, medians of four alternated runs); the rows then reach the first level when read.
-//! Elsewhere, [`prefetch_index`]'s hint (into the first level) is used.
+//! Elsewhere, the `prefetch-index` crate's hint (into the first level) is used.
 
 /// Bytes per cache line, as the hints assume (64 on current x86-64 and ARM cores).
 const LINE_BYTES: usize = 64;
