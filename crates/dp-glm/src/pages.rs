@@ -12,13 +12,15 @@
 const HUGE: usize = 2 << 20;
 
 /// Asks the kernel to back the whole 2 MiB pages inside `values` by huge pages (module
-/// docs); for slices shorter than two huge pages, does nothing. Returns whether the kernel
-/// accepted the advice (for tests and diagnostics; the values are the same either way).
+/// docs); when `values` holds no whole (aligned) 2 MiB page, does nothing. Returns whether
+/// the kernel accepted the advice (for tests and diagnostics; the values are the same either
+/// way).
 pub(crate) fn prefer_huge_pages<T>(values: &[T]) -> bool {
     let (start, len) = (values.as_ptr() as usize, size_of_val(values));
     let first = start.next_multiple_of(HUGE);
+    // Both multiples of `HUGE`: any range between them holds whole huge pages.
     let end = (start + len) / HUGE * HUGE;
-    if end <= first || end - first < HUGE {
+    if end <= first {
         return false;
     }
     advise(first, end - first)
@@ -59,8 +61,8 @@ mod tests {
         // Accepted or refused depending on the kernel; the values are the same either way.
         let _accepted = prefer_huge_pages(&values);
         assert_eq!(values, before);
-        // Shorter than two huge pages: no advice asked.
-        assert!(!prefer_huge_pages(&values[..(HUGE / 8)]));
+        // Shorter than a huge page, so holding no whole one: no advice asked.
+        assert!(!prefer_huge_pages(&values[..(HUGE / 8 - 1)]));
         assert!(!prefer_huge_pages::<f32>(&[]));
     }
 }
