@@ -336,6 +336,7 @@ impl<'a> GlmObjective<'a> {
 
     /// `out[k] = ⟨x_{rows[k]}, θ⟩`, [`GROUP`] rows at a time: their loads interleave, so a
     /// batch's (random, uncached) rows are fetched from memory concurrently, not one by one.
+    /// Each margin is [`dot`]'s, bit for bit, in a group or alone.
     fn row_dots(&self, rows: &[usize], theta: ArrayView1<'_, f64>, out: &mut [f64]) {
         with_features!(self.data, |x| row_dots(x, rows, theta, out));
     }
@@ -390,11 +391,13 @@ impl<'a> GlmObjective<'a> {
 
     /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`: [`GROUP`] rows at a
     /// time — margins, coefficients, terms — while the rows [`AHEAD`] places on are asked for
-    /// ([`RowPrefetch`]; the first [`AHEAD`] before the first group): a batch's rows are
-    /// random and not in cache, and their loads then overlap the arithmetic instead of
-    /// stalling it. The groups are those of [`GlmObjective::clipped_blocks`] ([`BLOCK`] is a
-    /// multiple of [`GROUP`]), so the margins are the same as in blocks, bit for bit, and the
-    /// sum is exact: the same integers in any order.
+    /// ([`RowPrefetch`]; the first [`AHEAD`] before the first group, then each row's lines
+    /// while the term of the row [`AHEAD`] places before it is added, spread over that pass):
+    /// a batch's rows are random and not in cache, and their loads then overlap the
+    /// arithmetic instead of stalling it (a burst of a whole row's requests fills the miss
+    /// buffers, and the arithmetic waits behind it). The margins are those of any other
+    /// grouping, bit for bit ([`dot_group_simd`]), and the sum is exact: the same integers
+    /// in any order.
     fn exact_sum_rows<T: Element>(
         &self,
         xs: &[T],
@@ -410,10 +413,14 @@ impl<'a> GlmObjective<'a> {
         self.clipped_chunks(theta, rows, clip, GROUP, |start, chunk, coef| {
             let ahead = rows.get(start + AHEAD..).unwrap_or_default();
             for (k, (&i, &c)) in chunk.iter().zip(coef).enumerate() {
-                if let Some(&j) = ahead.get(k) {
-                    prefetch.row(xs, j, d);
+                let row = &xs[i * d..(i + 1) * d];
+                match ahead.get(k) {
+                    Some(&j) => {
+                        let next = &xs[j * d..(j + 1) * d];
+                        out.add_scaled_one_pass_hinting(c, row, |r| prefetch.entries(next, r));
+                    }
+                    None => out.add_scaled_one_pass(c, row),
                 }
-                out.add_scaled_one_pass(c, &xs[i * d..(i + 1) * d]);
             }
         });
     }
@@ -433,9 +440,9 @@ impl<'a> GlmObjective<'a> {
 
     /// Calls `f(start, chunk, coef)` on the rows in consecutive chunks of `size` rows (at most
     /// [`BLOCK`]; the last one may be shorter), `start` the chunk's offset in `rows` and `coef`
-    /// its clipped coefficients as in [`GlmObjective::clipped_blocks`]. The margins of a row
-    /// depend only on its place in a chunk of [`GROUP`] ([`row_dots`]): the same for every
-    /// `size` that is a multiple of [`GROUP`].
+    /// its clipped coefficients as in [`GlmObjective::clipped_blocks`]. A row's margin is
+    /// [`dot`]'s whatever the chunk ([`row_dots`]), so the coefficients do not depend on
+    /// `size`.
     fn clipped_chunks(
         &self,
         theta: ArrayView1<'_, f64>,
@@ -554,7 +561,14 @@ fn dot<T: Element>(a: &[T], b: &[f64]) -> f64 {
             acc[k] += x[k].into() * y[k];
         }
     }
-    let tail: f64 = ra.iter().zip(rb).map(|(&x, y)| x.into() * y).sum();
+    dot_finish(acc, ra, rb)
+}
+
+/// The end of [`dot`]: its four accumulators `acc` combined, and the products of the tail
+/// entries `a`, `b` (fewer than four) summed apart and added.
+#[inline(always)]
+fn dot_finish<T: Element>(acc: [f64; 4], a: &[T], b: &[f64]) -> f64 {
+    let tail: f64 = a.iter().zip(b).map(|(&x, y)| x.into() * y).sum();
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
@@ -580,7 +594,7 @@ fn row_dots<T: Element>(
 }
 
 /// [`row_dots`] as an operation [`pulp`] compiles for each instruction set and runs with the
-/// best one the processor has (AVX2 where present): the same operations in the same order
+/// best one the processor has (AVX-512 or AVX2 where present): the same operations in the same order
 /// (separate IEEE multiplications and additions, no fused multiply–add), so the same margins.
 struct RowDots<'a, 'b, T> {
     x: ArrayView2<'a, T>,
@@ -669,47 +683,28 @@ fn add_scaled_row<T: Element>(row: ArrayView1<'_, T>, c: f64, mut out: ArrayView
 /// Rows handled together by the batch kernels.
 pub(crate) const GROUP: usize = 4;
 
-// The exact clipped sum's groups are those of the blocks.
-const _: () = assert!(BLOCK.is_multiple_of(GROUP));
-
 /// How many rows ahead [`GlmObjective::add_clipped_exact`] asks for the rows of a batch (a
 /// DP-SGD epoch of 50,000 random rows with the hints into the second-level cache: at d = 100
 /// as fast as 16, at d = 1000 faster than 4 and 16).
 const AHEAD: usize = 8;
 
-/// `[⟨r_k, t⟩]_k` in one pass over `t`, two accumulators per row (rows of `t.len()` entries):
-/// the even- and odd-indexed products summed in index order, then added.
+/// `[⟨r_k, t⟩]_k`: [`dot`] of each row (rows of `t.len()` entries), the portable twin of
+/// [`dot_group_simd`].
 #[inline(always)]
 pub(crate) fn dot_group<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
-    let n = t.len();
-    let r = r.map(|r| &r[..n]);
-    let mut acc = [[0.0f64; 2]; GROUP];
-    for j in 0..n / 2 {
-        let (t0, t1) = (t[2 * j], t[2 * j + 1]);
-        for (a, row) in acc.iter_mut().zip(&r) {
-            a[0] += row[2 * j].into() * t0;
-            a[1] += row[2 * j + 1].into() * t1;
-        }
-    }
-    let mut out = acc.map(|a| a[0] + a[1]);
-    if n % 2 == 1 {
-        for (o, row) in out.iter_mut().zip(&r) {
-            *o += row[n - 1].into() * t[n - 1];
-        }
-    }
-    out
+    r.map(|row| dot(&row[..t.len()], t))
 }
 
-/// [`dot_group`] with AVX2 where the processor has it ([`pulp`], chosen at run time): two
-/// rows per 256-bit vector, lanes (row a even, row a odd, row b even, row b odd), each lane one
-/// of `dot_group`'s accumulators, added to in the same order with separate IEEE
-/// multiplications and additions — so the same margins, bit for bit (`f32` entries are
-/// widened exactly to `f64` lanes first).
+/// [`dot_group`] with AVX2 where the processor has it ([`pulp`], chosen at run time): one
+/// 256-bit vector per row, its lanes [`dot`]'s four accumulators, added to in the same order
+/// with separate IEEE multiplications and additions, and combined as `dot` combines them — so
+/// the same margins, bit for bit (`f32` entries are widened exactly to `f64` lanes first). The
+/// four rows' accumulators are independent: their additions overlap.
 #[inline(always)]
 pub(crate) fn dot_group_simd<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V3::try_new() {
-        return simd.vectorize(PairedDots { simd, r, t });
+        return simd.vectorize(QuadDots { simd, r, t });
     }
     dot_group(r, t)
 }
@@ -718,16 +713,16 @@ pub(crate) fn dot_group_simd<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; G
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(GROUP == 4);
 
-/// The AVX2 body of [`dot_group_simd`]: four rows, two per vector.
+/// The AVX2 body of [`dot_group_simd`]: four rows, one vector each.
 #[cfg(target_arch = "x86_64")]
-struct PairedDots<'a, T> {
+struct QuadDots<'a, T> {
     simd: pulp::x86::V3,
     r: [&'a [T]; GROUP],
     t: &'a [f64],
 }
 
 #[cfg(target_arch = "x86_64")]
-impl<T: Element> pulp::NullaryFnOnce for PairedDots<'_, T> {
+impl<T: Element> pulp::NullaryFnOnce for QuadDots<'_, T> {
     type Output = [f64; GROUP];
 
     #[inline(always)]
@@ -735,26 +730,22 @@ impl<T: Element> pulp::NullaryFnOnce for PairedDots<'_, T> {
         use pulp::{Simd, f64x4};
         let Self { simd, r, t } = self;
         let n = t.len();
-        let (t2, _) = t.as_chunks::<2>();
-        let pairs = r.map(|r| r[..n].as_chunks::<2>().0);
-        let mut ab = simd.splat_f64s(0.0);
-        let mut cd = simd.splat_f64s(0.0);
-        let rows = pairs[0].iter().zip(pairs[1]).zip(pairs[2]).zip(pairs[3]);
-        for (tj, (((a, b), c), d)) in t2.iter().zip(rows) {
-            let tt = f64x4(tj[0], tj[1], tj[0], tj[1]);
-            let ab_lanes = T::lanes::<pulp::x86::V3>(&[a[0], a[1], b[0], b[1]]);
-            let cd_lanes = T::lanes::<pulp::x86::V3>(&[c[0], c[1], d[0], d[1]]);
-            ab = simd.add_f64s(ab, simd.mul_f64s(ab_lanes, tt));
-            cd = simd.add_f64s(cd, simd.mul_f64s(cd_lanes, tt));
-        }
-        let (f64x4(a0, a1, b0, b1), f64x4(c0, c1, d0, d1)) = (ab, cd);
-        let mut out = [a0 + a1, b0 + b1, c0 + c1, d0 + d1];
-        if n % 2 == 1 {
-            for (o, row) in out.iter_mut().zip(&r) {
-                *o += row[n - 1].into() * t[n - 1];
+        let (t4, _) = t.as_chunks::<4>();
+        let quads = r.map(|r| r[..n].as_chunks::<4>().0);
+        let mut acc = [simd.splat_f64s(0.0); GROUP];
+        let rows = quads[0].iter().zip(quads[1]).zip(quads[2]).zip(quads[3]);
+        for (tj, (((a, b), c), d)) in t4.iter().zip(rows) {
+            let tt = f64x4(tj[0], tj[1], tj[2], tj[3]);
+            for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
+                let lanes = T::lanes::<pulp::x86::V3>(x);
+                *acc = simd.add_f64s(*acc, simd.mul_f64s(lanes, tt));
             }
         }
-        out
+        let start = t4.len() * 4;
+        std::array::from_fn(|k| {
+            let f64x4(a0, a1, a2, a3) = acc[k];
+            dot_finish([a0, a1, a2, a3], &r[k][start..n], &t[start..])
+        })
     }
 }
 
@@ -1144,17 +1135,14 @@ mod tests {
                 portable.map(f64::to_bits),
                 "n = {n}"
             );
-            // And equal to the sums written out: evens, odds, then the last odd index.
+            // And equal to the sums written out: the indices of each residue mod 4 below
+            // 4⌊n/4⌋ in order, combined in pairs, then the last n mod 4 products summed apart.
+            let body = n - n % 4;
             for (k, row) in rows.iter().enumerate() {
-                let part = |start: usize| {
-                    (start..n - n % 2)
-                        .step_by(2)
-                        .fold(0.0, |a, j| a + row[j].into() * t[j])
-                };
-                let mut want = part(0) + part(1);
-                if n % 2 == 1 {
-                    want += row[n - 1].into() * t[n - 1];
-                }
+                let product = |j: usize| row[j].into() * t[j];
+                let part = |start: usize| (start..body).step_by(4).fold(0.0, |a, j| a + product(j));
+                let tail: f64 = (body..n).map(product).sum();
+                let want = (part(0) + part(1)) + (part(2) + part(3)) + tail;
                 assert_eq!(fast[k].to_bits(), want.to_bits(), "n = {n}, row {k}");
             }
         }

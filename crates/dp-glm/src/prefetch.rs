@@ -48,6 +48,18 @@ impl RowPrefetch {
         }
     }
 
+    /// Asks for the cache lines of the entries `range` of `xs` (those in it).
+    #[inline(always)]
+    pub(crate) fn entries<T>(self, xs: &[T], range: std::ops::Range<usize>) {
+        let step = (LINE_BYTES / size_of::<T>()).max(1);
+        let end = range.end.min(xs.len());
+        let mut j = range.start;
+        while j < end {
+            self.entry(xs, j);
+            j += step;
+        }
+    }
+
     /// Asks for the cache line of `xs[j]`.
     #[inline(always)]
     fn entry<T>(self, xs: &[T], j: usize) {

@@ -461,14 +461,6 @@ fn single_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
     (a[0] + a[1]) + (a[2] + a[3]) + rest
 }
 
-/// `⟨x, t⟩` in the order of glm's `dot_group` for one row of a group (two accumulators, then
-/// the last column when `d` is odd).
-#[inline]
-fn group_dot(cols: &[usize], d: usize, prod: impl Fn(usize) -> f64) -> f64 {
-    let (a, tail) = lanes::<2>(cols, d, &prod);
-    (tail..cols.len()).fold(a[0] + a[1], |z, k| z + prod(k))
-}
-
 /// `⟨x, t⟩` in the order of `ndarray`'s unrolled dot product (eight accumulators combined as
 /// `((p0 + p4) + (p1 + p5)) …`, then the tail one by one): what [`dp_optim::numeric`] adds.
 #[inline]
@@ -585,18 +577,14 @@ impl<'a> SparseGlmObjective<'a> {
         self.data.n_features()
     }
 
-    /// `⟨x_i, θ⟩` in the order of glm's `dot_group` (`grouped`) or `dot`, recomputed as
+    /// `⟨x_i, θ⟩` in the order of glm's `dot` (alone or in a group), recomputed as
     /// [`dp_optim::numeric::dot`] does when it is not finite and `rescue` (the dense
     /// `rescue_margins`; the dense curvature bound does not rescue).
-    fn margin(&self, i: usize, t: &[f64], grouped: bool, rescue: bool) -> f64 {
+    fn margin(&self, i: usize, t: &[f64], rescue: bool) -> f64 {
         let (cols, vals) = self.data.row(i);
         let d = self.n_features();
         let prod = |k: usize| vals[k] * t[cols[k]];
-        let z = if grouped {
-            group_dot(cols, d, prod)
-        } else {
-            single_dot(cols, d, prod)
-        };
+        let z = single_dot(cols, d, prod);
         if z.is_finite() || !rescue {
             z
         } else {
@@ -604,13 +592,11 @@ impl<'a> SparseGlmObjective<'a> {
         }
     }
 
-    /// The margins of the rows `block` (at most [`BLOCK`]) into `z`, each in the order its
-    /// position gives it in the dense kernels: the first `GROUP·⌊len/GROUP⌋` rows in groups,
-    /// the rest alone; rescued as [`SparseGlmObjective::margin`] says.
+    /// The margins of the rows `block` (at most [`BLOCK`]) into `z`, rescued as
+    /// [`SparseGlmObjective::margin`] says.
     fn block_margins(&self, t: &[f64], block: &[usize], rescue: bool, z: &mut [f64]) {
-        let grouped = block.len() / GROUP * GROUP;
-        for (k, (z, &i)) in z.iter_mut().zip(block).enumerate() {
-            *z = self.margin(i, t, k < grouped, rescue);
+        for (z, &i) in z.iter_mut().zip(block) {
+            *z = self.margin(i, t, rescue);
         }
     }
 
@@ -844,7 +830,7 @@ impl GlmSum for SparseGlmObjective<'_> {
     fn term_scalar(&self, theta: ArrayView1<'_, f64>, i: usize) -> f64 {
         let t = contiguous(&theta);
         let y = self.data.y();
-        self.scale * self.losses.deriv(i, self.margin(i, &t, false, true), y[i])
+        self.scale * self.losses.deriv(i, self.margin(i, &t, true), y[i])
     }
 
     fn add_scaled_row(&self, i: usize, c: f64, mut grad: ArrayViewMut1<'_, f64>) {

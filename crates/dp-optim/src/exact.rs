@@ -53,11 +53,13 @@
 //! in the same pass, writes the block's partial sums with the term added to a second buffer,
 //! which replaces them when the check passes (a rejected term touches nothing). Terms the fast
 //! path cannot decide (`R² ≥ 2^53`, i.e. noise multipliers below about 0.35, or a term over
-//! the bound) take an exact `u128` path. The pass is compiled for AVX2 too and chosen at run
-//! time ([`pulp`]): the same operations in the same order, so the same integers.
+//! the bound) take an exact `u128` path. The pass is compiled for AVX2 and AVX-512 too and
+//! chosen at run time ([`pulp`]): the same operations in the same order, so the same integers.
 
 use dp_accounting::{GridGaussian, Mechanism};
 use ndarray::{ArrayView1, ArrayViewMut1};
+use std::ops::Range;
+
 use rand::Rng;
 
 use crate::error::{Error, Result, positive};
@@ -292,7 +294,7 @@ impl ExactSum {
     /// [`ExactSum::add_scaled`] for an `f64` or `f32` row: the same integer term, in one pass
     /// that computes `k`, its sum of squares and the partial sums with `k` added (into a second
     /// buffer, which replaces the partial sums when the fast check passes), with the widest
-    /// vectors the processor has (chosen at run time by [`pulp`]: AVX2 where present; `f32`
+    /// vectors the processor has (chosen at run time by [`pulp`]: AVX-512 or AVX2 where present; `f32`
     /// entries widened exactly to `f64` lanes). The sum of squares is added in another order
     /// than by `add_scaled`, which decides the same: its terms are integers, so every order
     /// gives the exact sum while it is below `2^53`, and a value at least `2^53` otherwise
@@ -302,6 +304,23 @@ impl ExactSum {
     /// If `row` does not have length `d`.
     #[inline]
     pub fn add_scaled_one_pass<T: Widen>(&mut self, c: f64, row: &[T]) {
+        self.add_scaled_one_pass_hinting(c, row, |_| {});
+    }
+
+    /// [`ExactSum::add_scaled_one_pass`], calling `hint(range)` as the pass reaches each range
+    /// of entries (in order, together covering `0..d`): a caller asks there for memory it will
+    /// need next (a later row), spread over the pass instead of all at once. `hint` changes
+    /// nothing the sum computes.
+    ///
+    /// # Panics
+    /// If `row` does not have length `d`.
+    #[inline]
+    pub fn add_scaled_one_pass_hinting<T: Widen>(
+        &mut self,
+        c: f64,
+        row: &[T],
+        hint: impl FnMut(Range<usize>),
+    ) {
         let d = self.quantiser.dim;
         assert_eq!(row.len(), d, "term of the wrong length");
         let total = pulp::Arch::new().dispatch(FusedTerm {
@@ -309,6 +328,7 @@ impl ExactSum {
             row,
             partial: &self.partial,
             next: &mut self.next,
+            hint,
         });
         // An accepted term has `|k_j| ≤ ⌊R⌋`: every addition into `next` was exact (`|partial
         // + k| ≤ 2^53`, integers). A rejected one leaves `partial` as it was.
@@ -471,14 +491,16 @@ mod sealed {
 /// nearest for `|s·row_j| ≤ 2^51`, `row_j` widened exactly to `f64`) and returns `Σ_j k_j²`.
 /// Every operation is a separate IEEE addition or multiplication (no fused multiply–add), so
 /// `k` and `next` are the same on every instruction set.
-struct FusedTerm<'a, T> {
+struct FusedTerm<'a, T, H> {
     s: f64,
     row: &'a [T],
     partial: &'a [f64],
     next: &'a mut [f64],
+    /// Called with each range of entries as the pass reaches it.
+    hint: H,
 }
 
-impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
+impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedTerm<'_, T, H> {
     type Output = f64;
 
     #[inline(always)]
@@ -488,6 +510,7 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
             row,
             partial,
             next,
+            mut hint,
         } = self;
         let round = |t: f64| (t + ROUNDER) - ROUNDER;
         let lanes = S::F64_LANES;
@@ -500,7 +523,13 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
         let (parts2, parts1) = parts.as_chunks::<2>();
         let (nexts2, nexts1) = nexts.as_chunks_mut::<2>();
         let (rows2, rows1) = rows.split_at(parts2.len() * 2 * lanes);
-        for ((r, p), n) in rows2.chunks_exact(2 * lanes).zip(parts2).zip(nexts2) {
+        for (j, ((r, p), n)) in rows2
+            .chunks_exact(2 * lanes)
+            .zip(parts2)
+            .zip(nexts2)
+            .enumerate()
+        {
+            hint(2 * lanes * j..2 * lanes * (j + 1));
             let (r0, r1) = r.split_at(lanes);
             even = fused_lanes(simd, vs, vm, T::lanes::<S>(r0), p[0], &mut n[0], even);
             odd = fused_lanes(simd, vs, vm, T::lanes::<S>(r1), p[1], &mut n[1], odd);
@@ -508,6 +537,7 @@ impl<T: Widen> pulp::WithSimd for FusedTerm<'_, T> {
         for ((r, &p), n) in rows1.chunks_exact(lanes).zip(parts1).zip(nexts1) {
             even = fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n, even);
         }
+        hint(rows2.len()..row.len());
         let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
         for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
             let k = round(s * r.into());

@@ -150,6 +150,7 @@ fn sums_are_exact_and_order_free() {
 /// (enforced by the exact path, which must find the partial sums untouched by the rejected
 /// pass), not finite, and with coefficients of either sign; on a grid that flushes every few
 /// terms, one that never does, and one where `R² ≥ 2^53` (every term takes the exact path).
+/// Every other term goes through the hinting pass, whose hints cover the row once, in order.
 #[test]
 fn one_pass_path_adds_the_same_integers() {
     one_pass_adds_the_same_integers(|v| v);
@@ -181,7 +182,17 @@ fn one_pass_adds_the_same_integers<T: Widen>(narrow: fn(f64) -> T) {
                 let v: Vec<T> = v.into_iter().map(narrow).collect();
                 let c = if i % 3 == 0 { -1.0 } else { 1.0 };
                 generic.add_scaled(c, &v);
-                one_pass.add_scaled_one_pass(c, &v);
+                if i % 2 == 0 {
+                    one_pass.add_scaled_one_pass(c, &v);
+                } else {
+                    // The hints cover the entries in order, once.
+                    let mut reached = 0;
+                    one_pass.add_scaled_one_pass_hinting(c, &v, |r| {
+                        assert_eq!(r.start, reached, "d {d}");
+                        reached = r.end;
+                    });
+                    assert_eq!(reached, d);
+                }
                 if i % 17 == 0 {
                     assert_eq!(
                         generic.totals(),
