@@ -594,8 +594,9 @@ fn row_dots<T: Element>(
 }
 
 /// [`row_dots`] as an operation [`pulp`] compiles for each instruction set and runs with the
-/// best one the processor has (AVX-512 or AVX2 where present): the same operations in the same order
-/// (separate IEEE multiplications and additions, no fused multiply–add), so the same margins.
+/// best one the processor has (AVX-512 or AVX2 where present): the same operations in the
+/// same order (separate IEEE multiplications and additions, no fused multiply–add), so the
+/// same margins.
 struct RowDots<'a, 'b, T> {
     x: ArrayView2<'a, T>,
     rows: &'b [usize],

@@ -38,10 +38,7 @@ impl RowPrefetch {
     #[inline(always)]
     pub(crate) fn row<T>(self, xs: &[T], i: usize, d: usize) {
         let row = &xs[i * d..(i + 1) * d];
-        let step = (LINE_BYTES / size_of::<T>()).max(1);
-        for j in (0..d).step_by(step) {
-            self.entry(row, j);
-        }
+        self.entries(row, 0..d);
         // The row's last entry may lie on one more line than its first entry's steps reach.
         if let Some(last) = d.checked_sub(1) {
             self.entry(row, last);
@@ -52,11 +49,8 @@ impl RowPrefetch {
     #[inline(always)]
     pub(crate) fn entries<T>(self, xs: &[T], range: std::ops::Range<usize>) {
         let step = (LINE_BYTES / size_of::<T>()).max(1);
-        let end = range.end.min(xs.len());
-        let mut j = range.start;
-        while j < end {
+        for j in (range.start..range.end.min(xs.len())).step_by(step) {
             self.entry(xs, j);
-            j += step;
         }
     }
 

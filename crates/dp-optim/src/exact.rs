@@ -56,10 +56,10 @@
 //! the bound) take an exact `u128` path. The pass is compiled for AVX2 and AVX-512 too and
 //! chosen at run time ([`pulp`]): the same operations in the same order, so the same integers.
 
-use dp_accounting::{GridGaussian, Mechanism};
-use ndarray::{ArrayView1, ArrayViewMut1};
 use std::ops::Range;
 
+use dp_accounting::{GridGaussian, Mechanism};
+use ndarray::{ArrayView1, ArrayViewMut1};
 use rand::Rng;
 
 use crate::error::{Error, Result, positive};
@@ -294,8 +294,8 @@ impl ExactSum {
     /// [`ExactSum::add_scaled`] for an `f64` or `f32` row: the same integer term, in one pass
     /// that computes `k`, its sum of squares and the partial sums with `k` added (into a second
     /// buffer, which replaces the partial sums when the fast check passes), with the widest
-    /// vectors the processor has (chosen at run time by [`pulp`]: AVX-512 or AVX2 where present; `f32`
-    /// entries widened exactly to `f64` lanes). The sum of squares is added in another order
+    /// vectors the processor has (chosen at run time by [`pulp`]: AVX-512 or AVX2 where
+    /// present; `f32` entries widened exactly to `f64` lanes). The sum of squares is added in another order
     /// than by `add_scaled`, which decides the same: its terms are integers, so every order
     /// gives the exact sum while it is below `2^53`, and a value at least `2^53` otherwise
     /// (module docs, § Cost).
