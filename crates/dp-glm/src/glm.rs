@@ -396,7 +396,7 @@ impl<'a> GlmObjective<'a> {
     /// a batch's rows are random and not in cache, and their loads then overlap the
     /// arithmetic instead of stalling it (a burst of a whole row's requests fills the miss
     /// buffers, and the arithmetic waits behind it). The margins are those of any other
-    /// grouping, bit for bit ([`dot_group_simd`]), and the sum is exact: the same integers
+    /// grouping, bit for bit ([`quad_dots`]), and the sum is exact: the same integers
     /// in any order.
     fn exact_sum_rows<T: Element>(
         &self,
@@ -408,7 +408,7 @@ impl<'a> GlmObjective<'a> {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
         let prefetch = RowPrefetch::new();
         for &i in rows.iter().take(AHEAD) {
-            prefetch.row(xs, i, d);
+            prefetch.all(&xs[i * d..(i + 1) * d]);
         }
         self.clipped_chunks(theta, rows, clip, GROUP, |start, chunk, coef| {
             let ahead = rows.get(start + AHEAD..).unwrap_or_default();
@@ -416,8 +416,8 @@ impl<'a> GlmObjective<'a> {
                 let row = &xs[i * d..(i + 1) * d];
                 match ahead.get(k) {
                     Some(&j) => {
-                        let next = &xs[j * d..(j + 1) * d];
-                        out.add_scaled_one_pass_hinting(c, row, |r| prefetch.entries(next, r));
+                        let mut next = prefetch.lines(&xs[j * d..(j + 1) * d]);
+                        out.add_scaled_one_pass_hinting(c, row, |r| next.upto(r.end));
                     }
                     None => out.add_scaled_one_pass(c, row),
                 }
@@ -578,48 +578,60 @@ fn plain_dot<T: Element>(a: ArrayView1<'_, T>, b: ArrayView1<'_, f64>) -> f64 {
 }
 
 /// `out[k] = ⟨x_{rows[k]}, θ⟩`, [`GROUP`] rows at a time (see
-/// [`GlmObjective::row_dots`]).
+/// [`GlmObjective::row_dots`]): with AVX2 where the processor has it ([`pulp`], chosen at run
+/// time, once per call: the whole loop is compiled for AVX2, so that each group's kernel
+/// [`quad_dots`] is inlined into it), else the portable [`dot_group`] — the same margins.
 fn row_dots<T: Element>(
     x: ArrayView2<'_, T>,
     rows: &[usize],
     theta: ArrayView1<'_, f64>,
     out: &mut [f64],
 ) {
-    pulp::Arch::new().dispatch(RowDots {
-        x,
-        rows,
-        theta,
-        out,
-    });
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        return simd.vectorize(RowDots {
+            simd,
+            x,
+            rows,
+            theta,
+            out,
+        });
+    }
+    row_dots_with(x, rows, theta, out, dot_group);
 }
 
-/// [`row_dots`] as an operation [`pulp`] compiles for each instruction set and runs with the
-/// best one the processor has (AVX-512 or AVX2 where present): the same operations in the
-/// same order (separate IEEE multiplications and additions, no fused multiply–add), so the
-/// same margins.
+/// [`row_dots`] for processors with AVX2, as an operation [`pulp`] compiles for them.
+#[cfg(target_arch = "x86_64")]
 struct RowDots<'a, 'b, T> {
+    simd: pulp::x86::V3,
     x: ArrayView2<'a, T>,
     rows: &'b [usize],
     theta: ArrayView1<'b, f64>,
     out: &'b mut [f64],
 }
 
-impl<T: Element> pulp::WithSimd for RowDots<'_, '_, T> {
+#[cfg(target_arch = "x86_64")]
+impl<T: Element> pulp::NullaryFnOnce for RowDots<'_, '_, T> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        row_dots_here(self.x, self.rows, self.theta, self.out);
+    fn call(self) {
+        let simd = self.simd;
+        row_dots_with(self.x, self.rows, self.theta, self.out, |r, t| {
+            quad_dots(simd, r, t)
+        });
     }
 }
 
-/// The body of [`row_dots`], inlined into each instruction set's version.
+/// The body of [`row_dots`], with `group` the margins of [`GROUP`] rows; inlined into each
+/// instruction set's version.
 #[inline(always)]
-fn row_dots_here<T: Element>(
+fn row_dots_with<T: Element>(
     x: ArrayView2<'_, T>,
     rows: &[usize],
     theta: ArrayView1<'_, f64>,
     out: &mut [f64],
+    group: impl Fn([&[T]; GROUP], &[f64]) -> [f64; GROUP],
 ) {
     let (Some(xs), Some(t)) = (x.as_slice(), theta.as_slice()) else {
         for (o, &i) in out.iter_mut().zip(rows) {
@@ -631,8 +643,8 @@ fn row_dots_here<T: Element>(
     let row = |i: usize| &xs[i * d..(i + 1) * d];
     let mut groups = rows.chunks_exact(GROUP);
     let mut outs = out.chunks_exact_mut(GROUP);
-    for (group, o) in (&mut groups).zip(&mut outs) {
-        o.copy_from_slice(&dot_group_simd(std::array::from_fn(|k| row(group[k])), t));
+    for (rows, o) in (&mut groups).zip(&mut outs) {
+        o.copy_from_slice(&group(std::array::from_fn(|k| row(rows[k])), t));
     }
     for (o, &i) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
         *o = dot(row(i), t);
@@ -690,64 +702,43 @@ pub(crate) const GROUP: usize = 4;
 const AHEAD: usize = 8;
 
 /// `[⟨r_k, t⟩]_k`: [`dot`] of each row (rows of `t.len()` entries), the portable twin of
-/// [`dot_group_simd`].
+/// [`quad_dots`].
 #[inline(always)]
 pub(crate) fn dot_group<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
     r.map(|row| dot(&row[..t.len()], t))
 }
 
-/// [`dot_group`] with AVX2 where the processor has it ([`pulp`], chosen at run time): one
-/// 256-bit vector per row, its lanes [`dot`]'s four accumulators, added to in the same order
-/// with separate IEEE multiplications and additions, and combined as `dot` combines them — so
-/// the same margins, bit for bit (`f32` entries are widened exactly to `f64` lanes first). The
-/// four rows' accumulators are independent: their additions overlap.
-#[inline(always)]
-pub(crate) fn dot_group_simd<T: Element>(r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(simd) = pulp::x86::V3::try_new() {
-        return simd.vectorize(QuadDots { simd, r, t });
-    }
-    dot_group(r, t)
-}
-
-// The AVX2 body of `dot_group_simd` is written for groups of four rows.
+// `quad_dots` is written for groups of four rows.
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(GROUP == 4);
 
-/// The AVX2 body of [`dot_group_simd`]: four rows, one vector each.
+/// [`dot_group`] with AVX2: one 256-bit vector per row, its lanes [`dot`]'s four
+/// accumulators, added to in the same order with separate IEEE multiplications and additions,
+/// and combined as `dot` combines them — so the same margins, bit for bit (`f32` entries are
+/// widened exactly to `f64` lanes first). The four rows' accumulators are independent: their
+/// additions overlap. Inlined into code compiled for AVX2 ([`RowDots`]), as its intrinsics
+/// need.
 #[cfg(target_arch = "x86_64")]
-struct QuadDots<'a, T> {
-    simd: pulp::x86::V3,
-    r: [&'a [T]; GROUP],
-    t: &'a [f64],
-}
-
-#[cfg(target_arch = "x86_64")]
-impl<T: Element> pulp::NullaryFnOnce for QuadDots<'_, T> {
-    type Output = [f64; GROUP];
-
-    #[inline(always)]
-    fn call(self) -> [f64; GROUP] {
-        use pulp::{Simd, f64x4};
-        let Self { simd, r, t } = self;
-        let n = t.len();
-        let (t4, _) = t.as_chunks::<4>();
-        let quads = r.map(|r| r[..n].as_chunks::<4>().0);
-        let mut acc = [simd.splat_f64s(0.0); GROUP];
-        let rows = quads[0].iter().zip(quads[1]).zip(quads[2]).zip(quads[3]);
-        for (tj, (((a, b), c), d)) in t4.iter().zip(rows) {
-            let tt = f64x4(tj[0], tj[1], tj[2], tj[3]);
-            for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
-                let lanes = T::lanes::<pulp::x86::V3>(x);
-                *acc = simd.add_f64s(*acc, simd.mul_f64s(lanes, tt));
-            }
+#[inline(always)]
+fn quad_dots<T: Element>(simd: pulp::x86::V3, r: [&[T]; GROUP], t: &[f64]) -> [f64; GROUP] {
+    use pulp::{Simd, f64x4};
+    let n = t.len();
+    let (t4, _) = t.as_chunks::<4>();
+    let quads = r.map(|r| r[..n].as_chunks::<4>().0);
+    let mut acc = [simd.splat_f64s(0.0); GROUP];
+    let rows = quads[0].iter().zip(quads[1]).zip(quads[2]).zip(quads[3]);
+    for (tj, (((a, b), c), d)) in t4.iter().zip(rows) {
+        let tt = f64x4(tj[0], tj[1], tj[2], tj[3]);
+        for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
+            let lanes = T::lanes::<pulp::x86::V3>(x);
+            *acc = simd.add_f64s(*acc, simd.mul_f64s(lanes, tt));
         }
-        let start = t4.len() * 4;
-        std::array::from_fn(|k| {
-            let f64x4(a0, a1, a2, a3) = acc[k];
-            dot_finish([a0, a1, a2, a3], &r[k][start..n], &t[start..])
-        })
     }
+    let start = t4.len() * 4;
+    std::array::from_fn(|k| {
+        let f64x4(a0, a1, a2, a3) = acc[k];
+        dot_finish([a0, a1, a2, a3], &r[k][start..n], &t[start..])
+    })
 }
 
 /// The clipped scalar coefficient of a GLM per-example gradient `d·x` with `‖x‖ = norm`:
@@ -1107,44 +1098,53 @@ pub(crate) fn summation_height(n: usize) -> usize {
 mod tests {
     use super::*;
 
-    /// The AVX2 margins (where the processor has AVX2; the portable ones elsewhere) are the
-    /// portable ones bit for bit, for `f64` rows and `f32` rows (widened exactly), for every
-    /// length up to 101 (even, odd, shorter than a vector) and two long ones, and values of
-    /// mixed magnitudes whose sums depend on their order.
+    /// The margins of [`row_dots`] (AVX2 where the processor has it, the portable ones
+    /// elsewhere) are the portable ones and the sums written out, bit for bit, for `f64` rows
+    /// and `f32` rows (widened exactly), for every length up to 101 (even, odd, shorter than a
+    /// vector) and two long ones, values of mixed magnitudes whose sums depend on their order,
+    /// and rows in a group or alone.
     #[test]
-    fn simd_dot_group_is_the_portable_one_bit_for_bit() {
-        simd_dot_group_matches(|v| v);
-        simd_dot_group_matches(|v| v as f32);
+    fn simd_margins_are_the_portable_ones_bit_for_bit() {
+        simd_margins_match(|v| v);
+        simd_margins_match(|v| v as f32);
     }
 
-    /// [`simd_dot_group_is_the_portable_one_bit_for_bit`] for rows of `T`, `narrow` mapping
+    /// [`simd_margins_are_the_portable_ones_bit_for_bit`] for rows of `T`, `narrow` mapping
     /// the test's `f64` entries to `T`.
-    fn simd_dot_group_matches<T: Element>(narrow: fn(f64) -> T) {
+    fn simd_margins_match<T: Element>(narrow: fn(f64) -> T) {
         let value = |i: usize| {
             let m = ((i * 7919) % 97) as f64 - 48.0;
             m * 10f64.powi((i % 9) as i32 - 4) + 1.0 / (i as f64 + 3.0)
         };
+        // GROUP rows in a group, then one alone.
+        let count = GROUP + 1;
         for n in (1..=101).chain([1000, 1001]) {
-            let rows: Vec<Vec<T>> = (0..GROUP)
-                .map(|k| (0..n).map(|j| narrow(value(j * GROUP + k))).collect())
-                .collect();
+            let x =
+                ndarray::Array2::from_shape_fn((count, n), |(k, j)| narrow(value(j * count + k)));
             let t: Vec<f64> = (0..n).map(|j| value(3 * j + 11)).collect();
-            let r: [&[T]; GROUP] = std::array::from_fn(|k| &rows[k][..]);
-            let (fast, portable) = (dot_group_simd(r, &t), dot_group(r, &t));
+            let rows: Vec<usize> = (0..count).rev().collect();
+            let mut fast = vec![0.0; count];
+            row_dots(x.view(), &rows, ArrayView1::from(&t[..]), &mut fast);
+            let r: [&[T]; GROUP] =
+                std::array::from_fn(|k| x.row(rows[k]).to_slice().expect("row-major"));
+            let portable = dot_group(r, &t);
             assert_eq!(
-                fast.map(f64::to_bits),
+                fast[..GROUP]
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>(),
                 portable.map(f64::to_bits),
                 "n = {n}"
             );
             // And equal to the sums written out: the indices of each residue mod 4 below
             // 4⌊n/4⌋ in order, combined in pairs, then the last n mod 4 products summed apart.
             let body = n - n % 4;
-            for (k, row) in rows.iter().enumerate() {
-                let product = |j: usize| row[j].into() * t[j];
+            for (&i, margin) in rows.iter().zip(&fast) {
+                let product = |j: usize| x[[i, j]].into() * t[j];
                 let part = |start: usize| (start..body).step_by(4).fold(0.0, |a, j| a + product(j));
                 let tail: f64 = (body..n).map(product).sum();
                 let want = (part(0) + part(1)) + (part(2) + part(3)) + tail;
-                assert_eq!(fast[k].to_bits(), want.to_bits(), "n = {n}, row {k}");
+                assert_eq!(margin.to_bits(), want.to_bits(), "n = {n}, row {i}");
             }
         }
     }

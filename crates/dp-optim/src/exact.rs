@@ -457,12 +457,21 @@ impl ExactSum {
 pub trait Widen: Copy + Into<f64> + Send + Sync + 'static + sealed::Sealed {
     /// The entries of `chunk` (`S::F64_LANES` of them) as one vector of `f64` lanes, in order.
     fn lanes<S: pulp::Simd>(chunk: &[Self]) -> S::f64s;
+
+    /// The entries of `chunk` (fewer than `S::F64_LANES`) as the first lanes of a vector of
+    /// `f64` lanes, in order, the others zero.
+    fn partial_lanes<S: pulp::Simd>(simd: S, chunk: &[Self]) -> S::f64s;
 }
 
 impl Widen for f64 {
     #[inline(always)]
     fn lanes<S: pulp::Simd>(chunk: &[f64]) -> S::f64s {
         pulp::bytemuck::pod_read_unaligned(pulp::bytemuck::cast_slice(chunk))
+    }
+
+    #[inline(always)]
+    fn partial_lanes<S: pulp::Simd>(simd: S, chunk: &[f64]) -> S::f64s {
+        simd.partial_load_f64s(chunk)
     }
 }
 
@@ -475,6 +484,11 @@ impl Widen for f32 {
             *l = f64::from(x);
         }
         v
+    }
+
+    #[inline(always)]
+    fn partial_lanes<S: pulp::Simd>(_: S, chunk: &[f32]) -> S::f64s {
+        Self::lanes::<S>(chunk)
     }
 }
 
@@ -512,7 +526,6 @@ impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedTerm<'_, T, H> {
             next,
             mut hint,
         } = self;
-        let round = |t: f64| (t + ROUNDER) - ROUNDER;
         let lanes = S::F64_LANES;
         let (parts, part_rest) = S::as_simd_f64s(partial);
         let (nexts, next_rest) = S::as_mut_simd_f64s(next);
@@ -538,13 +551,22 @@ impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedTerm<'_, T, H> {
             even = fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n, even);
         }
         hint(rows2.len()..row.len());
-        let mut total = simd.reduce_sum_f64s(simd.add_f64s(even, odd));
-        for ((&r, &p), n) in row_rest.iter().zip(part_rest).zip(next_rest) {
-            let k = round(s * r.into());
-            total += k * k;
-            *n = p + k;
+        // The last `d mod lanes` entries as one vector, zero beyond them (which adds `k = 0`).
+        if !row_rest.is_empty() {
+            let p = simd.partial_load_f64s(part_rest);
+            let mut n = p;
+            odd = fused_lanes(
+                simd,
+                vs,
+                vm,
+                T::partial_lanes(simd, row_rest),
+                p,
+                &mut n,
+                odd,
+            );
+            simd.partial_store_f64s(next_rest, n);
         }
-        total
+        simd.reduce_sum_f64s(simd.add_f64s(even, odd))
     }
 }
 
