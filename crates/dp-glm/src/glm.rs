@@ -407,7 +407,15 @@ impl<'a> GlmObjective<'a> {
     ) {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
         let prefetch = RowPrefetch::new();
+        // The label and the norm of row j, which its coefficient reads.
+        let (y, norms) = (self.data.y(), self.data.row_norms());
+        let scalars = |j: usize| {
+            for v in [&y, &norms] {
+                prefetch.all(v.as_slice().and_then(|v| v.get(j..=j)).unwrap_or_default());
+            }
+        };
         for &i in rows.iter().take(AHEAD) {
+            scalars(i);
             prefetch.all(&xs[i * d..(i + 1) * d]);
         }
         self.clipped_chunks(theta, rows, clip, GROUP, |start, chunk, coef| {
@@ -416,6 +424,7 @@ impl<'a> GlmObjective<'a> {
                 let row = &xs[i * d..(i + 1) * d];
                 match ahead.get(k) {
                     Some(&j) => {
+                        scalars(j);
                         let mut next = prefetch.lines(&xs[j * d..(j + 1) * d]);
                         out.add_scaled_one_pass_hinting(c, row, |r| next.upto(r.end));
                     }
