@@ -407,11 +407,12 @@ impl<'a> GlmObjective<'a> {
     ) {
         let (clip, d) = (out.quantiser().clip(), self.n_features());
         let prefetch = RowPrefetch::new();
-        // The label and the norm of row j, which its coefficient reads.
+        // The label and the norm of row j, which its coefficient reads (a plain loss's).
         let (y, norms) = (self.data.y(), self.data.row_norms());
+        let columns = [y.as_slice(), norms.as_slice()];
         let scalars = |j: usize| {
-            for v in [&y, &norms] {
-                prefetch.all(v.as_slice().and_then(|v| v.get(j..=j)).unwrap_or_default());
+            for column in columns.iter().flatten() {
+                prefetch.all(column.get(j..=j).unwrap_or_default());
             }
         };
         for &i in rows.iter().take(AHEAD) {

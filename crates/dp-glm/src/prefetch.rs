@@ -111,7 +111,7 @@ mod tests {
                     let mut lines = RowPrefetch::new().lines(xs);
                     let first = lines.line.addr();
                     assert_eq!(first % LINE_BYTES, 0);
-                    assert!(first <= xs.as_ptr().addr() && xs.as_ptr().addr() - first < 64);
+                    assert!(first <= xs.as_ptr().addr() && xs.as_ptr().addr() - first < LINE_BYTES);
                     let mut asked = first;
                     for e in (step..len + step).step_by(step) {
                         lines.upto(e);
