@@ -811,16 +811,23 @@ fn bad_input_errors() {
 }
 
 /// The Poisson sampler's law, by two χ² goodness-of-fit tests (fixed seed; each with
-/// false-failure rate 1e-4 under the exact law, so ≤ 2e-4 together): the batch size is
+/// false-failure rate 1e-4 under the exact law, so ≤ 4e-4 for the four): the batch size is
 /// Binomial(n, q) (categories with expected count ≥ 5, the tails merged), and the n inclusion
 /// counts over the draws are independent Binomial(draws, q) (statistic
 /// `Σ_i (h_i − Rq)²/(Rq(1−q))`, χ² with n degrees of freedom in the normal limit). Both with
-/// n = 200 and q = 0.03, where a gap drawn from a wrong law (e.g. off by one) is caught.
+/// n = 200 and q = 0.03, where a gap drawn from a wrong law (e.g. off by one) is caught, and
+/// with n = 40 and q = 0.6, where most gaps are 0 (the exponential's head, not its tail).
 #[test]
 fn poisson_sampler_chi_square() {
+    poisson_laws(200, 0.03, 26);
+    poisson_laws(40, 0.6, 27);
+}
+
+/// [`poisson_sampler_chi_square`] at one `n` and `q` (40,000 draws from seed `seed`).
+fn poisson_laws(n: usize, q: f64, seed: u64) {
     use statrs::distribution::{Binomial, ChiSquared, Discrete};
-    let (n, q, reps) = (200usize, 0.03, 40_000usize);
-    let mut rng = seeded_rng(26);
+    let reps = 40_000usize;
+    let mut rng = seeded_rng(seed);
     let mut batch = Vec::new();
     let mut sizes = vec![0usize; n + 1];
     let mut hits = vec![0usize; n];
