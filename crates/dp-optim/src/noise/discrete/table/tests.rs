@@ -43,8 +43,8 @@ fn heights_bound_the_law_exactly() {
             "p = {p}: tail step"
         );
         assert!(
-            start as f64 >= 15.0 * (p as f64).sqrt(),
-            "p = {p}: the boxes reach 15σ"
+            start as f64 >= 7.9 * (p as f64).sqrt(),
+            "p = {p}: the boxes reach 7.9σ"
         );
     }
 }
