@@ -38,9 +38,22 @@ fn noisy_projected_gd_error_falls_with_steps_and_stays_below_the_bound() {
     let measured = series(&figs[0], "measured");
     let bound = series(&figs[0], "bound");
     let (first, last) = (measured[0].1, measured[measured.len() - 1].1);
+    // It falls like 1/√T to the privacy noise floor: at least fourfold from T = 1 …
     assert!(
-        last < 0.2 * first,
+        last < 0.25 * first,
         "excess risk {first} at T = 1, {last} at the largest T"
+    );
+    // … and flattens there instead of turning up (exact composition: the privacy term does not
+    // grow with T). The floor of a mean of 3 seeds varies by about a quarter between seed sets,
+    // hence the margin.
+    let floor = measured
+        .iter()
+        .filter(|p| p.0 >= 1000.0)
+        .map(|p| p.1)
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        last <= 1.5 * floor,
+        "excess risk {last} at the largest T, {floor} the least for T ≥ 1000: {measured:?}"
     );
     for (m, b) in measured.iter().zip(bound) {
         assert!(m.1 <= b.1, "measured {m:?} above the bound {b:?}");
