@@ -776,9 +776,10 @@ fn poisson_batch<R: Rng + ?Sized>(rng: &mut R, n: usize, q: f64, out: &mut Vec<u
         let e: f64 = Exp1.sample(rng);
         // The gap is `⌊g⌋`, `g ≥ 0`: `⌊g⌋ ≥ m ⟺ g ≥ m` for an integer `m`, and the cast
         // truncates (no call to `floor`). Compare in floating point first: `g` may exceed
-        // usize for tiny q.
+        // usize for tiny q. A subnormal q makes `scale` infinite and `0·∞` NaN: only a gap
+        // known to land inside `0..n` takes an index, so NaN ends the batch.
         let g = e * scale;
-        if g >= (n - i) as f64 {
+        if g.is_nan() || g >= (n - i) as f64 {
             break;
         }
         i += g as usize;
