@@ -35,7 +35,7 @@ use crate::clipping::{ClippedExampleLoss, ClippedLoss};
 use crate::data::{Dataset, Element, Features};
 use crate::error::{Result, ensure};
 use crate::loss::Loss;
-use crate::prefetch::RowPrefetch;
+use crate::prefetch::{Lines, RowPrefetch};
 
 /// Evaluates `$body` with `$x` bound to `$data`'s stored features, an `ArrayView2<'_, T>` of
 /// the stored element `T` (`f64` or `f32`): one generic body, compiled for each storage.
@@ -390,14 +390,14 @@ impl<'a> GlmObjective<'a> {
     }
 
     /// [`GlmObjective::add_clipped_exact`] on the contiguous rows `xs`: [`GROUP`] rows at a
-    /// time — margins, coefficients, terms — while the rows [`AHEAD`] places on are asked for
-    /// ([`RowPrefetch`]; the first [`AHEAD`] before the first group, then each row's lines
-    /// while the term of the row [`AHEAD`] places before it is added, spread over that pass):
-    /// a batch's rows are random and not in cache, and their loads then overlap the
-    /// arithmetic instead of stalling it (a burst of a whole row's requests fills the miss
-    /// buffers, and the arithmetic waits behind it). The margins are those of any other
-    /// grouping, bit for bit ([`quad_dots`]), and the sum is exact: the same integers
-    /// in any order.
+    /// time — margins, coefficients, then the group's terms in one pass
+    /// ([`ExactSum::add_scaled_four_hinting`]) — while the rows [`AHEAD`] places on are asked
+    /// for ([`RowPrefetch`]; the first [`AHEAD`] before the first group, then the next group's
+    /// lines spread over that pass): a batch's rows are random and not in cache, and their
+    /// loads then overlap the arithmetic instead of stalling it (a burst of a whole row's
+    /// requests fills the miss buffers, and the arithmetic waits behind it). The margins are
+    /// those of any other grouping, bit for bit ([`quad_dots`]), and the sum is exact: the
+    /// same integers in any order.
     fn exact_sum_rows<T: Element>(
         &self,
         xs: &[T],
@@ -415,21 +415,31 @@ impl<'a> GlmObjective<'a> {
                 prefetch.all(column.get(j..=j).unwrap_or_default());
             }
         };
+        let row = |i: usize| &xs[i * d..(i + 1) * d];
         for &i in rows.iter().take(AHEAD) {
             scalars(i);
-            prefetch.all(&xs[i * d..(i + 1) * d]);
+            prefetch.all(row(i));
         }
         self.clipped_chunks(theta, rows, clip, GROUP, |start, chunk, coef| {
+            // The lines of the rows `AHEAD` places on, one row per row of the chunk.
             let ahead = rows.get(start + AHEAD..).unwrap_or_default();
-            for (k, (&i, &c)) in chunk.iter().zip(coef).enumerate() {
-                let row = &xs[i * d..(i + 1) * d];
-                match ahead.get(k) {
-                    Some(&j) => {
-                        scalars(j);
-                        let mut next = prefetch.lines(&xs[j * d..(j + 1) * d]);
-                        out.add_scaled_one_pass_hinting(c, row, |r| next.upto(r.end));
+            let mut lines: [Option<Lines<'_, T>>; GROUP] = std::array::from_fn(|k| {
+                let &j = ahead.get(k).filter(|_| k < chunk.len())?;
+                scalars(j);
+                Some(prefetch.lines(row(j)))
+            });
+            match (
+                <[usize; GROUP]>::try_from(chunk),
+                <[f64; GROUP]>::try_from(coef),
+            ) {
+                (Ok(group), Ok(c)) => out.add_scaled_four_hinting(c, group.map(row), |r| {
+                    lines.iter_mut().flatten().for_each(|l| l.upto(r.end))
+                }),
+                // The last, shorter chunk (no row is ahead of it): a row at a time.
+                _ => {
+                    for (&i, &c) in chunk.iter().zip(coef) {
+                        out.add_scaled_one_pass(c, row(i));
                     }
-                    None => out.add_scaled_one_pass(c, row),
                 }
             }
         });

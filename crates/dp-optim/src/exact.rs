@@ -51,7 +51,9 @@
 //! an integer below `2^53`; a larger true sum makes the computed one at least `2^53`, by
 //! monotonicity of rounding; the same holds for squares added by fused multiply–adds), so the fast check `computed ≤ min(R², 2^53 − 1)` is exact — and,
 //! in the same pass, writes the block's partial sums with the term added to a second buffer,
-//! which replaces them when the check passes (a rejected term touches nothing). Terms the fast
+//! which replaces them when the check passes (a rejected term touches nothing); four rows
+//! can share one such pass ([`ExactSum::add_scaled_four_hinting`]: the partial sums are read
+//! and written once for the four terms, and replaced only when all four pass). Terms the fast
 //! path cannot decide (`R² ≥ 2^53`, i.e. noise multipliers below about 0.35, or a term over
 //! the bound) take an exact `u128` path. The pass is compiled for AVX2 and AVX-512 too and
 //! chosen at run time ([`pulp`]): the same operations in the same order, so the same integers.
@@ -334,9 +336,56 @@ impl ExactSum {
         // + k| ≤ 2^53`, integers). A rejected one leaves `partial` as it was.
         if total <= self.quantiser.fast_bound {
             std::mem::swap(&mut self.partial, &mut self.next);
-            self.counted();
+            self.counted(1);
         } else if self.slow_term(c, row) {
             self.add_scratch();
+        }
+    }
+
+    /// [`ExactSum::add_scaled_one_pass_hinting`] for four rows at once: adds the terms of
+    /// `c[0]·rows[0]`, …, `c[3]·rows[3]` — the same four integer terms as four calls of
+    /// [`ExactSum::add_scaled_one_pass`], so the same sum — in one pass over the partial sums
+    /// instead of four, calling `hint(range)` as the pass reaches each range of entries (in
+    /// order, together covering `0..d`). The pass writes the partial sums with all four terms
+    /// added to the second buffer; it replaces them only when every term passes the fast
+    /// check. Otherwise (a term over the bound, or a block with fewer than four places left),
+    /// the four terms are added one by one, each checked on its own, so a rejected term still
+    /// touches nothing. Exact: while the four are accepted, every entry of every term is an
+    /// integer of magnitude at most `⌊R⌋` and the block then holds at most `block` terms, so
+    /// every partial sum, in any order of the additions, is an integer of magnitude at most
+    /// `block·⌊R⌋ ≤ 2^53`.
+    ///
+    /// # Panics
+    /// If a row does not have length `d`.
+    #[inline]
+    pub fn add_scaled_four_hinting<T: Widen>(
+        &mut self,
+        c: [f64; 4],
+        rows: [&[T]; 4],
+        mut hint: impl FnMut(Range<usize>),
+    ) {
+        let q = self.quantiser;
+        for row in rows {
+            assert_eq!(row.len(), q.dim, "term of the wrong length");
+        }
+        if self.pending + 4 > q.block {
+            hint(0..q.dim);
+        } else {
+            let totals = pulp::Arch::new().dispatch(FusedFour {
+                s: c.map(|c| c * q.inv_gamma),
+                rows,
+                partial: &self.partial,
+                next: &mut self.next,
+                hint,
+            });
+            if totals.iter().all(|&t| t <= q.fast_bound) {
+                std::mem::swap(&mut self.partial, &mut self.next);
+                self.counted(4);
+                return;
+            }
+        }
+        for (c, row) in c.into_iter().zip(rows) {
+            self.add_scaled_one_pass(c, row);
         }
     }
 
@@ -346,7 +395,7 @@ impl ExactSum {
         for (p, &k) in self.partial.iter_mut().zip(&self.scratch) {
             *p += k;
         }
-        self.counted();
+        self.counted(1);
     }
 
     /// [`ExactSum::add_scaled`] for a sparse row: the entries `values` at the (distinct)
@@ -366,7 +415,7 @@ impl ExactSum {
             for (&j, &r) in indices.iter().zip(values) {
                 self.partial[j] += round(r);
             }
-            self.counted();
+            self.counted(1);
         } else {
             let mut row = vec![0.0; self.quantiser.dim];
             for (&j, &r) in indices.iter().zip(values) {
@@ -378,10 +427,11 @@ impl ExactSum {
         }
     }
 
-    /// Counts an accepted term; flushes the block when it is full.
+    /// Counts `terms` accepted terms (the block had room for them); flushes the block when it
+    /// is full.
     #[inline]
-    fn counted(&mut self) {
-        self.pending += 1;
+    fn counted(&mut self, terms: usize) {
+        self.pending += terms;
         if self.pending >= self.quantiser.block {
             self.flush();
         }
@@ -544,51 +594,138 @@ impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedTerm<'_, T, H> {
         {
             hint(2 * lanes * j..2 * lanes * (j + 1));
             let (r0, r1) = r.split_at(lanes);
-            even = fused_lanes(simd, vs, vm, T::lanes::<S>(r0), p[0], &mut n[0], even);
-            odd = fused_lanes(simd, vs, vm, T::lanes::<S>(r1), p[1], &mut n[1], odd);
+            n[0] = simd.add_f64s(p[0], quantise(simd, vs, vm, T::lanes::<S>(r0), &mut even));
+            n[1] = simd.add_f64s(p[1], quantise(simd, vs, vm, T::lanes::<S>(r1), &mut odd));
         }
         for ((r, &p), n) in rows1.chunks_exact(lanes).zip(parts1).zip(nexts1) {
-            even = fused_lanes(simd, vs, vm, T::lanes::<S>(r), p, n, even);
+            *n = simd.add_f64s(p, quantise(simd, vs, vm, T::lanes::<S>(r), &mut even));
         }
         hint(rows2.len()..row.len());
         // The last `d mod lanes` entries as one vector, zero beyond them (which adds `k = 0`).
         if !row_rest.is_empty() {
             let p = simd.partial_load_f64s(part_rest);
-            let mut n = p;
-            odd = fused_lanes(
-                simd,
-                vs,
-                vm,
-                T::partial_lanes(simd, row_rest),
-                p,
-                &mut n,
-                odd,
-            );
-            simd.partial_store_f64s(next_rest, n);
+            let k = quantise(simd, vs, vm, T::partial_lanes(simd, row_rest), &mut odd);
+            simd.partial_store_f64s(next_rest, simd.add_f64s(p, k));
         }
         simd.reduce_sum_f64s(simd.add_f64s(even, odd))
     }
 }
 
-/// One vector of [`FusedTerm`]: `k = (s·r + M) − M` (`vs`, `vm` the splatted `s`, `M`),
-/// writes `partial + k` to `next` and returns `squares + k²`, one fused multiply–add: a single
-/// rounding of the exact value, so exact below `2^53` and at least `2^53` above, as the
-/// separate product and sum (module docs, § Cost) — the same decision. A function, not a
-/// closure, so that it is always inlined into each instruction set's version (with its
-/// intrinsics).
+/// The pass of [`ExactSum::add_scaled_four_hinting`] as an operation [`pulp`] compiles for
+/// each instruction set: writes `next = partial + (k_0 + k_1) + (k_2 + k_3)` with `k_t` the
+/// term of row `t` as in [`FusedTerm`] (scale `s[t]`) and returns the four `Σ_j k_tj²`. The
+/// rows are read side by side, so the partial sums are read and written once for the four.
+struct FusedFour<'a, T, H> {
+    s: [f64; 4],
+    rows: [&'a [T]; 4],
+    partial: &'a [f64],
+    next: &'a mut [f64],
+    /// Called with each range of entries as the pass reaches it.
+    hint: H,
+}
+
+impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedFour<'_, T, H> {
+    type Output = [f64; 4];
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> [f64; 4] {
+        let Self {
+            s,
+            rows,
+            partial,
+            next,
+            mut hint,
+        } = self;
+        let (lanes, d) = (S::F64_LANES, partial.len());
+        let (parts, part_rest) = S::as_simd_f64s(partial);
+        let (nexts, next_rest) = S::as_mut_simd_f64s(next);
+        let full = parts.len() * lanes;
+        let vs = [
+            simd.splat_f64s(s[0]),
+            simd.splat_f64s(s[1]),
+            simd.splat_f64s(s[2]),
+            simd.splat_f64s(s[3]),
+        ];
+        let vm = simd.splat_f64s(ROUNDER);
+        let mut squares = [simd.splat_f64s(0.0); 4];
+        let ([r0, r1, r2, r3], [t0, t1, t2, t3]) =
+            (rows.map(|r| &r[..full]), rows.map(|r| &r[full..]));
+        for (j, (&p, n)) in parts.iter().zip(nexts.iter_mut()).enumerate() {
+            let at = j * lanes;
+            // One call per two vectors, as in `FusedTerm`.
+            if j % 2 == 0 {
+                hint(at..full.min(at + 2 * lanes));
+            }
+            let e = at..at + lanes;
+            let r = [
+                T::lanes::<S>(&r0[e.clone()]),
+                T::lanes::<S>(&r1[e.clone()]),
+                T::lanes::<S>(&r2[e.clone()]),
+                T::lanes::<S>(&r3[e]),
+            ];
+            *n = simd.add_f64s(p, four_terms(simd, &vs, vm, r, &mut squares));
+        }
+        hint(full..d);
+        // The last `d mod lanes` entries as one vector, zero beyond them (which adds `k = 0`).
+        if !part_rest.is_empty() {
+            let r = [
+                T::partial_lanes(simd, t0),
+                T::partial_lanes(simd, t1),
+                T::partial_lanes(simd, t2),
+                T::partial_lanes(simd, t3),
+            ];
+            let p = simd.partial_load_f64s(part_rest);
+            let k = four_terms(simd, &vs, vm, r, &mut squares);
+            simd.partial_store_f64s(next_rest, simd.add_f64s(p, k));
+        }
+        [
+            simd.reduce_sum_f64s(squares[0]),
+            simd.reduce_sum_f64s(squares[1]),
+            simd.reduce_sum_f64s(squares[2]),
+            simd.reduce_sum_f64s(squares[3]),
+        ]
+    }
+}
+
+/// One vector of entries of [`FusedFour`]'s four rows (`r[t]`, scale `vs[t]`): returns
+/// `(k_0 + k_1) + (k_2 + k_3)`, each `k_t` by [`quantise`], which adds `k_t²` to
+/// `squares[t]`.
 #[inline(always)]
-fn fused_lanes<S: pulp::Simd>(
+fn four_terms<S: pulp::Simd>(
+    simd: S,
+    vs: &[S::f64s; 4],
+    vm: S::f64s,
+    r: [S::f64s; 4],
+    squares: &mut [S::f64s; 4],
+) -> S::f64s {
+    let [s0, s1, s2, s3] = squares;
+    let k01 = simd.add_f64s(
+        quantise(simd, vs[0], vm, r[0], s0),
+        quantise(simd, vs[1], vm, r[1], s1),
+    );
+    let k23 = simd.add_f64s(
+        quantise(simd, vs[2], vm, r[2], s2),
+        quantise(simd, vs[3], vm, r[3], s3),
+    );
+    simd.add_f64s(k01, k23)
+}
+
+/// One vector of a term: returns `k = (s·r + M) − M` (`vs`, `vm` the splatted `s`, `M`) and
+/// adds `k²` to `squares` with one fused multiply–add: a single rounding of the exact value,
+/// so exact below `2^53` and at least `2^53` above, as the separate product and sum (module
+/// docs, § Cost) — the same decision. A function, not a closure, so that it is always
+/// inlined into each instruction set's version (with its intrinsics).
+#[inline(always)]
+fn quantise<S: pulp::Simd>(
     simd: S,
     vs: S::f64s,
     vm: S::f64s,
     r: S::f64s,
-    partial: S::f64s,
-    next: &mut S::f64s,
-    squares: S::f64s,
+    squares: &mut S::f64s,
 ) -> S::f64s {
     let k = simd.sub_f64s(simd.add_f64s(simd.mul_f64s(vs, r), vm), vm);
-    *next = simd.add_f64s(partial, k);
-    simd.mul_add_f64s(k, k, squares)
+    *squares = simd.mul_add_f64s(k, k, *squares);
+    k
 }
 
 /// The release of an [`ExactSum`]: `γ·(S + K)` with `K` exact discrete Gaussian noise on the

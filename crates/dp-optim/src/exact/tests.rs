@@ -151,6 +151,9 @@ fn sums_are_exact_and_order_free() {
 /// pass), not finite, and with coefficients of either sign; on a grid that flushes every few
 /// terms, one that never does, and one where `R² ≥ 2^53` (every term takes the exact path).
 /// Every other term goes through the hinting pass, whose hints cover the row once, in order.
+/// A third sum takes the same terms four at a time in one pass
+/// ([`ExactSum::add_scaled_four_hinting`]; a group with a rejected term, or one the block has no
+/// room for, is added a term at a time) and holds the same totals after every group.
 #[test]
 fn one_pass_path_adds_the_same_integers() {
     one_pass_adds_the_same_integers(|v| v);
@@ -169,6 +172,8 @@ fn one_pass_adds_the_same_integers<T: Widen>(narrow: fn(f64) -> T) {
         for d in 1..=101 {
             let q = Quantiser::new(clip, gamma, d).unwrap();
             let (mut generic, mut one_pass) = (ExactSum::new(q), ExactSum::new(q));
+            let mut four = ExactSum::new(q);
+            let mut waiting: Vec<(f64, Vec<T>)> = Vec::new();
             for i in 0..300 {
                 let norm = match i % 6 {
                     0 => clip * 10.0,
@@ -193,6 +198,21 @@ fn one_pass_adds_the_same_integers<T: Widen>(narrow: fn(f64) -> T) {
                     });
                     assert_eq!(reached, d);
                 }
+                waiting.push((c, v));
+                if waiting.len() == 4 {
+                    let group = std::mem::take(&mut waiting);
+                    // Four terms in one pass; its hints cover the entries in order, once.
+                    let mut reached = 0;
+                    four.add_scaled_four_hinting(
+                        std::array::from_fn(|t| group[t].0),
+                        std::array::from_fn(|t| &group[t].1[..]),
+                        |r| {
+                            assert_eq!(r.start, reached, "d {d}");
+                            reached = r.end;
+                        },
+                    );
+                    assert_eq!(reached, d);
+                }
                 if i % 17 == 0 {
                     assert_eq!(
                         generic.totals(),
@@ -200,8 +220,16 @@ fn one_pass_adds_the_same_integers<T: Widen>(narrow: fn(f64) -> T) {
                         "γ {gamma}, d {d}, term {i}"
                     );
                 }
+                if i % 4 == 3 {
+                    assert_eq!(
+                        four.totals(),
+                        generic.totals(),
+                        "γ {gamma}, d {d}, term {i}"
+                    );
+                }
             }
             assert_eq!(generic.totals(), one_pass.totals(), "γ {gamma}, d {d}");
+            assert_eq!(generic.totals(), four.totals(), "γ {gamma}, d {d}");
             assert!(generic.totals().iter().any(|&t| t != 0), "γ {gamma}, d {d}");
         }
     }
