@@ -648,8 +648,14 @@ impl<T: Widen, H: FnMut(Range<usize>)> pulp::WithSimd for FusedFour<'_, T, H> {
         ];
         let vm = simd.splat_f64s(ROUNDER);
         let mut squares = [simd.splat_f64s(0.0); 4];
-        let ([r0, r1, r2, r3], [t0, t1, t2, t3]) =
-            (rows.map(|r| &r[..full]), rows.map(|r| &r[full..]));
+        // Each row as its whole vectors and its tail (explicitly: `array::map` here is not
+        // inlined).
+        let [(r0, t0), (r1, t1), (r2, t2), (r3, t3)] = [
+            rows[0].split_at(full),
+            rows[1].split_at(full),
+            rows[2].split_at(full),
+            rows[3].split_at(full),
+        ];
         for (j, (&p, n)) in parts.iter().zip(nexts.iter_mut()).enumerate() {
             let at = j * lanes;
             // One call per two vectors, as in `FusedTerm`.
