@@ -45,6 +45,7 @@ mod calibrate;
 mod checks;
 pub mod discrete_gaussian;
 mod error;
+mod event;
 mod exact;
 mod gaussian;
 mod ledger;
@@ -68,6 +69,7 @@ pub use calibrate::{
 };
 pub use discrete_gaussian::{GridAdjusted, GridComposition, GridGaussian};
 pub use error::{Error, Result};
+pub use event::{Event, Method, Price, PrivacyEvent, price, price_with, randomiser_epsilon};
 pub use exact::ExactAccountant;
 pub use gaussian::{gaussian_delta, gaussian_epsilon, gaussian_sigma};
 pub use ledger::{Ledger, LedgerEntry};

@@ -64,7 +64,7 @@
 //! accountant prices Gaussian compositions and single releases only), and checks it against
 //! the user's target.
 
-use dp_accounting::{Ledger, Mechanism};
+use dp_accounting::{Ledger, Mechanism, PrivacyEvent};
 use dp_optim::laplace_for;
 use ndarray::ArrayView1;
 use rand::Rng;
@@ -538,16 +538,16 @@ impl PrivateBounds {
         &self.bounds
     }
 
-    /// The model with a report for the whole run: the bounds' ledger entries followed by the
-    /// learner's, priced against the user's target (unchanged when nothing was estimated).
+    /// The model with a report for the whole run: the event tree of the bounds' estimates
+    /// followed by the learner's, priced against the user's target (unchanged when nothing
+    /// was estimated).
     ///
     /// # Privacy
-    /// The smaller of two upper bounds: the learner's accountant on the whole ledger, under
-    /// the learner's relation (the estimates are pure DP under both), and basic composition,
-    /// the sum of the bounds' ε and the learner's reported ε at its δ (Dwork & Roth, Thm 3.16;
-    /// used alone where the accountant cannot price the whole ledger, e.g. the exact
-    /// accountant with pure-DP entries, or where the learner's ε is not the accountant's
-    /// price of its ledger, as DP-SSGD's amplification by shuffling). Checked `≤` the target.
+    /// [`PrivacyReport::priced`] on the composed tree, with the learner's accountant under the
+    /// learner's relation (the estimates are pure DP under both): the smaller of the
+    /// accountant on every mechanism (where the learner's tree is a plain composition), the
+    /// sum of Rényi curves, and basic composition (Dwork & Roth, Thm 3.16), as
+    /// [`dp_accounting::price`] decides. Checked `≤` the target.
     ///
     /// # Errors
     /// The learner's δ exceeds the target's, or the total exceeds the target
@@ -567,39 +567,9 @@ impl PrivateBounds {
         for (m, label, _) in &self.entries {
             ledger.record(m.clone(), 1, label);
         }
-        for e in inner.ledger.entries() {
-            ledger.record(e.mechanism.clone(), e.count, &e.label);
-        }
-        let mut notes = inner.notes.clone();
+        let event = PrivacyEvent::from(ledger).then(inner.event.clone())?;
         let bounds: f64 = self.entries.iter().map(|e| e.2).sum();
-        // Basic composition of the bounds' pure ε and the learner's (ε, δ): the sum of two
-        // upper bounds, rounded up by a few ulps.
-        let basic = (bounds + inner.epsilon) * (1.0 + 4.0 * f64::EPSILON);
-        let epsilon = match ledger.epsilon(inner.accountant, self.delta) {
-            Ok(e) if e <= basic => e,
-            Ok(_) => {
-                notes.push(format!(
-                    "total by basic composition (Dwork & Roth, Thm 3.16): bounds {bounds} + \
-                     learner {}, below the {} accountant's price of the whole ledger",
-                    inner.epsilon, inner.accountant
-                ));
-                basic
-            }
-            Err(e) => {
-                notes.push(format!(
-                    "total by basic composition (Dwork & Roth, Thm 3.16): bounds {bounds} + \
-                     learner {} (the {} accountant cannot price the whole ledger: {e})",
-                    inner.epsilon, inner.accountant
-                ));
-                basic
-            }
-        };
-        if epsilon.is_nan() || epsilon > self.epsilon * (1.0 + 1e-9) {
-            return Err(Error::Privacy(format!(
-                "the bounds' estimates and the learner cost epsilon = {epsilon} > target {}",
-                self.epsilon
-            )));
-        }
+        let mut notes = inner.notes.clone();
         notes.push(if self.joint {
             format!(
                 "{} private estimate(s) of bounds and feature ranges, epsilon {} in all by basic \
@@ -617,16 +587,13 @@ impl PrivateBounds {
                 self.learner_epsilon()
             )
         });
-        let report = PrivacyReport {
-            target: (self.epsilon, self.delta),
-            epsilon,
-            delta: self.delta,
-            accountant: inner.accountant,
-            neighbouring: inner.neighbouring,
-            noise: inner.noise.clone(),
-            ledger,
+        let report = PrivacyReport::priced(
+            (self.epsilon, self.delta),
+            inner.accountant,
+            event,
+            inner.noise.clone(),
             notes,
-        };
+        )?;
         // The same model (its coefficients and fitted steps) with the whole run's report.
         let mut model = model;
         *model.privacy_mut() = report;
@@ -820,9 +787,9 @@ mod tests {
             let model = b.compose(inner).unwrap();
             let r = model.privacy();
             assert_eq!(r.target, (1.0, 1e-5));
-            assert_eq!(r.ledger.neighbouring(), rel);
-            assert_eq!(r.ledger.entries().len(), 5, "{:?}", r.ledger);
-            assert!(r.ledger.entries()[0].label.starts_with("x_bound"));
+            assert_eq!(r.event.neighbouring(), rel);
+            assert_eq!(r.event.releases().len(), 5, "{:?}", r.event);
+            assert!(r.event.releases()[0].label.starts_with("x_bound"));
             assert!(
                 r.epsilon <= 1.0 && r.epsilon > inner_eps,
                 "{kind:?}: {}",

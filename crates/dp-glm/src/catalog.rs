@@ -1623,8 +1623,8 @@ mod tests {
             let (ra, rb) = (a.privacy(), b.privacy());
             assert_eq!(ra.neighbouring, Neighbouring::AddRemove, "{}", l.name);
             assert_eq!(
-                (&ra.noise, &ra.ledger, &ra.notes),
-                (&rb.noise, &rb.ledger, &rb.notes),
+                (&ra.noise, &ra.event, &ra.notes),
+                (&rb.noise, &rb.event, &rb.notes),
                 "{}",
                 l.name
             );
@@ -1664,7 +1664,7 @@ mod tests {
         };
         let r = model.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
-        assert_eq!(r.ledger.entries()[0].mechanism.name(), "pure-dp");
+        assert_eq!(r.event.releases()[0].mechanism.name(), "pure-dp");
         assert!(
             r.notes
                 .iter()

@@ -291,7 +291,7 @@ mod tests {
             accountant: AccountantKind::Exact,
             neighbouring: Neighbouring::AddRemove,
             noise: Vec::new(),
-            ledger: Ledger::new(Neighbouring::AddRemove),
+            event: Ledger::new(Neighbouring::AddRemove).into(),
             notes: Vec::new(),
         };
         LinearModel::new(array![2.0, -1.0], 0.5, loss, report).unwrap()

@@ -2,7 +2,7 @@
 //! written by [`LinearModel::to_json`] (or `serde` with any format) and read by
 //! [`LinearModel::from_json`], which validates every field.
 //!
-//! Format `dpglm-model/2` (this version writes it):
+//! Format `dpglm-model/3` (this version writes it):
 //!
 //! ```text
 //! { "format": "dpglm-model/2",
@@ -15,15 +15,20 @@
 //!                      "row_bound": f64|null },
 //!   "coefficients": [f64] (n_features_in, +1 with a bias), "intercept": f64,
 //!   "privacy": { "target_epsilon", "target_delta", "epsilon", "delta", "accountant",
-//!                "neighbouring", "noise": {name: f64}, "ledger": [{"mechanism",
-//!                "parameters": {name: f64}, "count", "label"}], "notes": [str],
+//!                "neighbouring", "noise": {name: f64}, "event": Event, "notes": [str],
 //!                "noise_source": {"kind", "seed", "private_release", "description"},
 //!                "bounds": [BoundRecord] },
 //!   "digest": "sha256:<hex>" }
 //! ```
 //!
-//! Files of format `dpglm-model/1` (written before this module existed: no `digest`, no
-//! `row_bound`) are still read. Any other `format` is [`ModelFileError::UnsupportedFormat`].
+//! `event` is the privacy event tree everything released composes into (its layout in
+//! `model_file/events.rs`); the reported `epsilon` is its price, which `dpglm account
+//! --model` computes again.
+//!
+//! Files of format `dpglm-model/2` (a flat `"ledger": [{"mechanism", "parameters", "count",
+//! "label"}]` in place of `event`, read as one composition) and `dpglm-model/1` (written
+//! before this module existed: no `digest`, no `row_bound`) are still read. Any other
+//! `format` is [`ModelFileError::UnsupportedFormat`].
 //!
 //! **Integrity.** `digest` is the SHA-256 of the file's content in canonical form (the
 //! compact JSON of every other field, in the order above, `noise` sorted by name). Reading recomputes it, so a file
@@ -44,7 +49,7 @@
 
 use std::collections::HashSet;
 
-use dp_accounting::{GridGaussian, Ledger, Mechanism, ObjPertParams};
+use dp_accounting::{Event, GridGaussian, Ledger, Mechanism, ObjPertParams, PrivacyEvent};
 use dp_data::{TableSpec, Task};
 use ndarray::Array1;
 use serde::de::{self, MapAccess, Visitor};
@@ -60,11 +65,45 @@ use crate::pipeline::Preprocessing;
 use crate::report::{NoiseSource, PrivacyReport};
 use crate::scaling::{FeatureScale, FittedScaling, ScalingMethod};
 
-/// The `format` this version writes.
-pub const FORMAT: &str = "dpglm-model/2";
+mod events;
 
-/// The earlier format, still read.
+use events::WireEvent;
+
+/// The `format` this version writes.
+pub const FORMAT: &str = "dpglm-model/3";
+
+/// The format with a flat ledger in place of the event tree, still read.
+pub const FORMAT_V2: &str = "dpglm-model/2";
+
+/// The earliest format, still read.
 pub const FORMAT_V1: &str = "dpglm-model/1";
+
+/// Which format a text is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+    V3,
+}
+
+impl Version {
+    fn of(format: &str) -> Option<Self> {
+        match format {
+            FORMAT => Some(Version::V3),
+            FORMAT_V2 => Some(Version::V2),
+            FORMAT_V1 => Some(Version::V1),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Version::V1 => FORMAT_V1,
+            Version::V2 => FORMAT_V2,
+            Version::V3 => FORMAT,
+        }
+    }
+}
 
 /// The longest model text read (1 GiB: far above the ≈ 25 bytes per coefficient of any model
 /// whose data fit in the readers' memory budget).
@@ -76,8 +115,8 @@ pub const MAX_MODEL_BYTES: usize = 1 << 30;
 pub enum ModelFileError {
     /// The `format` field is missing or names another program's file or another version.
     #[error(
-        "not a dpglm model file this version reads: field `format`: {}, not `{FORMAT}` or \
-         `{FORMAT_V1}` (another program's file or version)",
+        "not a dpglm model file this version reads: field `format`: {}, not `{FORMAT}`, \
+         `{FORMAT_V2}` or `{FORMAT_V1}` (another program's file or version)",
         found.as_deref().map_or("missing".to_string(), |f| format!("`{f}`"))
     )]
     UnsupportedFormat {
@@ -332,7 +371,10 @@ struct WirePrivacy {
     neighbouring: String,
     #[serde(with = "ordered")]
     noise: Vec<(String, f64)>,
-    ledger: Vec<WireEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ledger: Option<Vec<WireEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    event: Option<WireEvent>,
     notes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     noise_source: Option<WireNoiseSource>,
@@ -591,7 +633,11 @@ fn mechanism(name: &str, p: &[(String, f64)]) -> std::result::Result<Mechanism, 
 impl WirePrivacy {
     /// The report, noise source and bounds; `v1`: a format-1 file, whose noise source's
     /// description may be worded as that version wrote it.
-    fn report(self, v1: bool) -> Result<(PrivacyReport, Option<NoiseSource>, Vec<BoundRecord>)> {
+    fn report(
+        self,
+        version: Version,
+    ) -> Result<(PrivacyReport, Option<NoiseSource>, Vec<BoundRecord>)> {
+        let v1 = version == Version::V1;
         let at = |k: &str| format!("privacy.{k}");
         for (k, v) in [
             ("target_epsilon", self.target_epsilon),
@@ -617,15 +663,38 @@ impl WirePrivacy {
         if let Some((k, _)) = self.noise.iter().find(|(_, v)| !v.is_finite()) {
             return Err(invalid(at(&format!("noise.{k}")), "not a finite number"));
         }
-        let mut ledger = Ledger::new(neighbouring);
-        for (i, e) in self.ledger.into_iter().enumerate() {
-            let here = at(&format!("ledger[{i}]"));
-            let m = mechanism(&e.mechanism, &e.parameters).map_err(|r| invalid(&here, r))?;
-            ledger.record(m, e.count, &e.label);
-            if ledger.entries().len() != i + 1 {
-                return Err(invalid(here, "repeats the entry before it"));
+        let event = match (version, self.ledger, self.event) {
+            (Version::V3, None, Some(event)) => event.tree(neighbouring, &at("event"))?,
+            (Version::V1 | Version::V2, Some(entries), None) => {
+                let mut ledger = Ledger::new(neighbouring);
+                for (i, e) in entries.into_iter().enumerate() {
+                    let here = at(&format!("ledger[{i}]"));
+                    let m =
+                        mechanism(&e.mechanism, &e.parameters).map_err(|r| invalid(&here, r))?;
+                    ledger.record(m, e.count, &e.label);
+                    if ledger.entries().len() != i + 1 {
+                        return Err(invalid(here, "repeats the entry before it"));
+                    }
+                }
+                PrivacyEvent::new(neighbouring, PrivacyEvent::from(ledger).root().clone())
+                    .map_err(|e| invalid(at("ledger"), e.to_string()))?
             }
-        }
+            (Version::V3, _, _) => {
+                return Err(invalid(
+                    at("event"),
+                    format!("format `{FORMAT}` holds an `event` tree and no `ledger`"),
+                ));
+            }
+            (_, _, _) => {
+                return Err(invalid(
+                    at("ledger"),
+                    format!(
+                        "format `{}` holds a `ledger` and no `event`",
+                        version.name()
+                    ),
+                ));
+            }
+        };
         let noise_source = self
             .noise_source
             .map(|s| {
@@ -671,7 +740,7 @@ impl WirePrivacy {
             accountant,
             neighbouring,
             noise: self.noise,
-            ledger,
+            event,
             notes: self.notes,
         };
         Ok((report, noise_source, self.bounds))
@@ -689,8 +758,39 @@ fn digest(w: &Wire) -> Result<String> {
     ))
 }
 
+/// The entries of an event tree that is one composition of releases, as format 2 saved them
+/// (the canonical form of a format-2 file, for its digest).
+fn flat_ledger(event: &PrivacyEvent) -> Result<Vec<WireEntry>> {
+    let Event::Composed(nodes) = event.root() else {
+        return Err(invalid("privacy.event", "not a flat ledger"));
+    };
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let Event::Release(e) = node else {
+                return Err(invalid("privacy.event", "not a flat ledger"));
+            };
+            let params: Vec<(String, f64)> = e
+                .mechanism
+                .parameters()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            Ok(WireEntry {
+                mechanism: e.mechanism.name().to_string(),
+                parameters: finite_list(&format!("privacy.ledger[{i}]"), &params)?,
+                count: e.count,
+                label: e.label.clone(),
+            })
+        })
+        .collect()
+}
+
 impl Wire {
-    fn of(m: &LinearModel) -> Result<Self> {
+    /// The model as saved in format `version` (this version writes [`FORMAT`]; the older
+    /// forms are the canonical forms of files read in them, for their digests).
+    fn of(m: &LinearModel, version: Version) -> Result<Self> {
         let r = m.privacy();
         let prep = m.preprocessing();
         let huber_h = match m.loss() {
@@ -705,26 +805,14 @@ impl Wire {
             accountant: r.accountant.as_str().to_string(),
             neighbouring: r.neighbouring.as_str().to_string(),
             noise: finite_list("privacy.noise", &r.noise)?,
-            ledger: r
-                .ledger
-                .entries()
-                .iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let params: Vec<(String, f64)> = e
-                        .mechanism
-                        .parameters()
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v))
-                        .collect();
-                    Ok(WireEntry {
-                        mechanism: e.mechanism.name().to_string(),
-                        parameters: finite_list(&format!("privacy.ledger[{i}]"), &params)?,
-                        count: e.count,
-                        label: e.label.clone(),
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?,
+            ledger: match version {
+                Version::V3 => None,
+                Version::V1 | Version::V2 => Some(flat_ledger(&r.event)?),
+            },
+            event: match version {
+                Version::V3 => Some(WireEvent::of(r.event.root(), "privacy.event")?),
+                Version::V1 | Version::V2 => None,
+            },
             notes: r.notes.clone(),
             noise_source: m.noise_source().map(|s| WireNoiseSource {
                 kind: s.kind().to_string(),
@@ -742,7 +830,7 @@ impl Wire {
                 .collect::<Result<Vec<_>>>()?,
         };
         let mut w = Self {
-            format: FORMAT.to_string(),
+            format: version.name().to_string(),
             algorithm: m.algorithm().map(str::to_string),
             loss: m.loss().name().to_string(),
             huber_h,
@@ -770,15 +858,12 @@ impl Wire {
     }
 
     fn model(self) -> Result<LinearModel> {
-        let v1 = match self.format.as_str() {
-            FORMAT => false,
-            FORMAT_V1 => true,
-            _ => {
-                return Err(Error::ModelFile(ModelFileError::UnsupportedFormat {
-                    found: Some(self.format),
-                }));
-            }
+        let Some(version) = Version::of(&self.format) else {
+            return Err(Error::ModelFile(ModelFileError::UnsupportedFormat {
+                found: Some(self.format),
+            }));
         };
+        let v1 = version == Version::V1;
         let stored = self.digest;
         let loss = match (self.loss.as_str(), self.huber_h) {
             ("logistic", None) => Loss::Logistic,
@@ -845,7 +930,7 @@ impl Wire {
         preprocessing
             .validate(n)
             .map_err(|e| invalid("preprocessing", e.to_string()))?;
-        let (report, noise_source, bounds) = self.privacy.report(v1)?;
+        let (report, noise_source, bounds) = self.privacy.report(version)?;
         let mut model = LinearModel::new(
             Array1::from(self.coefficients),
             self.intercept,
@@ -874,7 +959,7 @@ impl Wire {
             (false, Some(stored)) => {
                 // The canonical form of the content as read: what the model writes (so the
                 // digest covers exactly what is used).
-                let computed = Wire::of(&model)?.digest.unwrap_or_default();
+                let computed = Wire::of(&model, version)?.digest.unwrap_or_default();
                 if stored != computed {
                     return Err(Error::ModelFile(ModelFileError::DigestMismatch {
                         stored,
@@ -889,7 +974,7 @@ impl Wire {
 
 impl Serialize for LinearModel {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        Wire::of(self)
+        Wire::of(self, Version::V3)
             .map_err(serde::ser::Error::custom)?
             .serialize(s)
     }
@@ -914,10 +999,11 @@ impl LinearModel {
     /// # Errors
     /// [`ModelFileError::NonFinite`] naming a number that is NaN or infinite (JSON has none).
     pub fn to_json(&self) -> Result<String> {
-        serde_json::to_string_pretty(&Wire::of(self)?).map_err(|e| invalid("", e.to_string()))
+        serde_json::to_string_pretty(&Wire::of(self, Version::V3)?)
+            .map_err(|e| invalid("", e.to_string()))
     }
 
-    /// Reads a model file's text (format [`FORMAT`] or [`FORMAT_V1`]), validating every
+    /// Reads a model file's text (format [`FORMAT`], [`FORMAT_V2`] or [`FORMAT_V1`]), validating every
     /// field, their consistency, and the digest.
     ///
     /// # Errors
@@ -943,7 +1029,7 @@ impl LinearModel {
             invalid("", format!("{what}: {e}"))
         })?;
         match peek.format {
-            Some(serde_json::Value::String(f)) if f == FORMAT || f == FORMAT_V1 => {}
+            Some(serde_json::Value::String(f)) if Version::of(&f).is_some() => {}
             Some(serde_json::Value::String(f)) => {
                 return Err(Error::ModelFile(ModelFileError::UnsupportedFormat {
                     found: Some(f),
@@ -1009,7 +1095,7 @@ mod tests {
             neighbouring: Neighbouring::AddRemove,
             // Not in alphabetical order: the order is kept.
             noise: vec![("steps".into(), 100.0), ("clip".into(), 0.5)],
-            ledger,
+            event: ledger.into(),
             notes: vec!["a note".into()],
         };
         let scaling = crate::pipeline::example_scaling();
@@ -1078,7 +1164,7 @@ mod tests {
         let text = m.to_json().unwrap();
         let back = LinearModel::from_json(&text).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.privacy().ledger.entries().len(), 9);
+        assert_eq!(back.privacy().event.releases().len(), 9);
         assert_eq!(back.privacy().noise[0].0, "steps");
         // Layout does not matter: the compact text with its keys sorted reads as the same
         // model (but for the order of `noise`).
@@ -1095,7 +1181,7 @@ mod tests {
         // A bare model (what a learner returns) too.
         let bare = LinearModel::new(array![1.0], -0.5, Loss::huber(0.5).unwrap(), {
             let mut r = m.privacy().clone();
-            r.ledger = Ledger::new(Neighbouring::ReplaceOne);
+            r.event = Ledger::new(Neighbouring::ReplaceOne).into();
             r.neighbouring = Neighbouring::ReplaceOne;
             r
         })
@@ -1124,9 +1210,9 @@ mod tests {
         assert_eq!(s.features[1].center, 0.5);
         assert_eq!(s.features[0].estimated, Some(0.1999998092655005));
         let r = m.privacy();
-        assert_eq!(r.ledger.entries().len(), 3);
-        assert_eq!(r.ledger.entries()[2].count, 100);
-        assert!(r.ledger.entries()[2].mechanism.grid().is_some());
+        assert_eq!(r.event.releases().len(), 3);
+        assert_eq!(r.event.releases()[2].count, 100);
+        assert!(r.event.releases()[2].mechanism.grid().is_some());
         assert_eq!(m.bounds()[0].source, BoundOrigin::Default);
         // c=u: 1 → 1 and c=v: 0 → −1 after minmax on [0, 1]; a = 0 is above its (noisy)
         // range and clipped to its high end, 1.
@@ -1179,7 +1265,7 @@ mod tests {
             (|v: &mut Value| v["coefficients"][0] = json!(0.5000001)) as fn(&mut Value),
             |v| v["intercept"] = json!(1.0),
             |v| v["privacy"]["epsilon"] = json!(0.5),
-            |v| v["privacy"]["ledger"][1]["count"] = json!(10),
+            |v| v["privacy"]["event"]["events"][1]["count"] = json!(10),
             |v| v["privacy"]["noise"]["clip"] = json!(5.0),
             |v| v["privacy"]["notes"] = json!([]),
             |v| v["preprocessing"]["row_bound"] = json!(3.0),
@@ -1257,24 +1343,24 @@ mod tests {
                 "privacy.accountant",
             ),
             (
-                |v| v["privacy"]["ledger"][0]["mechanism"] = json!("magic"),
-                "privacy.ledger[0]",
+                |v| v["privacy"]["event"]["events"][0]["mechanism"] = json!("magic"),
+                "privacy.event.events[0]",
             ),
             (
-                |v| v["privacy"]["ledger"][0]["parameters"]["epsilon"] = json!(-1.0),
-                "privacy.ledger[0]",
+                |v| v["privacy"]["event"]["events"][0]["parameters"]["epsilon"] = json!(-1.0),
+                "privacy.event.events[0]",
             ),
             (
-                |v| v["privacy"]["ledger"][0]["parameters"]["extra"] = json!(1.0),
-                "privacy.ledger[0]",
+                |v| v["privacy"]["event"]["events"][0]["parameters"]["extra"] = json!(1.0),
+                "privacy.event.events[0]",
             ),
             (
-                |v| v["privacy"]["ledger"][1]["parameters"]["grid_dim"] = json!(2.5),
-                "privacy.ledger[1]",
+                |v| v["privacy"]["event"]["events"][1]["parameters"]["grid_dim"] = json!(2.5),
+                "privacy.event.events[1]",
             ),
             (
-                |v| v["privacy"]["ledger"][1] = v["privacy"]["ledger"][0].clone(),
-                "privacy.ledger[1]",
+                |v| v["privacy"]["event"]["events"][1] = v["privacy"]["event"]["events"][0].clone(),
+                "privacy.event.events[1]",
             ),
             (
                 |v| v["privacy"]["noise_source"]["private_release"] = json!(true),

@@ -2,17 +2,20 @@
 
 use std::fmt;
 
-use dp_accounting::{AccountantKind, Ledger, Neighbouring};
+use dp_accounting::{AccountantKind, Method, Neighbouring, PrivacyEvent, price};
+
+use crate::error::{Error, Result};
 
 /// What a fitted model released and what that cost.
 ///
 /// # Privacy
-/// `epsilon`/`delta` are the accountant's upper bound on the privacy loss of everything in
-/// `ledger` under `neighbouring` (always `≤` the target); see the learner's documentation for
-/// the mechanisms and their sources.
+/// `epsilon`/`delta` are [`dp_accounting::price`]'s upper bound on the privacy loss of the
+/// whole event tree `event` under `neighbouring` (always `≤` the target), computed only by
+/// [`PrivacyReport::priced`]; see the learner's documentation for the mechanisms and their
+/// sources.
 ///
 /// Nothing in the report is a statistic of the training data: every value in `noise`,
-/// `ledger` and `notes` is fixed before the data is read (a function of the hyper-parameters,
+/// `event` and `notes` is fixed before the data is read (a function of the hyper-parameters,
 /// the budget, the dimension and the number of rows `n`, which the learners treat as public),
 /// or is itself the output of a mechanism in the ledger (the candidate a private selection
 /// chose). Diagnostics computed from the data without noise (a training loss, an achieved
@@ -22,19 +25,19 @@ use dp_accounting::{AccountantKind, Ledger, Neighbouring};
 pub struct PrivacyReport {
     /// The budget asked for, `(ε, δ)`.
     pub target: (f64, f64),
-    /// ε spent (the accountant's value at `delta`).
+    /// ε spent (the price of `event` at `delta`).
     pub epsilon: f64,
     /// δ spent.
     pub delta: f64,
-    /// The accountant that priced the ledger.
+    /// The accountant that priced `event`.
     pub accountant: AccountantKind,
     /// The neighbouring relation of the guarantee.
     pub neighbouring: Neighbouring,
     /// The noise parameters chosen by calibration (name, value), e.g. noise multiplier, clip;
     /// fixed before the data is read (see above).
     pub noise: Vec<(String, f64)>,
-    /// Every mechanism released, in order.
-    pub ledger: Ledger,
+    /// Everything released, as an event tree in release order.
+    pub event: PrivacyEvent,
     /// Anything a reader of the guarantee should know (e.g. unaccounted steps).
     pub notes: Vec<String>,
 }
@@ -54,13 +57,64 @@ impl fmt::Display for PrivacyReport {
         for (k, v) in &self.noise {
             writeln!(f, "  {k} = {v}")?;
         }
-        for e in self.ledger.entries() {
-            writeln!(f, "  released {} x {} ({})", e.count, e.mechanism, e.label)?;
-        }
+        write!(f, "{}", self.event)?;
         for n in &self.notes {
             writeln!(f, "  note: {n}")?;
         }
         Ok(())
+    }
+}
+
+impl PrivacyReport {
+    /// The report of `event` priced by `accountant` at `target`'s δ: the one path every
+    /// reported (ε, δ) takes. The accountant's notes on its answer, and how a tree that is
+    /// not a plain composition was priced, are added to `notes`.
+    ///
+    /// # Privacy
+    /// `epsilon` is [`dp_accounting::price`]'s upper bound on the whole tree (PRIVACY.md,
+    /// "One pricing function"), checked `≤` the target's ε (relative slack 1e-9, the
+    /// calibrations' tolerance) before a report exists.
+    ///
+    /// # Errors
+    /// [`Error::Accounting`] when no analysis can price the tree; [`Error::Privacy`] when its
+    /// price exceeds the target.
+    pub fn priced(
+        target: (f64, f64),
+        accountant: AccountantKind,
+        event: PrivacyEvent,
+        noise: Vec<(String, f64)>,
+        notes: Vec<String>,
+    ) -> Result<Self> {
+        let spent = price(&event, accountant, target.1)?;
+        let mut notes = notes;
+        // How the accountant computed it (the PLD grid, the RDP order and dropped orders):
+        // public facts about the mechanisms, not about the data.
+        let how: Vec<String> = spent.notes.iter().map(ToString::to_string).collect();
+        if !how.is_empty() {
+            notes.push(format!("{accountant} accountant: {}", how.join(", ")));
+        }
+        if spent.method != Method::Accountant {
+            notes.push(format!(
+                "the event tree's root priced by {} (dp_accounting::price)",
+                spent.method
+            ));
+        }
+        if spent.epsilon.is_nan() || spent.epsilon > target.0 * (1.0 + 1e-9) {
+            return Err(Error::Privacy(format!(
+                "the released mechanisms cost epsilon = {} > target {}",
+                spent.epsilon, target.0
+            )));
+        }
+        Ok(Self {
+            target,
+            epsilon: spent.epsilon,
+            delta: target.1,
+            accountant,
+            neighbouring: event.neighbouring(),
+            noise,
+            event,
+            notes,
+        })
     }
 }
 

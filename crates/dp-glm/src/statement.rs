@@ -56,7 +56,7 @@ impl PrivacyStatement {
             target: report.target,
             accountant: report.accountant.to_string(),
             neighbouring: report.neighbouring,
-            releases: report.ledger.entries().iter().map(|e| e.count).sum(),
+            releases: report.event.releases().iter().map(|e| e.count).sum(),
             source,
             public: Vec::new(),
             estimated: Vec::new(),

@@ -83,10 +83,9 @@ fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
 fn assert_within_target(m: &LinearModel, x: f64) {
     let r = m.privacy();
     assert_eq!(r.accountant, AccountantKind::Pld);
-    let priced = r
-        .ledger
-        .epsilon(AccountantKind::Pld, DELTA)
-        .expect("priced");
+    let priced = dp_accounting::price(&r.event, AccountantKind::Pld, DELTA)
+        .expect("priced")
+        .epsilon;
     assert!(
         r.epsilon <= EPSILON && priced <= EPSILON,
         "x_bound = {x:e}: reported epsilon {}, ledger {priced}",
@@ -310,7 +309,7 @@ fn the_default_sigma_out_is_raised_to_hold_the_release_box_on_many_public_rows()
             "x_bound = {x:e}: radius {radius}, sigma_out {sigma_out}"
         );
         // The ledger's output noise is the σ_out used.
-        let output = &r.ledger.entries()[1].mechanism;
+        let output = &r.event.releases()[1].mechanism;
         assert!(
             output.parameters().contains(&("sigma", sigma_out)),
             "{:?}",

@@ -81,7 +81,7 @@ fn streamed_noisy_gd_equals_the_in_memory_fit() {
         m.budget.neighbouring = relation;
         let whole = m.fit(&ds, &mut seeded_rng(9)).unwrap();
         let expected = steps.or(public_n).unwrap_or(700) as u64;
-        assert_eq!(whole.privacy().ledger.entries()[0].count, expected);
+        assert_eq!(whole.privacy().event.releases()[0].count, expected);
         for block in [13, 256, 1000] {
             let s = m
                 .fit_blocks(|| data.blocks(block), &mut seeded_rng(9))

@@ -59,11 +59,13 @@ fn fit_and_check(l: &OutputPerturbation) -> Released {
     let released = Mechanism::gaussian(sigma, recorded)
         .expect("a valid Gaussian")
         .with_grid(grid.discrete_gaussian(DIM).expect("a Gaussian grid"));
-    let entries = r.ledger.entries();
+    let entries = r.event.releases();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].count, 1);
     assert_eq!(entries[0].mechanism, released);
-    let repriced = r.ledger.epsilon(r.accountant, r.delta).expect("priced");
+    let repriced = dp_accounting::price(&r.event, r.accountant, r.delta)
+        .expect("priced")
+        .epsilon;
     assert_eq!(repriced, r.epsilon);
     Released {
         sigma,

@@ -265,7 +265,6 @@ fn tuned_sparse_fits_are_the_dense_fits_bit_for_bit() {
         assert_eq!(s, d, "{name}");
         // Not vacuous: trials ran, a rate was chosen, the model moved from zero, and another
         // seed gives another model.
-        assert!(reported(&s, "trials_run") >= 1.0, "{name}");
         assert!(
             rates.contains(&reported(&s, "chosen_learning_rate")),
             "{name}"

@@ -100,7 +100,7 @@ fn public_n_takes_the_count_out_of_the_release() {
     ssp.public_n = Some(5000);
     let (a, b) = (in_memory(&ssp, &small, 1), in_memory(&ssp, &big, 1));
     assert_eq!(a.privacy().noise, b.privacy().noise);
-    assert_eq!(a.privacy().ledger, b.privacy().ledger);
+    assert_eq!(a.privacy().event, b.privacy().event);
     assert!(
         a.privacy()
             .notes
@@ -120,7 +120,7 @@ fn public_n_takes_the_count_out_of_the_release() {
     assert!(ssp.fit(&ds, &mut seeded_rng(1)).is_err());
     // Without it: λ_min's recorded sensitivity grows with n (the allowance).
     let plain = Ssp::new(2.0, 1.5);
-    let sens = |m: &LinearModel| m.privacy().ledger.entries()[0].mechanism.parameters()[1].1;
+    let sens = |m: &LinearModel| m.privacy().event.releases()[0].mechanism.parameters()[1].1;
     let (s_small, s_big) = (
         sens(&in_memory(&plain, &small, 1)),
         sens(&in_memory(&plain, &big, 1)),

@@ -544,7 +544,7 @@ mod tests {
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.95, "{}", r.epsilon);
         assert_eq!(r.accountant, AccountantKind::Pld);
-        let e = r.ledger.entries();
+        let e = r.event.releases();
         assert_eq!(e.len(), 2);
         assert_eq!(
             e[0].mechanism.name(),
@@ -604,7 +604,7 @@ mod tests {
                 prior.count,
                 "prior",
             );
-            for e in m.privacy().ledger.entries() {
+            for e in m.privacy().event.releases() {
                 ledger.record(e.mechanism.clone(), e.count, &e.label);
             }
             ledger.epsilon(AccountantKind::Pld, 1e-5).unwrap()

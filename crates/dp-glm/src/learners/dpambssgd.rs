@@ -331,8 +331,8 @@ mod tests {
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
         assert_eq!(r.accountant, AccountantKind::Zcdp);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
-        assert_eq!(r.ledger.entries().len(), 1);
-        assert_eq!(r.ledger.entries()[0].mechanism.name(), "zcdp");
+        assert_eq!(r.event.releases().len(), 1);
+        assert_eq!(r.event.releases()[0].mechanism.name(), "zcdp");
         // Only values fixed before the data is read: no clip DP-STAT chose.
         let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(

@@ -237,7 +237,7 @@ mod tests {
             .unwrap();
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
-        assert_eq!(r.ledger.entries()[0].count, 100);
+        assert_eq!(r.event.releases()[0].count, 100);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
         let acc = m.predict(data.x().view()).unwrap();
         let right = acc.iter().zip(data.y()).filter(|(p, y)| *p == *y).count();

@@ -535,7 +535,7 @@ mod tests {
                 r.epsilon
             );
             assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
-            let e = &r.ledger.entries()[0];
+            let e = &r.event.releases()[0];
             assert_eq!((e.mechanism.name(), e.count), (name, steps), "{schedule:?}");
         }
         // The shuffled schedule makes one pass; neither takes add/remove or a public n.
@@ -568,8 +568,8 @@ mod tests {
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.9, "{}", r.epsilon);
         assert_eq!(r.neighbouring, Neighbouring::AddRemove);
         assert_eq!(r.accountant, AccountantKind::Pld);
-        assert_eq!(r.ledger.entries().len(), 1);
-        assert_eq!(r.ledger.entries()[0].count, 40);
+        assert_eq!(r.event.releases().len(), 1);
+        assert_eq!(r.event.releases()[0].count, 40);
         let names: Vec<&str> = r.noise.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             names,
@@ -614,8 +614,8 @@ mod tests {
         assert!(r.notes.iter().any(|n| n.contains("not a private release")));
         assert!(r.epsilon <= 4.0 && r.epsilon > 3.5, "{}", r.epsilon);
         assert_eq!(r.noise[0].0, "gamma_scale");
-        assert_eq!(r.ledger.entries()[0].mechanism.name(), "gamma-ball");
-        assert_eq!(r.ledger.entries()[0].count, 40);
+        assert_eq!(r.event.releases()[0].mechanism.name(), "gamma-ball");
+        assert_eq!(r.event.releases()[0].count, 40);
         assert!(accuracy(&fitted, &data) > 0.8);
         // The PLD accountant calibrates the Gamma ball too, at most as noisy as RDP's.
         m.budget.accountant = AccountantKind::Pld;

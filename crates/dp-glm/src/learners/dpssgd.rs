@@ -2,8 +2,8 @@
 //! regression, private by amplification by shuffling.
 
 use dp_accounting::{
-    AccountantKind, GridComposition, GridGaussian, Ledger, Mechanism, Neighbouring, ShuffleMethod,
-    gaussian_epsilon, shuffle_epsilon_numerical,
+    AccountantKind, Event, GridGaussian, Mechanism, Neighbouring, PrivacyEvent, ShuffleMethod,
+    randomiser_epsilon, shuffle_epsilon_numerical,
 };
 use dp_optim::{GridRelease, Noise};
 use ndarray::Array1;
@@ -100,13 +100,16 @@ impl LocalRandomiser {
         })
     }
 
-    /// `(ε0, δ0)`: the continuous Gaussian's ε at the δ the discrete adjustment leaves, plus
-    /// that adjustment (dp_accounting's `discrete_gaussian` module: one grid release).
+    /// The randomiser as a mechanism: Gaussian noise of std `std` on inputs of diameter
+    /// `sensitivity`, released on the grid.
+    fn mechanism(&self) -> Result<Mechanism> {
+        Ok(Mechanism::gaussian(self.std, self.sensitivity)?.with_grid(self.discrete))
+    }
+
+    /// `ε0` at `delta0`: [`randomiser_epsilon`], the same value the report's event is priced
+    /// with.
     fn epsilon(&self, delta0: f64) -> Result<f64> {
-        let mut grid = GridComposition::new();
-        grid.add(self.discrete, 1);
-        let inner = gaussian_epsilon(self.std, self.sensitivity, grid.inner_delta(delta0))?;
-        let eps0 = inner + grid.epsilon_adjustment(inner, delta0);
+        let eps0 = randomiser_epsilon(&self.mechanism()?, delta0)?;
         if !eps0.is_finite() {
             return Err(Error::Privacy(format!(
                 "the local randomiser's epsilon is not finite ({eps0})"
@@ -267,40 +270,33 @@ impl DpSsgd {
         }
         avg /= (n / 2) as f64;
 
-        let mut ledger = Ledger::new(Neighbouring::ReplaceOne);
-        ledger.record(
-            Mechanism::gaussian(local.std, local.sensitivity)?.with_grid(local.discrete),
-            n as u64,
-            "noisy clipped gradient (local randomiser, shuffled)",
-        );
-        let report = PrivacyReport {
-            target: (target.epsilon(), target.delta()),
-            epsilon: p.epsilon,
-            delta: p.delta,
-            accountant: AccountantKind::Exact,
-            neighbouring: Neighbouring::ReplaceOne,
-            noise: vec![
+        let event = PrivacyEvent::new(
+            Neighbouring::ReplaceOne,
+            Event::Shuffled {
+                local: local.mechanism()?,
+                n: n as u64,
+                delta0: p.delta0,
+                label: "noisy clipped gradient (local randomiser, shuffled)".into(),
+            },
+        )?;
+        let report = PrivacyReport::priced(
+            (target.epsilon(), target.delta()),
+            AccountantKind::Exact,
+            event,
+            vec![
                 ("noise_multiplier".to_string(), alpha),
                 ("clip".to_string(), zeta),
                 ("eps0".to_string(), p.eps0),
                 ("delta0".to_string(), p.delta0),
                 ("steps".to_string(), n as f64),
             ],
-            ledger,
-            notes: vec![format!(
+            vec![format!(
                 "accounted by amplification by shuffling (Feldman, McMillan, Talwar 2021, \
                  Thm 3.8; {} bound): (eps, delta) is the shuffled composition of the \
-                 per-step (eps0, delta0) Gaussian local randomisers, not the ledger priced \
-                 without amplification",
+                 per-step (eps0, delta0) Gaussian local randomisers",
                 p.method.name()
             )],
-        };
-        if report.epsilon > target.epsilon() || report.delta > target.delta() {
-            return Err(Error::Privacy(format!(
-                "shuffled DP-SSGD costs ({}, {}) > target",
-                report.epsilon, report.delta
-            )));
-        }
+        )?;
         LinearModel::new(avg, 0.0, Loss::Squared, report)
     }
 }
@@ -336,7 +332,7 @@ mod tests {
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
         assert!(r.delta <= 1e-5);
-        assert_eq!(r.ledger.entries()[0].count, 5000);
+        assert_eq!(r.event.releases()[0].count, 5000);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
         assert!(r.notes[0].contains("shuffling") && r.notes[0].contains("numerical bound"));
         assert!(r.noise.iter().any(|(k, _)| k == "eps0"));

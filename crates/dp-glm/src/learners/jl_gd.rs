@@ -167,7 +167,7 @@ mod tests {
         let r = m.privacy();
         assert!(r.epsilon <= 2.0 && r.epsilon > 1.99, "{}", r.epsilon);
         assert_eq!(
-            r.ledger.entries()[0].count,
+            r.event.releases()[0].count,
             1000,
             "T = min(n, 1000) by default"
         );

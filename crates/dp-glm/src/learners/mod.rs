@@ -145,7 +145,9 @@ pub use output_perturbation::OutputPerturbation;
 pub use projected::NoisyProjectedGd;
 pub use ssp::Ssp;
 
-use dp_accounting::{AccountantKind, Ledger, Mechanism, Neighbouring, Target, calibrate_noise};
+use dp_accounting::{
+    AccountantKind, Ledger, Mechanism, Neighbouring, PrivacyEvent, Target, calibrate_noise,
+};
 
 use crate::error::{Error, Result};
 use crate::report::PrivacyReport;
@@ -347,53 +349,33 @@ pub(crate) fn joint_epsilon(
 /// whole composition, which costs a PLD accountant a convolution).
 pub const JOINT_TOLERANCE: f64 = 1e-3;
 
-/// Prices `ledger` and assembles the report; errors if the spent ε exceeds the target (which
-/// calibration rules out — this is the final check before a model is released).
+/// Prices `ledger` (a plain composition, or any event tree) and assembles the report through
+/// [`PrivacyReport::priced`]; errors if the spent ε exceeds the target (which calibration
+/// rules out — this is the final check before a model is released).
 ///
 /// # Privacy
-/// The spent (ε, δ) is the accountant's upper bound on the composition of every ledger entry.
+/// As [`PrivacyReport::priced`]: the price of the whole tree, by the budget's accountant.
 pub(crate) fn report(
     budget: &Budget,
-    ledger: Ledger,
+    ledger: impl Into<PrivacyEvent>,
     noise: Vec<(String, f64)>,
     notes: Vec<String>,
 ) -> Result<PrivacyReport> {
-    if ledger.neighbouring() != budget.neighbouring {
+    let event = ledger.into();
+    if event.neighbouring() != budget.neighbouring {
         return Err(Error::Privacy(format!(
             "the ledger is stated under {} but the budget under {}",
-            ledger.neighbouring(),
+            event.neighbouring(),
             budget.neighbouring
         )));
     }
-    let accountant = ledger.accountant(budget.accountant)?;
-    let epsilon = accountant.epsilon(budget.delta)?;
-    // How the accountant computed it (the PLD grid, the RDP order and dropped orders): public
-    // facts about the mechanisms, not about the data.
-    let how: Vec<String> = accountant.notes().iter().map(ToString::to_string).collect();
-    let mut notes = notes;
-    if !how.is_empty() {
-        notes.push(format!(
-            "{} accountant: {}",
-            accountant.name(),
-            how.join(", ")
-        ));
-    }
-    if epsilon > budget.epsilon * (1.0 + 1e-9) {
-        return Err(Error::Privacy(format!(
-            "the released mechanisms cost epsilon = {epsilon} > target {}",
-            budget.epsilon
-        )));
-    }
-    Ok(PrivacyReport {
-        target: (budget.epsilon, budget.delta),
-        epsilon,
-        delta: budget.delta,
-        accountant: budget.accountant,
-        neighbouring: budget.neighbouring,
+    PrivacyReport::priced(
+        (budget.epsilon, budget.delta),
+        budget.accountant,
+        event,
         noise,
-        ledger,
         notes,
-    })
+    )
 }
 
 /// The report's note for a learner that divides its noisy sums by the number of rows `n` (and

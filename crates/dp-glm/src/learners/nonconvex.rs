@@ -192,7 +192,7 @@ mod tests {
         let r = m.privacy();
         assert!(r.epsilon <= 2.0 && r.epsilon > 1.5, "{}", r.epsilon);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
-        let e = r.ledger.entries();
+        let e = r.event.releases();
         assert_eq!(e.len(), 2);
         assert_eq!((e[0].mechanism.name(), e[0].count), ("gaussian", 100));
         assert_eq!((e[1].mechanism.name(), e[1].count), ("pure-dp", 1));

@@ -1507,7 +1507,7 @@ mod tests {
         assert_eq!(r.neighbouring, Neighbouring::AddRemove);
         assert_eq!(r.accountant, AccountantKind::Pld);
         // Objective perturbation with its linear term's grid, and the output noise with its.
-        let e = r.ledger.entries();
+        let e = r.event.releases();
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].mechanism.name(), "objpert");
         assert_eq!(e[1].mechanism.name(), "gaussian");

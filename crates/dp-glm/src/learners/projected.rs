@@ -304,7 +304,7 @@ mod tests {
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
         assert_eq!(r.accountant, AccountantKind::Exact);
-        let e = r.ledger.entries();
+        let e = r.event.releases();
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].count, 1000, "T = min(n, 1000) by default");
         // G = X(√(2H)Y + HBX) = √0.5 + 1.25 for the logistic loss, B = 5.
@@ -324,7 +324,7 @@ mod tests {
         );
         // The exact accountant's answer includes the discrete noise's adjustment: above the
         // continuous idealisation's ε, by a tiny amount (σ_g ≥ 2^24 grid units), and noted.
-        let mut ideal = dp_accounting::Ledger::new(r.ledger.neighbouring());
+        let mut ideal = dp_accounting::Ledger::new(r.event.neighbouring());
         ideal.record(continuous, e[0].count, "idealised");
         let ideal = ideal.epsilon(AccountantKind::Exact, r.delta).unwrap();
         assert!(

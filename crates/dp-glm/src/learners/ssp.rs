@@ -638,7 +638,7 @@ pub(crate) mod tests {
             .unwrap();
         let r = m.privacy();
         assert!(r.epsilon <= 1.0 && r.epsilon > 0.99, "{}", r.epsilon);
-        assert_eq!(r.ledger.entries().len(), 3);
+        assert_eq!(r.event.releases().len(), 3);
         assert_eq!(r.neighbouring, Neighbouring::AddRemove);
         assert_eq!(r.accountant, AccountantKind::Exact);
         // Only values fixed before the data is read: not the ridge, which depends on the
@@ -661,7 +661,7 @@ pub(crate) mod tests {
         let r = s.fit(&data, &mut rng).unwrap();
         assert!(r.privacy().epsilon <= 1.0);
         // 32 plus the grid release's rounding slack.
-        let sens = r.privacy().ledger.entries()[0].mechanism.parameters()[1].1;
+        let sens = r.privacy().event.releases()[0].mechanism.parameters()[1].1;
         assert!(sens > 32.0 && sens < 32.0 * (1.0 + 1e-5), "{sens}");
     }
 

@@ -103,7 +103,7 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
                 self.learner
                     .fit_at(self.radius, self.epsilon / 2.0, self.delta, &train, rng)?;
             if j == 0 {
-                for e in model.privacy().ledger.entries() {
+                for e in model.privacy().event.releases() {
                     let label = format!("one of {m} runs on disjoint parts: {}", e.label);
                     ledger.record(e.mechanism.clone(), e.count, &label);
                 }
@@ -158,7 +158,7 @@ mod tests {
         let m = b.fit(&data, &mut rng(2)).unwrap();
         let r = m.privacy();
         assert!(r.epsilon <= 4.0, "{}", r.epsilon);
-        assert_eq!(r.ledger.entries().len(), 2);
+        assert_eq!(r.event.releases().len(), 2);
         let z = data.x().dot(&m.coef());
         let right = z
             .iter()

@@ -205,7 +205,7 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
         for j in 1..=k {
             let radius = 2f64.powi(j as i32);
             let model = self.learner.fit_at(radius, eps_run, delta_run, &s1, rng)?;
-            for e in model.privacy().ledger.entries() {
+            for e in model.privacy().event.releases() {
                 ledger.record(
                     e.mechanism.clone(),
                     e.count,
@@ -276,8 +276,8 @@ mod tests {
         assert!(r.epsilon <= 8.0, "{}", r.epsilon);
         assert_eq!(r.neighbouring, Neighbouring::ReplaceOne);
         // Five runs' mechanisms plus the selection.
-        assert_eq!(r.ledger.entries().len(), 6);
-        assert!(r.ledger.entries()[5].label.contains("exponential"));
+        assert_eq!(r.event.releases().len(), 6);
+        assert!(r.event.releases()[5].label.contains("exponential"));
     }
 
     #[test]

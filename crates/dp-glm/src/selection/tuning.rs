@@ -3,9 +3,9 @@
 //! (one body over [`GlmRows`]): the same split, runs and scores, so the same model.
 
 use dp_accounting::{
-    Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, RdpAccountant, Repetitions, tuned,
+    AccountantKind, Event, Mechanism, Neighbouring, PrivacyEvent, Repetitions, price,
 };
-use dp_optim::{Noise, NoiseDistribution, sum_noise_multiplier};
+use dp_optim::{NOISY_GRADIENT_LABEL, Noise, NoiseDistribution, sum_noise_multiplier};
 use ndarray::Array1;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
@@ -67,6 +67,9 @@ fn correct<D: GlmRows>(theta: &Array1<f64>, validation: &D) -> Result<f64> {
         .count() as f64)
 }
 
+/// What a trial's noisy score released.
+const SCORE_LABEL: &str = "noisy validation count";
+
 /// The largest mean number of trials [`HonestTuning`] runs (10⁴): each trial is a full
 /// DP-SGD run, so a larger mean is refused up front with [`Error::ResourceLimit`] rather than
 /// left to run for days. (The law of `K` itself is not truncated: that would change the
@@ -91,8 +94,8 @@ pub const MAX_MEAN_TRIALS: f64 = 1e4;
 /// (records of the training part) and one Gaussian count of sensitivity 1 (records of the
 /// validation part; composed sequentially, which over-counts since the parts are disjoint);
 /// the tuned RDP curve is converted to (ε, δ) with the best of the RDP conversions (MATH §3,
-/// §7). The split and the learning-rate draws are data-independent. The report's ledger lists
-/// one trial's mechanisms; its ε is the tuned bound, not their composition.
+/// §7). The split and the learning-rate draws are data-independent. The report's event is
+/// the repeat-and-select of one trial, priced by [`dp_accounting::price`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HonestTuning {
     /// The DP-SGD template; its budget is the target of the whole tuning (relation
@@ -128,16 +131,31 @@ impl HonestTuning {
             .unwrap_or_else(|| sigma / (plan.q * (plan.steps as f64 / 5.0).sqrt()))
     }
 
-    /// The RDP accountant of one trial at noise multiplier `sigma`, both releases grid-safe
-    /// (dp_optim's noise docs): DP-SGD at the multiplier [`sum_noise_multiplier`] records,
-    /// the score (a count, sensitivity 1) with the rounding slack of its grid added.
-    fn trial(&self, plan: &SgdPlan, sigma: f64, dim: usize) -> Result<RdpAccountant> {
-        let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
+    /// One trial's DP-SGD step at noise multiplier `sigma`, a grid release (dp_optim's noise
+    /// docs) at the multiplier [`sum_noise_multiplier`] records.
+    fn step_mechanism(&self, plan: &SgdPlan, sigma: f64, dim: usize) -> Result<Mechanism> {
         let (z, grid) = sum_noise_multiplier(sigma, plan.clip, dim)?;
-        let step = Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid);
-        acc.compose(&step, plan.steps)?;
-        acc.compose(&self.score_mechanism(plan, sigma)?, 1)?;
-        Ok(acc)
+        Ok(Mechanism::subsampled_gaussian(z, plan.q)?.with_grid(grid))
+    }
+
+    /// The whole tuning's event at per-trial noise multiplier `sigma`: repeat-and-select of
+    /// one trial (its DP-SGD steps, then its noisy score), `K` from `trials`.
+    fn event(&self, plan: &SgdPlan, sigma: f64, dim: usize) -> Result<PrivacyEvent> {
+        let trial = Event::Composed(vec![
+            Event::release(
+                self.step_mechanism(plan, sigma, dim)?,
+                plan.steps,
+                NOISY_GRADIENT_LABEL,
+            ),
+            Event::release(self.score_mechanism(plan, sigma)?, 1, SCORE_LABEL),
+        ]);
+        Ok(PrivacyEvent::new(
+            Neighbouring::AddRemove,
+            Event::RepeatAndSelect {
+                event: Box::new(trial),
+                repetitions: self.trials,
+            },
+        )?)
     }
 
     /// The noisy validation count's mechanism: Gaussian of std `score_std`, sensitivity 1 plus
@@ -148,11 +166,11 @@ impl HonestTuning {
         Ok(Mechanism::gaussian(std, 1.0 + grid.slack(1))?.with_grid(grid.discrete_gaussian(1)?))
     }
 
-    /// The Papernot–Steinke ε of the whole tuning at per-trial noise multiplier `sigma`.
+    /// The Papernot–Steinke ε of the whole tuning at per-trial noise multiplier `sigma`: the
+    /// price of [`HonestTuning::event`], as the report gives it.
     fn tuned_epsilon(&self, plan: &SgdPlan, sigma: f64, shape: (usize, usize)) -> Result<f64> {
-        let delta = self.base.budget.delta;
-        let trial = self.trial(plan, sigma, shape.1)?;
-        Ok(tuned(&trial, self.trials)?.epsilon(delta)?)
+        let event = self.event(plan, sigma, shape.1)?;
+        Ok(price(&event, AccountantKind::Rdp, self.base.budget.delta)?.epsilon)
     }
 
     /// The smallest per-trial noise multiplier (relative precision 1e-6, upper end of the
@@ -296,13 +314,12 @@ impl HonestTuning {
         let plan = self.base.plan(&train)?;
         let shape = (plan.size, train.n_features());
         let sigma = self.calibrate(&plan, shape)?;
-        let spent = self.tuned_epsilon(&plan, sigma, shape)?;
+        let step = self.step_mechanism(&plan, sigma, shape.1)?;
         let k = self.draw_trials(rng)?;
         let score_std = self.score_std(&plan, sigma);
         // The noisy count is a grid release (dp_optim's noise docs).
         let score_grid = Noise::Gaussian { std: score_std }.on_grid(None)?;
         let mut best: Option<(f64, Array1<f64>, f64)> = None;
-        let mut ledger = Ledger::new(Neighbouring::AddRemove);
         for _ in 0..k {
             let lr = self.learning_rates[rng.random_range(0..self.learning_rates.len())];
             let mut learner = self.base.clone();
@@ -312,15 +329,17 @@ impl HonestTuning {
                 noise_multiplier: sigma,
             };
             let (theta, run) = learner.run(&train, &plan, noise, rng, None)?;
-            if ledger.entries().is_empty() {
-                for e in run.entries() {
-                    ledger.record(e.mechanism.clone(), e.count, &e.label);
-                }
-                ledger.record(
-                    self.score_mechanism(&plan, sigma)?,
-                    1,
-                    "noisy validation count",
-                );
+            // Each run must release at most the steps the tuning's event holds.
+            let within = run
+                .entries()
+                .iter()
+                .all(|e| e.mechanism == step && e.count <= plan.steps);
+            if !within {
+                return Err(Error::Privacy(format!(
+                    "a trial released {:?}, not the {} steps of {step} its event holds",
+                    run.entries(),
+                    plan.steps
+                )));
             }
             let mut score = ndarray::arr1(&[correct(&theta, &validation)?]);
             score_grid.add_to(rng, score.view_mut())?;
@@ -335,31 +354,24 @@ impl HonestTuning {
             Some((_, theta, lr)) => (theta, Some(lr)),
             None => (Array1::zeros(data.n_features()), None),
         };
-        let trials_note = match self.trials {
-            Repetitions::Poisson { mean } => format!("K ~ Poisson({mean})"),
-            Repetitions::TruncatedNegativeBinomial { eta, gamma } => {
-                format!("K ~ truncated negative binomial(eta = {eta}, gamma = {gamma})")
-            }
-        };
         let mut noise = plan.noise_report("noise_multiplier", sigma);
         noise.push(("score_noise".to_string(), score_std));
-        noise.push(("trials_run".to_string(), k as f64));
+        // `K` itself is not released: Papernot & Steinke's bound holds for the best run alone,
+        // with `K` hidden (given `K = k` the release is the best of k runs, priced higher).
         if let Some(lr) = lr {
             noise.push(("chosen_learning_rate".to_string(), lr));
         }
-        let report = PrivacyReport {
-            target: (self.base.budget.epsilon, self.base.budget.delta),
-            epsilon: spent,
-            delta: self.base.budget.delta,
-            accountant: AccountantKind::Rdp,
-            neighbouring: Neighbouring::AddRemove,
+        let report = PrivacyReport::priced(
+            (self.base.budget.epsilon, self.base.budget.delta),
+            AccountantKind::Rdp,
+            self.event(&plan, sigma, shape.1)?,
             noise,
-            ledger,
-            notes: vec![format!(
-                "honest tuning (Papernot & Steinke 2022): {trials_note}, {k} trials run; the \
-                 ledger lists one trial, epsilon is the tuned bound over all of them"
+            vec![format!(
+                "honest tuning (Papernot & Steinke 2022): {}, the number of trials run not \
+                 released; epsilon is the tuned bound over all of them",
+                self.trials
             )],
-        };
+        )?;
         LinearModel::new(coef, 0.0, self.base.loss, report)
     }
 }
@@ -507,8 +519,7 @@ mod tests {
             "{sigma} vs {:?}",
             single.privacy().noise
         );
-        let k = r.noise.iter().find(|(n, _)| n == "trials_run").unwrap().1;
-        if k > 0.0 {
+        if m.coef().iter().any(|&c| c != 0.0) {
             assert!(accuracy(&m, &test) > 0.7, "{}", accuracy(&m, &test));
             let lr = r
                 .noise
@@ -530,12 +541,16 @@ mod tests {
         for seed in 0..12 {
             let m = tuning.fit(&data, &mut rng(seed)).unwrap();
             let r = m.privacy();
-            let k = r.noise.iter().find(|(n, _)| n == "trials_run").unwrap().1;
             assert!(r.noise.iter().all(|(_, v)| v.is_finite()), "{:?}", r.noise);
+            assert!(
+                r.noise.iter().all(|(n, _)| n != "trials_run"),
+                "{:?}",
+                r.noise
+            );
             let chosen = r.noise.iter().any(|(n, _)| n == "chosen_learning_rate");
-            assert_eq!(chosen, k > 0.0, "{:?}", r.noise);
-            if k == 0.0 {
-                assert!(m.coef().iter().all(|&c| c == 0.0));
+            let zero_model = m.coef().iter().all(|&c| c == 0.0);
+            assert_eq!(chosen, !zero_model, "{:?}", r.noise);
+            if zero_model {
                 zero += 1;
             } else {
                 some += 1;
