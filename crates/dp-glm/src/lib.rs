@@ -90,7 +90,7 @@ pub use learners::{DpAmbSsgd, DpSsgd, Ssp};
 pub use learners::{DpSgd, JlNoisyGd, NoisyProjectedGd, NonConvexDpGd, SgdNoise};
 pub use loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 pub use model::{LinearModel, positive_probability, prediction};
-pub use model_file::{BoundOrigin, BoundRecord, ModelFileError};
+pub use model_file::{BoundOrigin, BoundRecord, ModelFileError, StoredEvent};
 pub use pipeline::Preprocessing;
 pub use report::{NoiseSource, PrivacyReport, text_down, text_up};
 pub use statement::PrivacyStatement;

@@ -67,6 +67,7 @@ use crate::scaling::{FeatureScale, FittedScaling, ScalingMethod};
 
 mod events;
 
+pub use events::StoredEvent;
 use events::WireEvent;
 
 /// The `format` this version writes.

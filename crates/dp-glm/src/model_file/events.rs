@@ -190,3 +190,37 @@ impl WireEvent {
         PrivacyEvent::new(rel, root).map_err(|e| invalid(at, e.to_string()))
     }
 }
+
+/// A privacy event tree with its relation, serialisable on its own (a budget file's entries):
+/// `{"neighbouring": "add-remove"|"replace-one", "event": Event}`, the layout above. Reading
+/// rebuilds every mechanism through its validating constructor and checks the relation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent(pub PrivacyEvent);
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireStored {
+    neighbouring: String,
+    event: WireEvent,
+}
+
+impl Serialize for StoredEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        WireStored {
+            neighbouring: self.0.neighbouring().as_str().to_string(),
+            event: WireEvent::of(self.0.root(), "event").map_err(serde::ser::Error::custom)?,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StoredEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let w = WireStored::deserialize(d)?;
+        let rel: Neighbouring = w.neighbouring.parse().map_err(serde::de::Error::custom)?;
+        w.event
+            .tree(rel, "event")
+            .map(StoredEvent)
+            .map_err(serde::de::Error::custom)
+    }
+}
