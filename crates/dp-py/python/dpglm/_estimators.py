@@ -606,14 +606,14 @@ class _DPLinearModel:
             np.ascontiguousarray(signs, dtype=np.float64),
             algorithm=algorithm,
             loss=self._loss,
-            epsilon=float(self.epsilon),
-            delta=float(self.delta),
+            epsilon=_real("epsilon", self.epsilon),
+            delta=_real("delta", self.delta),
             params=self._learner_kwargs(),
             scale=self.scale,
             feature_ranges=ranges,
             unit_norm=unit_norm,
-            bias=None if not self.bias else float(self.bias),
-            bounds_budget=self.bounds_budget,
+            bias=None if not self.bias else _real("bias", self.bias),
+            bounds_budget=None if self.bounds_budget is None else _real("bounds_budget", self.bounds_budget),
             random_state=None if seed is None else int(seed),
             feature_names=names,
             classes=None if classes is None else (str(classes[0]), str(classes[1])),
@@ -721,6 +721,14 @@ class LogisticRegression(_DPLinearModel):
             y = np.where(_is_minus_one(y), 0, y)
         hits = np.asarray(self.predict(X) == y, dtype=np.float64)
         return float(np.average(hits, weights=sample_weight))
+
+
+def _real(name, value):
+    """The parameter ``name`` as a float, or the error naming it."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"`{name}` must be a real number, not {value!r}") from None
 
 
 def _is_minus_one(y):
