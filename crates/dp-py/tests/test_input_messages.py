@@ -1,7 +1,8 @@
 """Messages that misled (issue 32), each naming the user's input: an epsilon outside the
 range the estimators compute is refused naming `epsilon` (it used to surface as a derived
 `lambda` or the optimiser's `scale`); a parameter that is not a number is refused naming it
-(it used to be a bare TypeError).
+(it used to be a bare TypeError); duplicate DataFrame column names are refused before the
+fit, naming the column (they used to fail after the fit, as an invalid model file).
 """
 
 import numpy as np
@@ -41,3 +42,13 @@ def test_a_target_that_is_not_a_number_is_refused_naming_it(name, value):
     x, y = rows()
     with pytest.raises(dpglm.InvalidParameterError, match=rf"^`{name}` must be a real number, not "):
         dpglm.LogisticRegression(random_state=0, **{name: value}).fit(x, y)
+
+
+def test_duplicate_column_names_are_refused_before_the_fit():
+    pd = pytest.importorskip("pandas")
+    x, y = rows()
+    frame = pd.DataFrame(x, columns=["a", "b", "a", "c", "d"])
+    model = dpglm.LogisticRegression(random_state=0)
+    with pytest.raises(dpglm.InvalidInputError, match=r"two columns named 'a' \(columns 0 and 2\)"):
+        model.fit(frame, y)
+    assert not hasattr(model, "coef_")

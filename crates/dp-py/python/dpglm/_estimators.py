@@ -84,6 +84,7 @@ def _features(x, expected=None, names=None, who="estimator"):
     if _is_dataframe(x):
         cols = list(x.columns)
         if all(isinstance(c, str) for c in cols):
+            _unique_names(cols)
             got_names = cols
         x = x.to_numpy()
     sparse = sys.modules.get("scipy.sparse")
@@ -118,6 +119,18 @@ def _features(x, expected=None, names=None, who="estimator"):
         i, j = np.argwhere(~np.isfinite(arr))[0]
         raise _non_finite(arr[i, j], i, j)
     return arr, got_names
+
+
+def _unique_names(cols):
+    """Column names that are the features' names must name one column each."""
+    seen = {}
+    for j, c in enumerate(cols):
+        if c in seen:
+            raise InvalidInputError(
+                f"X has two columns named {c!r} (columns {seen[c]} and {j}): feature names "
+                "must be unique; rename one (e.g. X.columns = [...]) or pass X.to_numpy()"
+            )
+        seen[c] = j
 
 
 def _check_shape(shape, expected, who):
