@@ -564,7 +564,10 @@ class _DPLinearModel:
         """Fits the private model on rows ``X`` and labels ``y``.
 
         Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
-        ``privacy_report_`` holds the ledger and the plain-language statement.
+        ``privacy_report_`` holds the ledger and the plain-language statement. ``epsilon``
+        must be within 2^-20 to 2^20 (about 1e-6 to 1e6): the noise and its calibration are
+        derived from it and are not computed beyond. DataFrame column names (the feature
+        names) must be unique.
 
         ``X`` is a 2-d array, a DataFrame or a ``scipy.sparse`` matrix or array:
 
@@ -587,8 +590,12 @@ class _DPLinearModel:
           fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
           scaling (``scale="minmax"``/``"standard"``, ``feature_ranges``), the rows are
           densified and a ``UserWarning`` says why. Duplicate entries are summed (as
-          ``toarray()`` does) and columns sorted, on a copy; a column outside the matrix or a
-          NaN/infinite value is an ``InvalidInputError`` naming its row and column. Scoring
+          ``toarray()`` does) and columns sorted, on a copy. The matrix's arrays are checked
+          before anything reads them: a malformed structure (``indptr`` that does not start
+          at 0, decreases or points past the stored entries; indices or coordinates outside
+          the matrix; arrays of mismatched lengths or non-integer index types), a column
+          outside the matrix or a NaN/infinite value is an ``InvalidInputError`` naming its
+          row (and column). Scoring
           takes sparse rows too (densified a block of rows at a time for a model with a
           feature scaling).
         """
