@@ -104,3 +104,21 @@ def test_columns_swapped_in_place_are_sorted_not_refused():
     dense = dpglm.LinearRegression(**kw).fit(x.toarray(), target)
     assert np.array_equal(sparse.coef_, dense.coef_)
     assert np.array_equal(sparse.predict(x), dense.predict(x.toarray()))
+
+
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        ("bad = sp.lil_matrix(dense); bad.rows[3] = bad.rows[3] + [4]",
+         "X (lil): row 3: rows[3] and data[3] must be lists of equal length"),
+        ("bad = sp.dia_matrix(dense); bad.offsets = bad.offsets[:-1]",
+         "X (dia): data has shape (38, 5) for 37 offsets"),
+        ("bad = sp.bsr_matrix(dense[:, :4], blocksize=(2, 2)); bad.indptr[3] = 10**6",
+         "X (bsr): block row 2: indptr[3] = 1000000 exceeds the"),
+    ],
+    ids=["lil", "dia", "bsr"],
+)
+def test_the_arrays_of_other_formats_are_checked_before_conversion(edit, message):
+    rc, out = run_isolated(edit + "\n" + CATCH.format(call="dpglm.LinearRegression().fit(bad, y)"))
+    assert rc == 0, f"the interpreter died (return code {rc}): {out}"
+    assert f"InvalidInputError | {message}" in out

@@ -317,7 +317,7 @@ def _compressed(x, data, lines, length, line, across):
         if v < 0:
             why = "is negative"
         elif v > stored:
-            why = f"exceeds the {stored} stored entries"
+            why = f"exceeds the {stored} stored {'blocks' if fmt == 'bsr' else 'entries'}"
         else:
             why = f"is below indptr[{k - 1}] = {indptr[k - 1]} (row pointers never decrease)"
         raise InvalidInputError(f"X ({fmt}): {line} {k - 1}: indptr[{k}] = {v} {why}")
