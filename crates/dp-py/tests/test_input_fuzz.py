@@ -36,17 +36,35 @@ def base(rng):
     return x, y
 
 
+# The arrays of each sparse format a user can assign to.
+PARTS = {
+    "csr": ["indptr", "indices", "data"],
+    "csc": ["indptr", "indices", "data"],
+    "bsr": ["indptr", "indices", "data"],
+    "coo": ["row", "col", "data"],
+    "dia": ["offsets", "data"],
+    "lil": ["rows", "data"],
+}
+
+
 def sparse_case(rng, x, sp):
-    """A CSR, CSC or COO matrix (matrix or array) with one part mutated in place, as a user can
-    by assigning to its attributes."""
-    fmt = pick(rng, ["csr", "csc", "coo"])
+    """A sparse matrix or array (CSR and CSC most often) with one of its arrays mutated in
+    place, as a user can by assigning to its attributes (a mutation that fails, as ``astype``
+    of LIL's lists can, leaves it as built)."""
+    fmt = pick(rng, ["csr", "csr", "csc", "csc", "coo", "bsr", "dia", "lil"])
     kind = pick(rng, ["matrix", "array"])
     m = getattr(sp, f"{fmt}_{kind}")(x)
+    part = pick(rng, PARTS[fmt])
+    try:
+        mutate(rng, m, part)
+    except (TypeError, ValueError):
+        pass
+    return m
+
+
+def mutate(rng, m, part):
+    """One mutation of the array ``m.<part>``."""
     stored = m.nnz
-    if fmt == "coo":
-        part = pick(rng, ["row", "col", "data"])
-    else:
-        part = pick(rng, ["indptr", "indices", "data"])
     a = getattr(m, part)
     k = int(rng.integers(a.shape[0])) if a.shape[0] else 0
     how = int(rng.integers(9))
@@ -72,7 +90,6 @@ def sparse_case(rng, x, sp):
     elif how == 7:  # a list instead of an array
         setattr(m, part, a.tolist())
     # how 8 (or a mutation that does not apply): the matrix as built
-    return m
 
 
 def dense_case(rng, x):
