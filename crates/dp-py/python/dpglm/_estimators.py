@@ -84,6 +84,7 @@ def _features(x, expected=None, names=None, who="estimator"):
     if _is_dataframe(x):
         cols = list(x.columns)
         if all(isinstance(c, str) for c in cols):
+            _unique_names(cols)
             got_names = cols
         x = x.to_numpy()
     sparse = sys.modules.get("scipy.sparse")
@@ -101,12 +102,7 @@ def _features(x, expected=None, names=None, who="estimator"):
     if arr.dtype.kind == "c":
         raise InvalidInputError("Complex data not supported: X must be real")
     if arr.dtype not in (np.float64, np.float32):
-        try:
-            arr = arr.astype(np.float64)
-        except TypeError as e:
-            raise TypeError(f"X must be numeric: {e}") from None
-        except ValueError as e:
-            raise InvalidInputError(f"X must be numeric: {e}") from None
+        arr = _numeric(arr.astype, np.float64)
     if arr.ndim != 2:
         raise InvalidInputError(
             f"Expected 2D array, got {arr.ndim}D array instead. Reshape your data either using "
@@ -123,6 +119,18 @@ def _features(x, expected=None, names=None, who="estimator"):
         i, j = np.argwhere(~np.isfinite(arr))[0]
         raise _non_finite(arr[i, j], i, j)
     return arr, got_names
+
+
+def _unique_names(cols):
+    """Column names that are the features' names must name one column each."""
+    seen = {}
+    for j, c in enumerate(cols):
+        if c in seen:
+            raise InvalidInputError(
+                f"X has two columns named {c!r} (columns {seen[c]} and {j}): feature names "
+                "must be unique; rename one (e.g. X.columns = [...]) or pass X.to_numpy()"
+            )
+        seen[c] = j
 
 
 def _check_shape(shape, expected, who):
@@ -144,48 +152,237 @@ def _non_finite(value, row, col):
     )
 
 
-def _row_of(x, k):
-    """The row of the ``k``-th stored entry of the CSR matrix ``x``."""
-    import numpy as np
-
-    return int(np.searchsorted(x.indptr, k, side="right")) - 1
+class _NonNumericError(InvalidInputError, TypeError):
+    """Values of X that are not numbers: an ``InvalidInputError`` and, as scikit-learn expects
+    of such data, a ``TypeError``."""
 
 
 def _sparse_rows(x, expected, who):
     """A ``scipy.sparse`` matrix or array as canonical CSR with float64 values, never
-    densified: CSR read as it is; other formats (CSC, COO, ...) converted to CSR (a copy);
-    non-float64 values converted (a copy); duplicate entries summed and columns sorted, on a
-    copy (``sum_duplicates``: the matrix means the sum of its duplicates, as ``toarray()``
-    does). Columns outside ``0..d`` and non-finite values are ``InvalidInputError`` naming the
-    row and column."""
+    densified. Its structure is checked first (``_sparse_structure``: no scipy routine reads a
+    malformed matrix, as they read it unchecked); then CSR is read as it is, other formats
+    (CSC, COO, ...) converted to CSR (a copy), non-float64 values converted first (a copy),
+    and unless each row's columns increase (``_sorted_rows``) duplicate entries summed and
+    columns sorted, on a copy (``sum_duplicates``: the matrix means the sum of its
+    duplicates, as ``toarray()`` does). A non-finite value is an
+    ``InvalidInputError`` naming its row and column."""
+    import numpy as np
+
+    x = _sparse_structure(x, expected, who)
+    if x.dtype != np.float64:
+        x = _numeric(x.astype, np.float64)
+    if x.format != "csr":
+        x = x.tocsr()
+    if not _sorted_rows(x):
+        x = x.copy()
+        x.has_canonical_format = False  # scipy's flag is cached: stale after an edit
+        x.sum_duplicates()
+    bad = np.flatnonzero(~np.isfinite(x.data))
+    if bad.size:
+        row = int(np.searchsorted(x.indptr, bad[0], side="right")) - 1
+        raise _non_finite(x.data[bad[0]], row, x.indices[bad[0]])
+    return x
+
+
+def _sorted_rows(x):
+    """Whether each row of the CSR matrix ``x`` (checked) has increasing columns — read
+    from its arrays, not from scipy's cached ``has_canonical_format`` (stale once an array
+    was edited in place)."""
+    import numpy as np
+
+    increasing = np.diff(x.indices) > 0
+    starts = x.indptr[1:-1]
+    increasing[starts[(starts > 0) & (starts < x.indices.shape[0])] - 1] = True
+    return bool(increasing.all())
+
+
+def _sparse_structure(x, expected, who):
+    """``x`` with its structure checked before anything reads it, as CSR, CSC or COO (the
+    other formats converted to COO once their own arrays are checked): a 2-d shape with rows
+    and columns (``expected`` of them when given), real values, and index arrays that fit
+    it — an ``InvalidInputError`` naming the row (or column, entry) otherwise. Index arrays
+    of an integer type other than int32/int64 are converted, and stored entries past the
+    last row pointer dropped (a copy), so that the scipy routines and the native side read
+    exactly the entries checked."""
     import numpy as np
 
     if len(x.shape) != 2:
         raise InvalidInputError(f"Expected a 2D sparse matrix, got shape {x.shape}")
     _check_shape(x.shape, expected, who)
-    if x.dtype.kind == "c":
+    n, d = x.shape
+    fmt = x.format
+    data = _part(x, "data", None) if fmt in ("csr", "csc", "coo", "dia", "bsr") else None
+    if (x.dtype if data is None else data.dtype).kind == "c":
         raise InvalidInputError("Complex data not supported: X must be real")
-    if x.format != "csr":
-        x = x.tocsr()
-    if x.dtype != np.float64:
-        try:
-            x = x.astype(np.float64)
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(f"X must be numeric: {e}") from None
-    if x.nnz:
-        bad = np.flatnonzero((x.indices < 0) | (x.indices >= x.shape[1]))
-        if bad.size:
+    if fmt in ("csr", "csc"):
+        lines, length, line, across = (n, d, "row", "columns") if fmt == "csr" else (d, n, "column", "rows")
+        parts = _compressed(x, data, lines, length, line, across)
+        if any(a is not b for a, b in zip(parts, (x.data, x.indices, x.indptr))):
+            x = type(x)(parts, shape=x.shape, copy=False)
+        return x
+    if fmt == "coo":
+        return _coordinates(x, data)
+    if fmt == "lil":
+        _lil_lengths(x)
+    elif fmt == "dia":
+        offsets = _part(x, "offsets", 1)
+        if data.ndim != 2 or len(offsets) != data.shape[0]:
             raise InvalidInputError(
-                f"X (sparse) has column index {x.indices[bad[0]]} at row {_row_of(x, bad[0])}, "
-                f"outside the {x.shape[1]} columns"
+                f"X (dia): data has shape {data.shape} for {len(offsets)} offsets (one row of "
+                "data per offset)"
             )
-    if not x.has_canonical_format:
-        x = x.copy()
-        x.sum_duplicates()
-    bad = np.flatnonzero(~np.isfinite(x.data))
+    elif fmt == "bsr":
+        r, c = x.blocksize
+        if data.ndim != 3 or data.shape[1:] != (r, c) or n % r or d % c:
+            raise InvalidInputError(
+                f"X (bsr): data has shape {data.shape} for blocks {(r, c)} of a {n} x {d} matrix"
+            )
+        _compressed(x, data, n // r, d // c, "block row", "block columns")
+    try:
+        coo = x.tocoo()
+    except (TypeError, ValueError, IndexError, OverflowError) as e:
+        raise InvalidInputError(f"X ({fmt}) cannot be read as a sparse matrix: {e}") from None
+    return _coordinates(coo, _part(coo, "data", None))
+
+
+def _numeric(convert, dtype):
+    """``convert(dtype)``: the values of X as numbers, or the error naming X."""
+    try:
+        return convert(dtype)
+    except TypeError as e:
+        raise _NonNumericError(f"X must be numeric: {e}") from None
+    except ValueError as e:
+        raise InvalidInputError(f"X must be numeric: {e}") from None
+
+
+def _part(x, name, ndim):
+    """The array ``x.<name>`` (``ndim`` dimensions unless ``None``; an integer type for an
+    index array), refused naming it otherwise."""
+    import numpy as np
+
+    a = getattr(x, name, None)
+    if not isinstance(a, np.ndarray):
+        raise InvalidInputError(f"X ({x.format}): {name} is {type(a).__name__}, not a numpy array")
+    if ndim is not None:
+        if a.ndim != ndim:
+            raise InvalidInputError(f"X ({x.format}): {name} has shape {a.shape}, not {ndim}-d")
+        if a.dtype.kind not in "iu":
+            raise InvalidInputError(f"X ({x.format}): {name} has dtype {a.dtype}, not an integer type")
+    return a
+
+
+def _indices(*arrays):
+    """Checked index arrays of one type, int32 or int64 (scipy's index types, which its
+    routines take alike): as they are when they already are, else all int64."""
+    import numpy as np
+
+    kinds = {a.dtype for a in arrays}
+    if len(kinds) == 1 and kinds <= {np.dtype(np.int32), np.dtype(np.int64)}:
+        return arrays
+    return tuple(a.astype(np.int64) for a in arrays)
+
+
+def _compressed(x, data, lines, length, line, across):
+    """The checked ``(data, indices, indptr)`` of the compressed matrix ``x`` of ``lines`` rows
+    (``line``: "row", or "column" for CSC) over ``length`` columns (``across``), with
+    ``data``: ``lines + 1`` row pointers from 0, never decreasing, within the stored entries;
+    as many indices as values; every index of the used entries within ``length``. The arrays
+    are trimmed to the used entries (but for BSR, checked only) and the index arrays given one
+    type (``_indices``)."""
+    import numpy as np
+
+    indptr = _part(x, "indptr", 1)
+    indices = _part(x, "indices", 1)
+    fmt = x.format
+    if fmt != "bsr" and data.ndim != 1:
+        raise InvalidInputError(f"X ({fmt}): data has shape {data.shape}, not 1-d")
+    stored = data.shape[0] if data.ndim else 0
+    if indptr.shape[0] != lines + 1:
+        raise InvalidInputError(
+            f"X ({fmt}): indptr has {indptr.shape[0]} entries for {lines} {line}s (it needs "
+            f"{lines + 1}: one more than the {line}s)"
+        )
+    if indices.shape[0] != stored:
+        raise InvalidInputError(
+            f"X ({fmt}): indices has {indices.shape[0]} entries and data {stored}: one index per "
+            "stored value"
+        )
+    if indptr[0] != 0:
+        raise InvalidInputError(f"X ({fmt}): {line} 0: indptr[0] = {indptr[0]}, not 0")
+    below = np.concatenate(([False], indptr[1:] < indptr[:-1]))
+    bad = np.flatnonzero((indptr < 0) | (indptr > stored) | below)
     if bad.size:
-        raise _non_finite(x.data[bad[0]], _row_of(x, bad[0]), x.indices[bad[0]])
+        k = bad[0]
+        v = indptr[k]
+        if v < 0:
+            why = "is negative"
+        elif v > stored:
+            why = f"exceeds the {stored} stored {'blocks' if fmt == 'bsr' else 'entries'}"
+        else:
+            why = f"is below indptr[{k - 1}] = {indptr[k - 1]} (row pointers never decrease)"
+        raise InvalidInputError(f"X ({fmt}): {line} {k - 1}: indptr[{k}] = {v} {why}")
+    used = int(indptr[-1])
+    bad = np.flatnonzero((indices[:used] < 0) | (indices[:used] >= length))
+    if bad.size:
+        k = bad[0]
+        at = int(np.searchsorted(indptr, k, side="right")) - 1
+        raise InvalidInputError(
+            f"X ({fmt}): {across[:-1]} index {indices[k]} at {line} {at}, outside the "
+            f"{length} {across} (stored entry {k})"
+        )
+    if used < stored and fmt != "bsr":
+        indices, data = indices[:used], data[:used]
+    indices, indptr = _indices(indices, indptr)
+    return data, indices, indptr
+
+
+def _coordinates(x, data):
+    """The COO matrix ``x`` checked: a 1-d ``data`` and, per axis, as many integer coordinates
+    as values, each within the axis (the entry and its row named otherwise)."""
+    import numpy as np
+
+    if data.ndim != 1:
+        raise InvalidInputError(f"X (coo): data has shape {data.shape}, not 1-d")
+    coords = []
+    for axis, (name, size) in enumerate(zip(("row", "col"), x.shape)):
+        c = _part(x, name, 1)
+        if c.shape[0] != data.shape[0]:
+            raise InvalidInputError(
+                f"X (coo): {name} has {c.shape[0]} entries and data {data.shape[0]}: one "
+                "coordinate per stored value"
+            )
+        bad = np.flatnonzero((c < 0) | (c >= size))
+        if bad.size:
+            k = bad[0]
+            where = "" if axis == 0 else f"row {coords[0][k]}: "
+            what = "row" if axis == 0 else "column"
+            raise InvalidInputError(
+                f"X (coo): {where}entry {k}: {what} index {c[k]} is outside the {size} "
+                f"{what}s"
+            )
+        coords.append(c)
+    coords = _indices(*coords)
+    if any(c is not old for c, old in zip(coords, (x.row, x.col))):
+        x = type(x)((data, tuple(coords)), shape=x.shape, copy=False)
     return x
+
+
+def _lil_lengths(x):
+    """A LIL matrix's ``rows`` and ``data``: one list per row each, of equal lengths (scipy
+    flattens them unchecked); the columns are checked after conversion."""
+    import numpy as np
+
+    n = x.shape[0]
+    for name in ("rows", "data"):
+        a = getattr(x, name, None)
+        if not isinstance(a, np.ndarray) or a.shape != (n,):
+            shape = getattr(a, "shape", type(a).__name__)
+            raise InvalidInputError(f"X (lil): {name} has shape {shape}, not ({n},): one list per row")
+    for i, (cols, vals) in enumerate(zip(x.rows, x.data)):
+        if not isinstance(cols, list) or not isinstance(vals, list) or len(cols) != len(vals):
+            raise InvalidInputError(
+                f"X (lil): row {i}: rows[{i}] and data[{i}] must be lists of equal length"
+            )
 
 
 def _target(y, n):
@@ -367,7 +564,10 @@ class _DPLinearModel:
         """Fits the private model on rows ``X`` and labels ``y``.
 
         Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
-        ``privacy_report_`` holds the ledger and the plain-language statement.
+        ``privacy_report_`` holds the ledger and the plain-language statement. ``epsilon``
+        must be within 2^-20 to 2^20 (about 1e-6 to 1e6): the noise and its calibration are
+        derived from it and are not computed beyond. DataFrame column names (the feature
+        names) must be unique.
 
         ``X`` is a 2-d array, a DataFrame or a ``scipy.sparse`` matrix or array:
 
@@ -390,8 +590,12 @@ class _DPLinearModel:
           fitted on ``X.toarray()`` with ``scale="none"``. With another learner, or a
           scaling (``scale="minmax"``/``"standard"``, ``feature_ranges``), the rows are
           densified and a ``UserWarning`` says why. Duplicate entries are summed (as
-          ``toarray()`` does) and columns sorted, on a copy; a column outside the matrix or a
-          NaN/infinite value is an ``InvalidInputError`` naming its row and column. Scoring
+          ``toarray()`` does) and columns sorted, on a copy. The matrix's arrays are checked
+          before anything reads them: a malformed structure (``indptr`` that does not start
+          at 0, decreases or points past the stored entries; indices or coordinates outside
+          the matrix; arrays of mismatched lengths or non-integer index types), a column
+          outside the matrix or a NaN/infinite value is an ``InvalidInputError`` naming its
+          row (and column). Scoring
           takes sparse rows too (densified a block of rows at a time for a model with a
           feature scaling).
         """
@@ -422,14 +626,14 @@ class _DPLinearModel:
             np.ascontiguousarray(signs, dtype=np.float64),
             algorithm=algorithm,
             loss=self._loss,
-            epsilon=float(self.epsilon),
-            delta=float(self.delta),
+            epsilon=_real("epsilon", self.epsilon),
+            delta=_real("delta", self.delta),
             params=self._learner_kwargs(),
             scale=self.scale,
             feature_ranges=ranges,
             unit_norm=unit_norm,
-            bias=None if not self.bias else float(self.bias),
-            bounds_budget=self.bounds_budget,
+            bias=None if not self.bias else _real("bias", self.bias),
+            bounds_budget=None if self.bounds_budget is None else _real("bounds_budget", self.bounds_budget),
             random_state=None if seed is None else int(seed),
             feature_names=names,
             classes=None if classes is None else (str(classes[0]), str(classes[1])),
@@ -537,6 +741,14 @@ class LogisticRegression(_DPLinearModel):
             y = np.where(_is_minus_one(y), 0, y)
         hits = np.asarray(self.predict(X) == y, dtype=np.float64)
         return float(np.average(hits, weights=sample_weight))
+
+
+def _real(name, value):
+    """The parameter ``name`` as a float, or the error naming it."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"`{name}` must be a real number, not {value!r}") from None
 
 
 def _is_minus_one(y):
