@@ -795,7 +795,7 @@ mod tests {
                 "{kind:?}: {}",
                 r.epsilon
             );
-            let basic = r.notes.iter().any(|n| n.contains("basic composition"));
+            let basic = r.notes.iter().any(|n| n.contains("basic-composition"));
             assert_eq!(basic, kind == AccountantKind::Exact, "{:?}", r.notes);
             assert_eq!(b.bounds().len(), 2);
             assert!(matches!(

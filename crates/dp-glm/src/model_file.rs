@@ -677,7 +677,7 @@ impl WirePrivacy {
                         return Err(invalid(here, "repeats the entry before it"));
                     }
                 }
-                PrivacyEvent::new(neighbouring, PrivacyEvent::from(ledger).root().clone())
+                PrivacyEvent::new(neighbouring, ledger_tree(&ledger))
                     .map_err(|e| invalid(at("ledger"), e.to_string()))?
             }
             (Version::V3, _, _) => {
@@ -759,19 +759,49 @@ fn digest(w: &Wire) -> Result<String> {
     ))
 }
 
-/// The entries of an event tree that is one composition of releases, as format 2 saved them
-/// (the canonical form of a format-2 file, for its digest).
-fn flat_ledger(event: &PrivacyEvent) -> Result<Vec<WireEntry>> {
-    let Event::Composed(nodes) = event.root() else {
-        return Err(invalid("privacy.event", "not a flat ledger"));
+/// A format-1 or -2 ledger as a tree: its leading pure-DP entries (the bounds' estimates,
+/// which those formats' writers recorded first) and the rest as two compositions, so that
+/// basic composition can price them apart as those writers did. The same releases in the same
+/// order: any grouping of one composition is a valid tree of it.
+fn ledger_tree(ledger: &Ledger) -> Event {
+    let entries = ledger.entries();
+    let pure = entries
+        .iter()
+        .take_while(|e| e.mechanism.name() == "pure-dp")
+        .count();
+    let group = |part: &[dp_accounting::LedgerEntry]| {
+        Event::Composed(part.iter().cloned().map(Event::Release).collect())
     };
-    nodes
+    if pure == 0 || pure == entries.len() {
+        group(entries)
+    } else {
+        Event::Composed(vec![group(&entries[..pure]), group(&entries[pure..])])
+    }
+}
+
+/// The releases of a tree of compositions and releases only, in order; `None` for any other
+/// node.
+fn plain_releases(e: &Event, out: &mut Vec<dp_accounting::LedgerEntry>) -> Option<()> {
+    match e {
+        Event::Release(r) => {
+            out.push(r.clone());
+            Some(())
+        }
+        Event::Composed(events) => events.iter().try_for_each(|e| plain_releases(e, out)),
+        _ => None,
+    }
+}
+
+/// The entries of an event tree of compositions and releases, as format 2 saved them (the
+/// canonical form of a format-2 file, for its digest).
+fn flat_ledger(event: &PrivacyEvent) -> Result<Vec<WireEntry>> {
+    let mut entries = Vec::new();
+    plain_releases(event.root(), &mut entries)
+        .ok_or_else(|| invalid("privacy.event", "not a flat ledger"))?;
+    entries
         .iter()
         .enumerate()
-        .map(|(i, node)| {
-            let Event::Release(e) = node else {
-                return Err(invalid("privacy.event", "not a flat ledger"));
-            };
+        .map(|(i, e)| {
             let params: Vec<(String, f64)> = e
                 .mechanism
                 .parameters()
@@ -1065,9 +1095,11 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
-    /// A model using every part of the format: each mechanism kind in the ledger (a grid
-    /// release, sampling without replacement), scaling, unit-norm rows, bias, projection,
-    /// categorical input, a seeded source, an estimated and a public bound.
+    /// A model using every part of the format: each add/remove mechanism kind in the event
+    /// (a grid release; sampling without replacement and shuffling are replace-one, in the
+    /// bare model below), a repeat-and-select and a self-composed node, scaling, unit-norm
+    /// rows, bias, projection, categorical input, a seeded source, an estimated and a public
+    /// bound.
     fn full() -> LinearModel {
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         let op = ObjPertParams::new(2.0, 1.0, 0.25, 1.5).unwrap();
@@ -1077,10 +1109,6 @@ mod tests {
             (Mechanism::gaussian(3.0, 1.0).unwrap().with_grid(grid), 100),
             (Mechanism::laplace(2.0, 1.0).unwrap(), 1),
             (Mechanism::subsampled_gaussian(1.1, 0.01).unwrap(), 500),
-            (
-                Mechanism::subsampled_gaussian_without_replacement(1.1, 7, 1000).unwrap(),
-                3,
-            ),
             (Mechanism::gamma_ball(0.5, 0.1, 4, 1.0).unwrap(), 9),
             (Mechanism::objective_perturbation(op), 1),
             (Mechanism::amp(op, 1e-6, 0.01).unwrap(), 1),
@@ -1096,7 +1124,32 @@ mod tests {
             neighbouring: Neighbouring::AddRemove,
             // Not in alphabetical order: the order is kept.
             noise: vec![("steps".into(), 100.0), ("clip".into(), 0.5)],
-            event: ledger.into(),
+            event: PrivacyEvent::from(ledger)
+                .then(
+                    PrivacyEvent::new(
+                        Neighbouring::AddRemove,
+                        Event::Composed(vec![
+                            Event::RepeatAndSelect {
+                                event: Box::new(Event::release(
+                                    Mechanism::subsampled_gaussian(2.0, 0.1).unwrap(),
+                                    50,
+                                    "trial",
+                                )),
+                                repetitions: dp_accounting::Repetitions::Poisson { mean: 3.0 },
+                            },
+                            Event::SelfComposed {
+                                event: Box::new(Event::release(
+                                    Mechanism::gaussian(9.0, 1.0).unwrap(),
+                                    1,
+                                    "count",
+                                )),
+                                count: 4,
+                            },
+                        ]),
+                    )
+                    .unwrap(),
+                )
+                .unwrap(),
             notes: vec!["a note".into()],
         };
         let scaling = crate::pipeline::example_scaling();
@@ -1165,7 +1218,7 @@ mod tests {
         let text = m.to_json().unwrap();
         let back = LinearModel::from_json(&text).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.privacy().event.releases().len(), 9);
+        assert_eq!(back.privacy().event.releases().len(), 10);
         assert_eq!(back.privacy().noise[0].0, "steps");
         // Layout does not matter: the compact text with its keys sorted reads as the same
         // model (but for the order of `noise`).
@@ -1182,7 +1235,23 @@ mod tests {
         // A bare model (what a learner returns) too.
         let bare = LinearModel::new(array![1.0], -0.5, Loss::huber(0.5).unwrap(), {
             let mut r = m.privacy().clone();
-            r.event = Ledger::new(Neighbouring::ReplaceOne).into();
+            r.event = PrivacyEvent::new(
+                Neighbouring::ReplaceOne,
+                Event::Composed(vec![
+                    Event::release(
+                        Mechanism::subsampled_gaussian_without_replacement(1.1, 7, 1000).unwrap(),
+                        3,
+                        "step",
+                    ),
+                    Event::Shuffled {
+                        local: Mechanism::gaussian(4.0, 2.0).unwrap(),
+                        n: 1000,
+                        delta0: 1e-9,
+                        label: "local".into(),
+                    },
+                ]),
+            )
+            .unwrap();
             r.neighbouring = Neighbouring::ReplaceOne;
             r
         })
@@ -1234,7 +1303,7 @@ mod tests {
     #[test]
     fn other_formats_and_versions_are_refused() {
         for f in [
-            json!("dpglm-model/3"),
+            json!("dpglm-model/4"),
             json!("dpglm-model/0"),
             json!(2),
             json!(null),
@@ -1259,6 +1328,39 @@ mod tests {
         }
     }
 
+    /// A file of format 2 (a flat ledger; fixture made by `tests/fixtures/make_model_v2.sh`)
+    /// reads as one composition whose price is the reported ε, and is written again as
+    /// format 3.
+    #[test]
+    fn version_2_files_still_read_and_price_as_reported() {
+        let text = include_str!("../tests/fixtures/model-v2.json");
+        let m = LinearModel::from_json(text).unwrap();
+        let r = m.privacy();
+        let releases = r.event.releases();
+        assert_eq!(releases.len(), 3);
+        assert_eq!(releases[0].mechanism.name(), "pure-dp");
+        assert_eq!(releases[2].count, 100);
+        // Format 2's writer added the bounds' ε to the learner's by basic composition; the
+        // tree prices the same grouping, never below it (its sums carry a margin of ulps).
+        let priced = dp_accounting::price(&r.event, r.accountant, r.delta).unwrap();
+        assert_eq!(priced.method, dp_accounting::Method::BasicComposition);
+        assert!(
+            priced.epsilon >= r.epsilon && priced.epsilon <= r.epsilon * (1.0 + 1e-14),
+            "{} vs {}",
+            priced.epsilon,
+            r.epsilon
+        );
+        let again = m.to_json().unwrap();
+        assert!(again.contains(FORMAT), "{again}");
+        assert_eq!(LinearModel::from_json(&again).unwrap(), m);
+        // Its digest covers the ledger as format 2 wrote it.
+        let edited = text.replacen("\"count\": 100", "\"count\": 99", 1);
+        assert!(matches!(
+            LinearModel::from_json(&edited),
+            Err(Error::ModelFile(ModelFileError::DigestMismatch { .. }))
+        ));
+    }
+
     /// An edited number is caught by the digest once every field is valid on its own.
     #[test]
     fn edits_are_detected_by_the_digest() {
@@ -1266,7 +1368,7 @@ mod tests {
             (|v: &mut Value| v["coefficients"][0] = json!(0.5000001)) as fn(&mut Value),
             |v| v["intercept"] = json!(1.0),
             |v| v["privacy"]["epsilon"] = json!(0.5),
-            |v| v["privacy"]["event"]["events"][1]["count"] = json!(10),
+            |v| v["privacy"]["event"]["events"][0]["events"][1]["count"] = json!(10),
             |v| v["privacy"]["noise"]["clip"] = json!(5.0),
             |v| v["privacy"]["notes"] = json!([]),
             |v| v["preprocessing"]["row_bound"] = json!(3.0),
@@ -1344,24 +1446,33 @@ mod tests {
                 "privacy.accountant",
             ),
             (
-                |v| v["privacy"]["event"]["events"][0]["mechanism"] = json!("magic"),
-                "privacy.event.events[0]",
+                |v| v["privacy"]["event"]["events"][0]["events"][0]["mechanism"] = json!("magic"),
+                "privacy.event.events[0].events[0]",
             ),
             (
-                |v| v["privacy"]["event"]["events"][0]["parameters"]["epsilon"] = json!(-1.0),
-                "privacy.event.events[0]",
+                |v| {
+                    v["privacy"]["event"]["events"][0]["events"][0]["parameters"]["epsilon"] =
+                        json!(-1.0)
+                },
+                "privacy.event.events[0].events[0]",
             ),
             (
-                |v| v["privacy"]["event"]["events"][0]["parameters"]["extra"] = json!(1.0),
-                "privacy.event.events[0]",
+                |v| {
+                    v["privacy"]["event"]["events"][0]["events"][0]["parameters"]["extra"] =
+                        json!(1.0)
+                },
+                "privacy.event.events[0].events[0]",
             ),
             (
-                |v| v["privacy"]["event"]["events"][1]["parameters"]["grid_dim"] = json!(2.5),
-                "privacy.event.events[1]",
+                |v| {
+                    v["privacy"]["event"]["events"][0]["events"][1]["parameters"]["grid_dim"] =
+                        json!(2.5)
+                },
+                "privacy.event.events[0].events[1]",
             ),
             (
-                |v| v["privacy"]["event"]["events"][1] = v["privacy"]["event"]["events"][0].clone(),
-                "privacy.event.events[1]",
+                |v| v["privacy"]["event"]["events"][0]["events"][1]["kind"] = json!("composed"),
+                "privacy.event",
             ),
             (
                 |v| v["privacy"]["noise_source"]["private_release"] = json!(true),
