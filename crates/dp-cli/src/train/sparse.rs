@@ -181,5 +181,5 @@ pub(super) fn score_sparse(
     let glm = |e| data_glm_error(path, e);
     data.check_labels(&model.loss()).map_err(glm)?;
     let z = data.decision_function(model).map_err(glm)?;
-    scores(model.loss(), &z, data.y(), path)
+    Ok(scores(model.loss(), &z, data.y()))
 }

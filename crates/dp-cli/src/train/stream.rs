@@ -335,10 +335,12 @@ fn read_test(
 struct Blocks<'s, S>(&'s S);
 
 impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
-    /// The rows and the scores as row-weighted means of each block's [`score`].
+    /// The rows and the scores as row-weighted means of each block's [`score`] (`+∞` once a
+    /// block's, or their sum, overflowed).
     fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
         let source = self.0;
         let (mut n, mut loss, mut acc, mut mse) = (0usize, 0.0, None::<f64>, None::<f64>);
+        let mut overflowed_row = None;
         let mut failure = None;
         source
             .pass(&mut |b| {
@@ -355,6 +357,7 @@ impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
                         loss += s.loss * w;
                         acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
                         mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
+                        overflowed_row = overflowed_row.or(s.overflowed_row.map(|r| n + r));
                         n += rows;
                     }
                     Err(e) => failure = Some(e),
@@ -375,6 +378,7 @@ impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
                 loss: loss / total,
                 accuracy: acc.map(|v| v / total),
                 mse: mse.map(|v| v / total),
+                overflowed_row,
             },
         ))
     }

@@ -1,0 +1,210 @@
+//! `dpglm train` and `predict` on inputs that used to end a run late or damage a path (issue
+//! 32, §8): one record with a huge label (the non-private diagnostics overflowed and stopped
+//! the release), output paths that are not regular files (renamed over), a table with no
+//! feature column (fitted, budget spent, then "cannot save the model"), and a Parquet file
+//! named `.csv` (reported as "not valid UTF-8").
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod inprocess;
+
+use std::path::Path;
+
+use inprocess::dpglm;
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The label of the one huge record: finite, but its squared residual is past `f64::MAX`.
+const HUGE: f64 = 1e200;
+
+/// `n` regression rows `a,b,y` on a fixed grid (|a|, |b| ≤ 1, y = a − b/2), the row `huge`
+/// (if any) with the label [`HUGE`].
+fn regression_csv(n: usize, huge: Option<usize>) -> String {
+    let mut text = String::from("a,b,y\n");
+    for i in 0..n {
+        let (a, b) = ((i % 13) as f64 / 6.0 - 1.0, (i % 7) as f64 / 3.0 - 1.0);
+        let y = if huge == Some(i) { HUGE } else { a - b / 2.0 };
+        text.push_str(&format!("{a},{b},{y}\n"));
+    }
+    text
+}
+
+/// The arguments of `train` on `data` (label `y`, `--loss squared` unless `extra` gives a
+/// loss, ε = 1, δ = 1e-5, seed 3) with `extra`.
+fn train_args<'a>(data: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "train",
+        "--data",
+        s(data),
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ];
+    args.extend(["--seed", "3"]);
+    if data.extension().is_none_or(|e| e != "libsvm") {
+        args.extend(["--label", "y"]);
+    }
+    if !extra.contains(&"--loss") {
+        args.extend(["--loss", "squared"]);
+    }
+    args.extend(extra);
+    args
+}
+
+/// `train --json` ([`train_args`]).
+fn train(data: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = train_args(data, extra);
+    args.push("--json");
+    dpglm(&args)
+}
+
+/// Each regression learner with every bound public (none estimated from the data).
+const PUBLIC: &[&[&str]] = &[
+    &["--algorithm", "ssp", "--x-bound", "2", "--y-bound", "2"],
+    &["--algorithm", "dp-gd", "--clip", "1"],
+    &["--algorithm", "amp", "--x-bound", "2", "--clip", "1"],
+    &[
+        "--algorithm",
+        "output-perturbation",
+        "--x-bound",
+        "2",
+        "--y-bound",
+        "2",
+    ],
+    &[
+        "--algorithm",
+        "noisy-gd",
+        "--x-bound",
+        "2",
+        "--y-bound",
+        "2",
+    ],
+    &["--algorithm", "dp-ssgd", "--clip", "1"],
+    &["--algorithm", "dp-ambssgd", "--x-bound", "2"],
+    &["--algorithm", "dp-gd", "--loss", "huber", "--clip", "1"],
+    &["--algorithm", "amp", "--loss", "huber", "--x-bound", "2"],
+];
+
+/// Checks a run that had the huge record: exit 0, the model written, the training loss
+/// reported as overflowed (`f64::MAX`, named in `overflowed`; the Huber loss, linear in the
+/// residual, stays finite), and nothing about the row in the output.
+fn released_with_overflow(case: &str, (code, out, err): (i32, String, String), model: &Path) {
+    assert_eq!(code, 0, "{case}: {err}");
+    assert!(!err.contains("row"), "{case}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let bounds = v["bounds"].as_array().unwrap();
+    assert!(
+        bounds.iter().all(|b| b["source"] != "estimated"),
+        "{case}: every bound public: {bounds:?}"
+    );
+    let loss = v["train_loss"].as_f64().unwrap();
+    if case.contains("huber") {
+        // h·|r| − h²/2 with r ≈ 1e200 over 1200 rows.
+        assert!((1e196..1e198).contains(&loss), "{case}: {loss}");
+        assert_eq!(v["overflowed"], serde_json::json!([]), "{case}");
+    } else {
+        assert_eq!(loss, f64::MAX, "{case}: {out}");
+        assert_eq!(v["overflowed"], serde_json::json!(["train_loss"]), "{case}");
+    }
+    assert!(
+        v["not_private"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("overflowed")),
+        "{case}"
+    );
+    let file = std::fs::read_to_string(model).unwrap();
+    let saved: Value = serde_json::from_str(&file).unwrap();
+    assert!(
+        saved["coefficients"].as_array().unwrap().len() >= 2,
+        "{case}"
+    );
+    for diagnostic in ["train_loss", "overflowed", "1e200"] {
+        assert!(
+            !file.contains(diagnostic),
+            "{case}: {diagnostic} in the model"
+        );
+    }
+    std::fs::remove_file(model).unwrap();
+}
+
+#[test]
+fn one_huge_label_does_not_stop_a_release() {
+    let dir = TempDir::new().unwrap();
+    let (data, clean) = (dir.path().join("huge.csv"), dir.path().join("clean.csv"));
+    // Row 417 of 1200 (dp-ambssgd's batches need a few thousand-row-scale n).
+    std::fs::write(&data, regression_csv(1200, Some(417))).unwrap();
+    std::fs::write(&clean, regression_csv(1200, None)).unwrap();
+    let model = dir.path().join("m.json");
+    for flags in PUBLIC {
+        let case = flags.join(" ");
+        let mut args = flags.to_vec();
+        args.extend(["--out", s(&model)]);
+        // With the record: released all the same.
+        released_with_overflow(&case, train(&data, &args), &model);
+        // Without it: a finite loss, nothing overflowed.
+        let (code, out, err) = train(&clean, &args);
+        assert_eq!(code, 0, "{case}: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let loss = v["train_loss"].as_f64().unwrap();
+        assert!(loss < 1e3, "{case}: {loss}");
+        assert_eq!(v["overflowed"], serde_json::json!([]), "{case}");
+        std::fs::remove_file(&model).unwrap();
+    }
+    // The human summary says so, without the row.
+    let ssp = ["--algorithm", "ssp", "--x-bound", "2", "--y-bound", "2"];
+    let (code, text, err) = dpglm(&train_args(&data, &ssp));
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("train loss overflowed"), "{text}");
+    assert!(!text.contains("417"), "{text}");
+}
+
+#[test]
+fn a_huge_label_overflows_only_its_diagnostic_on_every_route() {
+    let dir = TempDir::new().unwrap();
+    let (data, clean) = (dir.path().join("huge.csv"), dir.path().join("clean.csv"));
+    std::fs::write(&data, regression_csv(300, Some(5))).unwrap();
+    std::fs::write(&clean, regression_csv(300, None)).unwrap();
+    let model = dir.path().join("m.json");
+    let ssp = ["--algorithm", "ssp", "--x-bound", "2", "--y-bound", "2"];
+    // Streamed in blocks (ssp and dp-gd).
+    for flags in [&ssp[..], &["--algorithm", "dp-gd", "--clip", "1"]] {
+        let mut args = flags.to_vec();
+        args.extend(["--stream", "--out", s(&model)]);
+        released_with_overflow("--stream", train(&data, &args), &model);
+    }
+    // Sparse LIBSVM rows.
+    let libsvm = dir.path().join("huge.libsvm");
+    let rows: String = (0..300)
+        .map(|i| {
+            let a = (i % 13) as f64 / 6.0 - 1.0;
+            let y = if i == 5 { HUGE } else { a };
+            format!("{y} 1:{a}\n")
+        })
+        .collect();
+    std::fs::write(&libsvm, rows).unwrap();
+    let mut args = ssp.to_vec();
+    args.extend(["--n-features", "1", "--out", s(&model)]);
+    released_with_overflow("libsvm", train(&libsvm, &args), &model);
+    // A huge label in --test: the model is released, the test MSE overflowed.
+    let mut args = ssp.to_vec();
+    args.extend(["--test", s(&data), "--out", s(&model)]);
+    let (code, out, err) = train(&clean, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("row"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["test_mse"].as_f64(), Some(f64::MAX), "{out}");
+    assert_eq!(v["overflowed"], serde_json::json!(["test_mse"]));
+    assert!(v["train_loss"].as_f64().unwrap() < 1e3);
+    assert!(model.is_file());
+    // `evaluate` answers with the scores themselves: it still refuses, naming the row.
+    let (code, _, err) = dpglm(&["evaluate", "--model", s(&model), "--data", s(&data)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("row 5 (0-based)"), "{err}");
+    assert!(!err.contains("1e200"), "{err}");
+}
