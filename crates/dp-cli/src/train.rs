@@ -17,7 +17,7 @@ use crate::CliError;
 use crate::cli::{AlgorithmArg, EvaluateArgs, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    finite, input_spec, noise_source_json, read_model, resolved, write_atomically,
+    finite, input_spec, noise_source_json, not_replaceable, read_model, resolved, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -227,8 +227,9 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     }
 }
 
-/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that is a
-/// directory, or that is the same file as one of the `inputs` (flag, path).
+/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that exists
+/// and is not a regular file (a directory, a symbolic link, a FIFO, a device:
+/// [`not_replaceable`]), or that is the same file as one of the `inputs` (flag, path).
 pub(crate) fn check_output(
     flag: &str,
     out: &Path,
@@ -253,13 +254,12 @@ pub(crate) fn check_output(
             )));
         }
     }
-    if out.is_dir() {
-        return Err(CliError::Usage(format!(
-            "invalid value for {flag}: {} is a directory",
-            out.display()
-        )));
+    match not_replaceable(out) {
+        Some(reason) => Err(CliError::Usage(format!(
+            "invalid value for {flag}: {reason}"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The noise source `--seed` selects and its generator: the seeded Xoshiro256++ stream

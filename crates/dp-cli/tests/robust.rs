@@ -8,7 +8,8 @@
 
 mod inprocess;
 
-use std::path::Path;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 
 use inprocess::dpglm;
 use serde_json::Value;
@@ -61,6 +62,19 @@ fn train(data: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = train_args(data, extra);
     args.push("--json");
     dpglm(&args)
+}
+
+/// `predict --model MODEL --data DATA --output OUTPUT`.
+fn predict(model: &Path, data: &Path, output: &Path) -> (i32, String, String) {
+    dpglm(&[
+        "predict",
+        "--model",
+        s(model),
+        "--data",
+        s(data),
+        "--output",
+        s(output),
+    ])
 }
 
 /// Each regression learner with every bound public (none estimated from the data).
@@ -207,4 +221,105 @@ fn a_huge_label_overflows_only_its_diagnostic_on_every_route() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("row 5 (0-based)"), "{err}");
     assert!(!err.contains("1e200"), "{err}");
+}
+
+/// The paths that must never be replaced, made in `dir`, with what the refusal calls them: a
+/// FIFO, a symbolic link to a regular file (`target.json`, holding `kept`) and a dangling one.
+fn special_paths(dir: &Path) -> Vec<(PathBuf, &'static str)> {
+    let fifo = dir.join("out.fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let target = dir.join("target.json");
+    std::fs::write(&target, "kept").unwrap();
+    let link = dir.join("out-link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let dangling = dir.join("dangling.json");
+    std::os::unix::fs::symlink(dir.join("nowhere.json"), &dangling).unwrap();
+    vec![
+        (fifo, "is a FIFO (named pipe), not a regular file"),
+        (link, "is a symbolic link to"),
+        (dangling, "is a symbolic link to"),
+    ]
+}
+
+/// Checks that `special_paths` are as they were made and nothing else appeared in `dir`.
+fn unchanged(dir: &Path, names: &[&str]) {
+    let fifo = std::fs::symlink_metadata(dir.join("out.fifo")).unwrap();
+    assert!(fifo.file_type().is_fifo());
+    for link in ["out-link.json", "dangling.json"] {
+        let meta = std::fs::symlink_metadata(dir.join(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("target.json")).unwrap(),
+        "kept"
+    );
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    found.sort();
+    let mut expected: Vec<String> = ["dangling.json", "out-link.json", "out.fifo", "target.json"]
+        .iter()
+        .chain(names)
+        .map(|n| n.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(found, expected, "no temporary file left, nothing replaced");
+}
+
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_before_reading() {
+    let dir = TempDir::new().unwrap();
+    let special = special_paths(dir.path());
+    let data = dir.path().join("train.csv");
+    std::fs::write(&data, regression_csv(200, None)).unwrap();
+    let missing = dir.path().join("missing.csv");
+    let ssp = ["--algorithm", "ssp", "--x-bound", "2", "--y-bound", "2"];
+    for (path, what) in &special {
+        // Refused before the data is read: a missing --data file is not what is reported.
+        for input in [&missing, &data] {
+            let mut args = ssp.to_vec();
+            args.extend(["--out", s(path)]);
+            let (code, out, err) = train(input, &args);
+            assert_eq!(code, 2, "{path:?}: {out} {err}");
+            assert!(
+                err.contains(&format!("invalid value for --out: {}", path.display())),
+                "{err}"
+            );
+            assert!(err.contains(what), "{err}");
+            assert!(!err.contains("missing.csv"), "{err}");
+        }
+    }
+    unchanged(dir.path(), &["train.csv"]);
+    // A model to predict with, then the same for `predict --output` (before the model is read).
+    let model = dir.path().join("m.json");
+    let mut args = ssp.to_vec();
+    args.extend(["--out", s(&model)]);
+    assert_eq!(train(&data, &args).0, 0);
+    for (path, what) in &special {
+        for m in [&missing, &model] {
+            let (code, _, err) = predict(m, &data, path);
+            assert_eq!(code, 2, "{err}");
+            assert!(
+                err.contains(&format!("invalid value for --output: {}", path.display())),
+                "{err}"
+            );
+            assert!(err.contains(what), "{err}");
+        }
+    }
+    unchanged(dir.path(), &["train.csv", "m.json"]);
+    // A regular file is still replaced, and a new path written.
+    let preds = dir.path().join("preds.csv");
+    std::fs::write(&preds, "old").unwrap();
+    for _ in 0..2 {
+        let (code, _, err) = predict(&model, &data, &preds);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&preds).unwrap();
+        assert!(text.starts_with("prediction\n"), "{text}");
+        assert_eq!(text.lines().count(), 201);
+    }
 }
