@@ -262,6 +262,30 @@ pub(crate) fn check_output(
     }
 }
 
+/// Refuses training data with no feature column (`d = 0` features as read, before the bias
+/// column), before anything is estimated or fitted: every route (in memory, sparse,
+/// streamed) calls it once the data's width is known, so no budget is spent on a model that
+/// has nothing to weigh and could not be saved.
+///
+/// # Errors
+/// [`CliError::Usage`] naming `--data`, the label column and the flags that select columns.
+fn check_has_features(a: &TrainArgs, d: usize, spec: &TableSpec) -> Result<(), CliError> {
+    if d > 0 {
+        return Ok(());
+    }
+    let data = a.data.display();
+    let besides = match (&spec.columns, spec.label.as_deref()) {
+        (Some(_), Some(label)) => format!(
+            "the table --data {data} has no feature column besides the label `{label}` (after \
+             the schema, --features and --drop)"
+        ),
+        _ => format!("--data {data} has no feature column besides the label"),
+    };
+    Err(CliError::Usage(format!(
+        "{besides}: a model needs at least one feature"
+    )))
+}
+
 /// The noise source `--seed` selects and its generator: the seeded Xoshiro256++ stream
 /// (reproducible, not a private release) or the OS-seeded CSPRNG.
 fn noise(a: &TrainArgs) -> Result<(NoiseSource, Box<dyn rand::Rng>), CliError> {
@@ -1016,6 +1040,7 @@ pub(crate) fn train(
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = storage::open(a, loss)?;
+    check_has_features(a, train.n_features(), &spec)?;
     // Not yet counted (f32 storage): as if many rows, so the plan is the one data would get.
     let n = a.public_n.or(train.n_rows()).unwrap_or(usize::MAX);
     let plan = scaling_plan(

@@ -323,3 +323,104 @@ fn outputs_that_are_not_regular_files_are_refused_before_reading() {
         assert_eq!(text.lines().count(), 201);
     }
 }
+
+#[test]
+fn a_table_without_feature_columns_is_refused_before_fitting() {
+    let dir = TempDir::new().unwrap();
+    let only_label = dir.path().join("label.csv");
+    let rows: String = (0..200).map(|i| format!("{}\n", i % 2)).collect();
+    std::fs::write(&only_label, format!("y\n{rows}")).unwrap();
+    let two = dir.path().join("two.csv");
+    std::fs::write(&two, regression_csv(200, None)).unwrap();
+    let model = dir.path().join("m.json");
+    let needle = "has no feature column besides the label `y`";
+    let classify = ["--loss", "logistic", "--scale", "none"];
+    let cases: Vec<(&Path, Vec<&str>)> = vec![
+        (
+            &only_label,
+            vec!["--algorithm", "ssp", "--x-bound", "1", "--y-bound", "1"],
+        ),
+        (&only_label, vec!["--algorithm", "ssp"]),
+        (&only_label, vec!["--algorithm", "dp-gd", "--clip", "1"]),
+        (
+            &only_label,
+            [&classify[..], &["--algorithm", "amp"]].concat(),
+        ),
+        (
+            &only_label,
+            [&classify[..], &["--algorithm", "dp-sgd"]].concat(),
+        ),
+        (
+            &only_label,
+            [&classify[..], &["--algorithm", "objpert"]].concat(),
+        ),
+        (&only_label, vec!["--algorithm", "noisy-gd"]),
+        (&only_label, vec!["--algorithm", "output-perturbation"]),
+        (&only_label, vec!["--algorithm", "dp-ssgd"]),
+        (&only_label, vec!["--algorithm", "dp-ambssgd"]),
+        (&only_label, vec!["--algorithm", "jl-noisy-gd"]),
+        (&only_label, vec!["--algorithm", "ssp", "--storage", "f32"]),
+        (
+            &only_label,
+            vec![
+                "--algorithm",
+                "ssp",
+                "--x-bound",
+                "1",
+                "--y-bound",
+                "1",
+                "--stream",
+            ],
+        ),
+        (&two, vec!["--algorithm", "ssp", "--drop", "a,b"]),
+    ];
+    for (data, flags) in cases {
+        let mut args = flags.clone();
+        args.extend(["--out", s(&model)]);
+        let (code, out, err) = train(data, &args);
+        assert_eq!(code, 2, "{flags:?}: {out} {err}");
+        assert!(err.contains(needle), "{flags:?}: {err}");
+        assert!(err.contains(&format!("--data {}", data.display())), "{err}");
+        assert!(!model.exists(), "{flags:?}");
+    }
+    // An NPY matrix whose one column is the label (`--label 0`), in memory and streamed.
+    let npy = dir.path().join("label.npy");
+    let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (200, 1), }".to_string();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend(u16::try_from(header.len()).unwrap().to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for i in 0..200 {
+        bytes.extend(f64::from(i % 3).to_le_bytes());
+    }
+    std::fs::write(&npy, bytes).unwrap();
+    for extra in [&[][..], &["--stream"]] {
+        let mut args = vec!["--algorithm", "ssp", "--x-bound", "1", "--y-bound", "1"];
+        args.extend(extra);
+        args.extend(["--out", s(&model)]);
+        let mut argv = vec![
+            "train",
+            "--data",
+            s(&npy),
+            "--label",
+            "0",
+            "--loss",
+            "squared",
+        ];
+        argv.extend(["--epsilon", "1", "--delta", "1e-5"]);
+        argv.extend(args);
+        let (code, _, err) = dpglm(&argv);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "--data {} has no feature column besides the label",
+                npy.display()
+            )),
+            "{err}"
+        );
+        assert!(!model.exists());
+    }
+}

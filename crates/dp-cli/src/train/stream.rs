@@ -199,6 +199,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     let format = a.format_arg.map(Format::from);
     let open = || dp_data::open_blocks(&a.data, format, &schema, task_of(loss), BLOCK_ROWS);
     let (first, spec) = open().map_err(data_error)?;
+    check_has_features(a, first.n_features(), &spec)?;
     if classification && a.scale.is_none() && spec.columns.is_some() {
         return Err(scaling(
             "min-max, the default for classification on a file with named columns",
