@@ -424,3 +424,33 @@ fn a_table_without_feature_columns_is_refused_before_fitting() {
         assert!(!model.exists());
     }
 }
+
+#[test]
+fn a_parquet_file_named_csv_is_named_as_such() {
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("train.csv");
+    let a: Vec<f64> = (0..100).map(|i| f64::from(i % 7) / 7.0).collect();
+    let y: Vec<f64> = a.iter().map(|v| v / 2.0).collect();
+    let columns = [
+        ("a", dp_data::ParquetColumn::Double(a)),
+        ("y", dp_data::ParquetColumn::Double(y)),
+    ];
+    dp_data::write_parquet(std::fs::File::create(&data).unwrap(), &data, &columns, 50).unwrap();
+    let ssp = ["--algorithm", "ssp", "--x-bound", "1", "--y-bound", "1"];
+    let (code, _, err) = train(&data, &ssp);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} looks like a Parquet file (it starts with the magic bytes PAR1), not text: \
+             name it .parquet or pass --format parquet",
+            data.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("UTF-8"), "{err}");
+    // The fix it names works.
+    let mut args = ssp.to_vec();
+    args.extend(["--format", "parquet"]);
+    let (code, _, err) = train(&data, &args);
+    assert_eq!(code, 0, "{err}");
+}
