@@ -329,7 +329,9 @@ pub(crate) struct TrainArgs {
     /// it the noise comes from the OS-seeded CSPRNG.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the model (coefficients, preprocessing, privacy report) to this JSON file.
+    /// Write the model (coefficients, preprocessing, privacy report) to this JSON file: a new
+    /// path or a regular file, replaced atomically (a symbolic link, FIFO or device is refused,
+    /// not followed).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
     /// One JSON object on stdout.
@@ -445,7 +447,9 @@ pub(crate) struct PredictArgs {
     /// The model and the data.
     #[command(flatten)]
     pub scoring: ScoringArgs,
-    /// Write the predictions as CSV (`prediction[,probability]`) to this file instead of stdout.
+    /// Write the predictions as CSV (`prediction[,probability]`) to this file instead of stdout:
+    /// a new path or a regular file, replaced atomically (a symbolic link, FIFO or device is
+    /// refused, not followed).
     #[arg(long)]
     pub output: Option<std::path::PathBuf>,
 }

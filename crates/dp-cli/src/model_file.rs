@@ -81,12 +81,71 @@ pub(crate) fn read_model(path: &Path) -> Result<LinearModel, CliError> {
     LinearModel::from_json(&text).map_err(|e| fail(e.to_string()))
 }
 
+/// Why the output path `path` must not be replaced, if it must not: it exists and is not a
+/// regular file (a symbolic link, a directory, a FIFO, a socket or a device node), or cannot
+/// be inspected. Renaming a file over such a path would replace the link, pipe or device
+/// itself with a regular file, so outputs are written only to a new path or over a regular
+/// file; a symbolic link is refused rather than followed (give the path it points to).
+pub(crate) fn not_replaceable(path: &Path) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("{}: cannot inspect it: {e}", path.display())),
+    };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    let (what, hint) = if kind.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| format!(" to {}", t.display()))
+            .unwrap_or_default();
+        (
+            format!("a symbolic link{target}"),
+            " (links are not followed: give the path of the file it points to)",
+        )
+    } else if kind.is_dir() {
+        ("a directory".to_string(), "")
+    } else {
+        (special_file(&kind).to_string(), "")
+    };
+    Some(format!(
+        "{} is {what}, not a regular file; refusing to replace it{hint}",
+        path.display()
+    ))
+}
+
+/// What a file that is neither a regular file, a directory nor a symbolic link is.
+#[cfg(unix)]
+fn special_file(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+/// What a file that is neither a regular file, a directory nor a symbolic link is.
+#[cfg(not(unix))]
+fn special_file(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
 /// Write `text` to `path` atomically: into a fresh temporary file in the same directory, then
 /// renamed over `path`, so a reader never sees a half-written file and a failed write leaves
-/// any previous file intact.
+/// any previous file intact. Only a new path or a regular file is replaced
+/// ([`not_replaceable`], checked again just before the rename).
 ///
 /// # Errors
-/// [`CliError::Failure`] naming the file when it cannot be written.
+/// [`CliError::Usage`] naming the file when it exists and is not a regular file;
+/// [`CliError::Failure`] naming it when it cannot be written.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
     let fail =
         |e: std::io::Error| CliError::Failure(format!("cannot write {}: {e}", path.display()));
@@ -111,13 +170,16 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> 
         .and_then(|mut f| {
             f.write_all(text.as_bytes())?;
             f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
+        });
+    let renamed = match (written, not_replaceable(path)) {
+        (Err(e), _) => Err(fail(e)),
+        (Ok(()), Some(reason)) => Err(CliError::Usage(reason)),
+        (Ok(()), None) => std::fs::rename(&tmp, path).map_err(fail),
+    };
+    if renamed.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
     }
-    Ok(())
+    renamed
 }
 
 /// The file `path` names once it exists: its canonical path, or its canonical directory joined
@@ -173,5 +235,57 @@ mod tests {
             resolved(&dir.join("new.json")),
             Some(dir.canonicalize().unwrap().join("new.json"))
         );
+    }
+
+    /// The write itself refuses what is not a regular file (a FIFO made after the flags were
+    /// checked, a symbolic link) and leaves it as it was, with no temporary file beside it.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let root = tempfile::TempDir::new().unwrap();
+        let fifo = root.path().join("p");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let target = root.path().join("t.json");
+        std::fs::write(&target, "kept").unwrap();
+        let link = root.path().join("l.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        for (path, what) in [
+            (&fifo, "is a FIFO (named pipe), not a regular file"),
+            (&link, "is a symbolic link to "),
+            (&root.path().to_path_buf(), "is a directory"),
+        ] {
+            match write_atomically(path, "new") {
+                Err(CliError::Usage(m)) => {
+                    assert!(m.starts_with(&path.display().to_string()), "{m}");
+                    assert!(m.contains(what), "{m}");
+                    assert!(
+                        m.contains(", not a regular file; refusing to replace it"),
+                        "{m}"
+                    );
+                }
+                other => panic!("{path:?}: {other:?}"),
+            }
+        }
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        let mut left = names(root.path());
+        left.sort();
+        assert_eq!(left, ["l.json", "p", "t.json"], "no temporary file left");
     }
 }

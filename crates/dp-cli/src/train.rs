@@ -17,7 +17,7 @@ use crate::CliError;
 use crate::cli::{AlgorithmArg, EvaluateArgs, PreprocessArg, ScaleArg, ScoringArgs, TrainArgs};
 use crate::mechanism_args::show;
 use crate::model_file::{
-    finite, input_spec, noise_source_json, read_model, resolved, write_atomically,
+    finite, input_spec, noise_source_json, not_replaceable, read_model, resolved, write_atomically,
 };
 use crate::schema::{data_error, schema_of, task_of};
 
@@ -227,8 +227,9 @@ fn check_out(a: &TrainArgs) -> Result<(), CliError> {
     }
 }
 
-/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that is a
-/// directory, or that is the same file as one of the `inputs` (flag, path).
+/// Refuses an output file `out` (given as `flag`) whose directory does not exist, that exists
+/// and is not a regular file (a directory, a symbolic link, a FIFO, a device:
+/// [`not_replaceable`]), or that is the same file as one of the `inputs` (flag, path).
 pub(crate) fn check_output(
     flag: &str,
     out: &Path,
@@ -253,13 +254,36 @@ pub(crate) fn check_output(
             )));
         }
     }
-    if out.is_dir() {
-        return Err(CliError::Usage(format!(
-            "invalid value for {flag}: {} is a directory",
-            out.display()
-        )));
+    match not_replaceable(out) {
+        Some(reason) => Err(CliError::Usage(format!(
+            "invalid value for {flag}: {reason}"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Refuses training data with no feature column (`d = 0` features as read, before the bias
+/// column), before anything is estimated or fitted: every route (in memory, sparse,
+/// streamed) calls it once the data's width is known, so no budget is spent on a model that
+/// has nothing to weigh and could not be saved.
+///
+/// # Errors
+/// [`CliError::Usage`] naming `--data`, the label column and the flags that select columns.
+fn check_has_features(a: &TrainArgs, d: usize, spec: &TableSpec) -> Result<(), CliError> {
+    if d > 0 {
+        return Ok(());
+    }
+    let data = a.data.display();
+    let besides = match (&spec.columns, spec.label.as_deref()) {
+        (Some(_), Some(label)) => format!(
+            "the table --data {data} has no feature column besides the label `{label}` (after \
+             the schema, --features and --drop)"
+        ),
+        _ => format!("--data {data} has no feature column besides the label"),
+    };
+    Err(CliError::Usage(format!(
+        "{besides}: a model needs at least one feature"
+    )))
 }
 
 /// The noise source `--seed` selects and its generator: the seeded Xoshiro256++ stream
@@ -477,83 +501,114 @@ pub(crate) fn scored(
     Ok((model, spec, data))
 }
 
-/// Mean loss, and accuracy (classification) or MSE (regression); all finite.
+/// Mean loss, and accuracy (classification) or MSE (regression). A mean that does not fit in
+/// an `f64` — a row's decision value or loss is not finite, or finite terms sum past
+/// `f64::MAX` — is `+∞`, "overflowed": `train` reports it so (its diagnostics never stop a
+/// release), `evaluate` refuses it ([`Scores::finite`]).
 struct Scores {
     loss: f64,
     accuracy: Option<f64>,
     mse: Option<f64>,
+    /// The first row (0-based) whose decision value or loss is not finite.
+    overflowed_row: Option<usize>,
+}
+
+impl Scores {
+    /// The scores when every one is finite, for `evaluate` (whose answer they are).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming `path` and the first row that overflowed, or the metric
+    /// whose sum did.
+    fn finite(self, path: &Path) -> Result<Self, CliError> {
+        if let Some(row) = self.overflowed_row {
+            return Err(CliError::Usage(format!(
+                "{}: row {row} (0-based): the model's decision value or its loss is not finite: \
+                 the features, label or coefficients are too large for a finite score",
+                path.display(),
+            )));
+        }
+        for (what, v) in [("mean loss", Some(self.loss)), ("mse", self.mse)] {
+            if let Some(v) = v
+                && !v.is_finite()
+            {
+                return Err(CliError::Usage(format!(
+                    "{}: the {what} overflows ({v}): the features, labels or coefficients are \
+                     too large for a finite score",
+                    path.display()
+                )));
+            }
+        }
+        Ok(self)
+    }
 }
 
 /// Scores `model` on `data` (read from `path`; rows as the model takes them, its own steps
-/// applied by it), after checking its labels are in the loss's domain.
+/// applied by it), after checking its labels are in the loss's domain; see [`Scores`] for
+/// values that overflow.
 ///
 /// # Errors
 /// [`CliError::Usage`] naming `path`: labels outside the loss's domain (e.g. 0/1 for the
-/// logistic loss, which would silently count every 0 as an error), or a decision value or loss
-/// that is not finite (features so large that ⟨w, x⟩ overflows) — never a NaN metric.
+/// logistic loss, which would silently count every 0 as an error).
 fn score(model: &LinearModel, data: &Dataset, path: &Path) -> Result<Scores, CliError> {
     data.check_labels(&model.loss())
         .map_err(|e| data_glm_error(path, e))?;
     let z = storage::decision_values(model, data).map_err(|e| data_glm_error(path, e))?;
-    scores(model.loss(), &z, data.y(), path)
+    Ok(scores(model.loss(), &z, data.y()))
 }
 
-/// [`score`]'s metrics from the decision values `z` of rows labelled `y` (in `loss`'s domain).
-fn scores(
-    loss: Loss,
-    z: &ndarray::Array1<f64>,
-    y: ndarray::ArrayView1<'_, f64>,
-    path: &Path,
-) -> Result<Scores, CliError> {
+/// [`score`]'s metrics from the decision values `z` of rows labelled `y` (in `loss`'s domain):
+/// a loss or MSE that is not finite saturates to `+∞` ([`Scores`]); never NaN.
+fn scores(loss: Loss, z: &ndarray::Array1<f64>, y: ndarray::ArrayView1<'_, f64>) -> Scores {
     let losses: Vec<f64> = z
         .iter()
         .zip(y)
         .map(|(&zi, &yi)| loss.value(zi, yi))
         .collect();
-    if let Some(row) = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite()) {
-        return Err(CliError::Usage(format!(
-            "{}: row {} (0-based): the model's decision value is {} and its loss {}: the \
-             features or coefficients are too large for a finite score",
-            path.display(),
-            row,
-            show(z[row]),
-            show(losses[row])
-        )));
-    }
+    let overflowed_row = (0..losses.len()).find(|&i| !z[i].is_finite() || !losses[i].is_finite());
     let n = y.len() as f64;
-    let mean = |v: &mut dyn Iterator<Item = f64>| v.sum::<f64>() / n;
-    let mean_loss = mean(&mut losses.iter().copied());
+    let mean_loss = match overflowed_row {
+        Some(_) => f64::INFINITY,
+        None => mean(&losses),
+    };
     let (accuracy, mse) = match loss.label_domain() {
         dp_glm::LabelDomain::Signs => {
             let right = z
                 .iter()
                 .zip(y)
-                .filter(|(zi, yi)| (if **zi >= 0.0 { 1.0 } else { -1.0 }) == **yi)
+                // A NaN decision value (∞ − ∞) predicts neither class: wrong.
+                .filter(|(zi, yi)| !zi.is_nan() && (if **zi >= 0.0 { 1.0 } else { -1.0 }) == **yi)
                 .count();
             (Some(right as f64 / n), None)
         }
         dp_glm::LabelDomain::Real => {
-            let mut sq = z.iter().zip(y).map(|(zi, yi)| (zi - yi) * (zi - yi));
-            (None, Some(mean(&mut sq)))
+            let sq: Vec<f64> = z
+                .iter()
+                .zip(y)
+                .map(|(zi, yi)| (zi - yi) * (zi - yi))
+                .collect();
+            let mse = match overflowed_row {
+                Some(_) => f64::INFINITY,
+                None => mean(&sq),
+            };
+            (None, Some(mse))
         }
     };
-    // Finite terms can still sum past f64::MAX.
-    for (what, v) in [("mean loss", Some(mean_loss)), ("mse", mse)] {
-        if let Some(v) = v
-            && !v.is_finite()
-        {
-            return Err(CliError::Usage(format!(
-                "{}: the {what} overflows ({v}): the features or coefficients are too large \
-                 for a finite score",
-                path.display()
-            )));
-        }
-    }
-    Ok(Scores {
+    Scores {
         loss: mean_loss,
         accuracy,
         mse,
-    })
+        overflowed_row,
+    }
+}
+
+/// The mean of the finite terms `t ≥ 0` (or `+∞`): their sum over their number, or when the sum
+/// passes `f64::MAX`, the sum of each term over the number (finite whenever the mean is).
+fn mean(t: &[f64]) -> f64 {
+    let n = t.len() as f64;
+    match t.iter().sum::<f64>() / n {
+        m if m.is_finite() => m,
+        _ => t.iter().map(|v| v / n).sum(),
+    }
 }
 
 /// What `train` measured on the data without noise, for the operator only: NOT private (the
@@ -588,17 +643,29 @@ impl NotPrivate {
         }
     }
 
-    /// The fields, and the list of their names (`not_private`).
+    /// The fields, and the list of their names (`not_private`). A score that overflowed
+    /// ([`Scores`]) is `f64::MAX`, a lower bound, and named in `overflowed`.
     fn to_json(&self) -> Result<serde_json::Map<String, Value>, CliError> {
         let test = self.test.as_ref();
+        let mut overflowed = Vec::new();
+        let mut saturated = |name: &'static str, v: Option<f64>| match v {
+            Some(v) if v == f64::INFINITY => {
+                overflowed.push(name);
+                json!(f64::MAX)
+            }
+            v => json!(v),
+        };
+        let train_loss = saturated("train_loss", Some(self.train.loss));
+        let test_mse = saturated("test_mse", test.and_then(|t| t.mse));
         let mut fields = json!({
             "n": self.n,
-            "train_loss": finite("train loss", self.train.loss)?,
+            "train_loss": train_loss,
             "train_accuracy": metric("train accuracy", self.train.accuracy)?,
             "test_accuracy": metric("test accuracy", test.and_then(|t| t.accuracy))?,
-            "test_mse": metric("test mse", test.and_then(|t| t.mse))?,
+            "test_mse": test_mse,
             "seconds": finite("seconds", self.seconds)?,
             "warnings": self.warnings,
+            "overflowed": overflowed,
         });
         let names: Vec<Value> = fields
             .as_object()
@@ -619,16 +686,30 @@ impl std::fmt::Display for NotPrivate {
             "not private (computed from the data without noise; for the operator, not in the \
              model file):"
         )?;
-        write!(f, "  n = {}, train loss {:.5}", self.n, self.train.loss)?;
+        let shown = |v: f64| match v {
+            f64::INFINITY => "overflowed (beyond the f64 range)".to_string(),
+            v => format!("{v:.5}"),
+        };
+        write!(f, "  n = {}, train loss {}", self.n, shown(self.train.loss))?;
         if let Some(acc) = self.train.accuracy {
             write!(f, ", train accuracy {acc:.4}")?;
         }
         match self.test.as_ref().map(|t| (t.accuracy, t.mse)) {
             Some((Some(acc), _)) => write!(f, ", test accuracy {acc:.4}")?,
-            Some((_, Some(m))) => write!(f, ", test mse {m:.5}")?,
+            Some((_, Some(m))) => write!(f, ", test mse {}", shown(m))?,
             _ => {}
         }
-        writeln!(f, ", {:.3} s", self.seconds)
+        writeln!(f, ", {:.3} s", self.seconds)?;
+        if self.train.loss == f64::INFINITY
+            || self.test.as_ref().and_then(|t| t.mse) == Some(f64::INFINITY)
+        {
+            writeln!(
+                f,
+                "  (a score overflowed: a label, feature or decision value is too large for \
+                 it; diagnostics never decide whether the model is released)"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -959,6 +1040,7 @@ pub(crate) fn train(
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = storage::open(a, loss)?;
+    check_has_features(a, train.n_features(), &spec)?;
     // Not yet counted (f32 storage): as if many rows, so the plan is the one data would get.
     let n = a.public_n.or(train.n_rows()).unwrap_or(usize::MAX);
     let plan = scaling_plan(
@@ -1233,7 +1315,8 @@ pub(crate) fn evaluate(a: &EvaluateArgs, out: &mut dyn Write) -> Result<(), CliE
             let data = Dataset::new(data.x, data.y).map_err(|e| data_glm_error(&a.data, e))?;
             score(&model, &data, &a.data)?
         }
-    };
+    }
+    .finite(&a.data)?;
     if a.json {
         let v = json!({
             "n": n,

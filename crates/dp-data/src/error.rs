@@ -143,6 +143,17 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A file read as text (CSV, LIBSVM) that starts with the magic bytes of a binary format
+    /// this crate reads (Parquet's `PAR1`, NumPy's `\x93NUMPY`): it was named or given the
+    /// wrong format, and the fix is the right name or `--format`.
+    #[error("{}", binary_format_message(path, *format))]
+    BinaryFormat {
+        /// The data file.
+        path: PathBuf,
+        /// The format its first bytes indicate.
+        format: crate::Format,
+    },
+
     /// A data file parsed but does not have the expected content (row counts that disagree
     /// between features and labels, a width other than a model's, ...).
     #[error("{}: {reason}", path.display())]
@@ -170,6 +181,19 @@ fn missing_label_message(
             path.display()
         ),
     }
+}
+
+fn binary_format_message(path: &std::path::Path, format: crate::Format) -> String {
+    let (what, magic) = match format {
+        crate::Format::Npy => ("a NumPy .npy", "\\x93NUMPY"),
+        _ => ("a Parquet", "PAR1"),
+    };
+    format!(
+        "{} looks like {what} file (it starts with the magic bytes {magic}), not text: name it \
+         .{name} or pass --format {name}",
+        path.display(),
+        name = format.name()
+    )
 }
 
 impl Error {

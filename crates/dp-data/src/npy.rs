@@ -14,7 +14,7 @@ use super::LoadedData;
 use super::source::Source;
 use crate::error::{Error, Result};
 
-const MAGIC: &[u8; 6] = b"\x93NUMPY";
+pub(crate) const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Values read (and converted) per read call: 256 KiB of `<f8`, a size that stays in cache.
 const CHUNK: usize = 1 << 15;
 /// 2^53: integers up to this magnitude convert to `f64` exactly.

@@ -178,6 +178,15 @@ impl<'a> Lines<'a> {
         if let Some(rest) = bytes.strip_suffix(b"\r") {
             bytes = rest;
         }
+        if self.line == 1
+            && let Some(format) = binary_format(bytes)
+            && (bytes.len() > MAX_LINE_BYTES || std::str::from_utf8(bytes).is_err())
+        {
+            return Err(Error::BinaryFormat {
+                path: self.source.path.clone(),
+                format,
+            });
+        }
         if bytes.len() > MAX_LINE_BYTES {
             return Err(parse_error(
                 &self.source.path,
@@ -216,6 +225,18 @@ impl Lines<'_> {
     }
 }
 
+/// The binary format whose magic bytes open `head` (the first line of a file read as text):
+/// Parquet's `PAR1` or NumPy's `\x93NUMPY`.
+fn binary_format(head: &[u8]) -> Option<crate::Format> {
+    if head.starts_with(crate::parquet::MAGIC) {
+        Some(crate::Format::Parquet)
+    } else if head.starts_with(crate::npy::MAGIC) {
+        Some(crate::Format::Npy)
+    } else {
+        None
+    }
+}
+
 /// An [`Error::Parse`] at the 1-based `line` of `path`, in the field `field` (e.g. a column).
 pub fn parse_error(
     path: &Path,
@@ -242,5 +263,53 @@ pub fn parse_finite(text: &str) -> std::result::Result<f64, ParseErrorKind> {
         Ok(v) if v.is_finite() => Ok(v),
         Ok(_) => Err(ParseErrorKind::NonFinite(text.to_owned())),
         Err(_) => Err(ParseErrorKind::NotANumber(text.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Format;
+
+    /// The first line of `bytes` read as text (named `t.csv`).
+    fn first_line(bytes: &[u8]) -> Result<Option<String>> {
+        let mut lines = Lines::new(Source::from_bytes(bytes, Path::new("t.csv"))?);
+        Ok(lines.next_line()?.map(|(_, text)| text.to_owned()))
+    }
+
+    #[test]
+    fn binary_formats_read_as_text_are_named() {
+        // A Parquet file starts with PAR1 and a page header (binary, not UTF-8); NPY with
+        // \x93NUMPY.
+        for (bytes, format) in [
+            (&b"PAR1\x15\x04\x15\xa0\x01,x\n"[..], Format::Parquet),
+            (
+                &b"\x93NUMPY\x01\x00v\x00{'descr': '<f8'}\n"[..],
+                Format::Npy,
+            ),
+        ] {
+            match first_line(bytes) {
+                Err(e @ Error::BinaryFormat { format: f, .. }) if f == format => {
+                    let name = format.name();
+                    assert!(e.to_string().starts_with("t.csv looks like "), "{e}");
+                    assert!(
+                        e.to_string()
+                            .ends_with(&format!("name it .{name} or pass --format {name}")),
+                        "{e}"
+                    );
+                }
+                other => panic!("{format:?}: {other:?}"),
+            }
+        }
+        // Text that merely starts with the letters PAR1 is text; other binary is still
+        // "not valid UTF-8".
+        assert_eq!(first_line(b"PAR1,y\n1,2\n").unwrap().unwrap(), "PAR1,y");
+        assert!(matches!(
+            first_line(b"\xff\xfe,y\n"),
+            Err(Error::Parse {
+                kind: ParseErrorKind::InvalidUtf8,
+                ..
+            })
+        ));
     }
 }

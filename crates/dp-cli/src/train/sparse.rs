@@ -88,6 +88,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     let (csr, spec) =
         dp_data::read_training_sparse(&a.data, &schema, task_of(loss)).map_err(data_error)?;
     let width = csr.n_features;
+    check_has_features(a, width, &spec)?;
     // As the dense path without a scaling plan (which LIBSVM data never gets by default).
     let prep = row_steps(a, classification);
     let data = SparseDataset::preprocessed(csr, &prep).map_err(|e| data_glm_error(&a.data, e))?;
@@ -181,5 +182,5 @@ pub(super) fn score_sparse(
     let glm = |e| data_glm_error(path, e);
     data.check_labels(&model.loss()).map_err(glm)?;
     let z = data.decision_function(model).map_err(glm)?;
-    scores(model.loss(), &z, data.y(), path)
+    Ok(scores(model.loss(), &z, data.y()))
 }

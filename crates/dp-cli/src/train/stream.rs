@@ -199,6 +199,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     let format = a.format_arg.map(Format::from);
     let open = || dp_data::open_blocks(&a.data, format, &schema, task_of(loss), BLOCK_ROWS);
     let (first, spec) = open().map_err(data_error)?;
+    check_has_features(a, first.n_features(), &spec)?;
     if classification && a.scale.is_none() && spec.columns.is_some() {
         return Err(scaling(
             "min-max, the default for classification on a file with named columns",
@@ -335,10 +336,12 @@ fn read_test(
 struct Blocks<'s, S>(&'s S);
 
 impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
-    /// The rows and the scores as row-weighted means of each block's [`score`].
+    /// The rows and the scores as row-weighted means of each block's [`score`] (`+∞` once a
+    /// block's, or their sum, overflowed).
     fn scores(&self, model: &LinearModel, path: &Path) -> Result<(usize, Scores), CliError> {
         let source = self.0;
         let (mut n, mut loss, mut acc, mut mse) = (0usize, 0.0, None::<f64>, None::<f64>);
+        let mut overflowed_row = None;
         let mut failure = None;
         source
             .pass(&mut |b| {
@@ -355,6 +358,7 @@ impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
                         loss += s.loss * w;
                         acc = s.accuracy.map(|v| acc.unwrap_or(0.0) + v * w);
                         mse = s.mse.map(|v| mse.unwrap_or(0.0) + v * w);
+                        overflowed_row = overflowed_row.or(s.overflowed_row.map(|r| n + r));
                         n += rows;
                     }
                     Err(e) => failure = Some(e),
@@ -375,6 +379,7 @@ impl<S: BlockSource<Error = dp_data::Error>> Scorable for Blocks<'_, S> {
                 loss: loss / total,
                 accuracy: acc.map(|v| v / total),
                 mse: mse.map(|v| v / total),
+                overflowed_row,
             },
         ))
     }
