@@ -4,7 +4,7 @@
 
 use crate::accountant::Accountant;
 use crate::checks::Facts;
-use crate::error::{Error, Result, non_negative, open_unit};
+use crate::error::{Error, Result, non_negative, valid_delta};
 use crate::gaussian::{
     EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps,
 };
@@ -98,7 +98,7 @@ impl Accountant for ExactAccountant {
     /// # Privacy
     /// See [`ExactAccountant`].
     fn epsilon(&self, delta: f64) -> Result<f64> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let eps = match self.single {
             Some((r, a)) => {
                 let e = |p: Profile| epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e)));

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::checks::Facts;
-use crate::error::{Error, Result, ensure, non_negative, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, open_unit, valid_delta};
 use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
@@ -553,7 +553,7 @@ impl Accountant for PldAccountant {
     /// # Privacy
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
     fn epsilon(&self, delta: f64) -> Result<f64> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         if self.parts.is_empty() {
             // Nothing composed, nothing released: (0, 0)-DP exactly.
             return Ok(0.0);
@@ -636,7 +636,7 @@ impl Accountant for PldAccountant {
     /// (scale 1000, δ = 1e-5) is within 0.5% of the upper bound (it was 5% below with a
     /// uniform 1/64 resolution of the rounding).
     fn epsilon_optimistic(&self, delta: f64) -> Result<Option<f64>> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         self.check_config()?;
         let (rest, s) = self.merged();
         if rest.is_empty() {
