@@ -146,11 +146,9 @@ pub(crate) fn account(
         (None, Some(epsilon)) => Query::Delta { epsilon },
         _ => return Err(invalid("give exactly one of delta and epsilon")),
     };
-    let pld = PldConfig {
-        epsilon_error,
-        max_grid,
-        ..PldConfig::default()
-    };
+    let d = PldConfig::default();
+    let pld =
+        crate::accountants::pld_config(d.discretisation, d.tail_mass, max_grid, epsilon_error)?;
     answer(py, event, query, accountant, neighboring_relation, pld)
 }
 
