@@ -37,7 +37,8 @@ pub trait Accountant {
     /// An upper bound on the composition's ε at `delta`; see each accountant for its source.
     ///
     /// # Errors
-    /// Invalid δ, or a δ the accountant cannot resolve.
+    /// Invalid δ: outside `[2.2250738585072014e-308, 1)` (`DELTA_MIN`, the smallest normal
+    /// double: a subnormal δ cannot be computed safely) — or a δ the accountant cannot resolve.
     fn epsilon(&self, delta: f64) -> Result<f64>;
 
     /// δ(ε) of the composition, rounded up.

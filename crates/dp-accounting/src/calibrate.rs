@@ -2,7 +2,7 @@
 //! target (ε, δ) under a chosen accountant, always on the safe side.
 
 use crate::accountant::AccountantKind;
-use crate::error::{Error, Result, ensure, open_unit, positive};
+use crate::error::{Error, Num, Result, ensure, positive, valid_delta};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 use crate::search::bisect_up;
@@ -15,14 +15,15 @@ pub struct Target {
 }
 
 impl Target {
-    /// A validated target: ε finite and > 0, δ ∈ (0, 1).
+    /// A validated target: ε finite and > 0, δ ∈ `[DELTA_MIN, 1)` (δ below
+    /// `DELTA_MIN` = 2.2250738585072014e-308, a subnormal, cannot be computed safely).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] naming `epsilon` or `delta`.
     pub fn new(epsilon: f64, delta: f64) -> Result<Self> {
         Ok(Self {
             epsilon: positive("epsilon", epsilon)?,
-            delta: open_unit("delta", delta)?,
+            delta: valid_delta(delta)?,
         })
     }
 
@@ -84,20 +85,6 @@ const STEPS_MAX: u64 = 1 << 40;
 /// PLD accountant's bound moves with its grid, by up to its error budget); catches gross
 /// failures (an ε that collapses, as the PLD overflow of issue 9 did).
 const MONOTONE_TOL: f64 = 1e-2;
-
-/// A number in messages: exponent form outside `[1e-3, 1e6)`.
-struct Num(f64);
-
-impl std::fmt::Display for Num {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let a = self.0.abs();
-        if a != 0.0 && a.is_finite() && !(1e-3..1e6).contains(&a) {
-            write!(f, "{:e}", self.0)
-        } else {
-            write!(f, "{}", self.0)
-        }
-    }
-}
 
 /// How ε moves with the searched parameter.
 #[derive(Clone, Copy, PartialEq)]

@@ -75,7 +75,7 @@
 use std::cell::Cell;
 
 use crate::accountant::{Accountant, Note, NoteValue};
-use crate::error::{Error, Result, ensure, non_negative, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, valid_delta};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::special::worse;
@@ -302,7 +302,7 @@ impl GridComposition {
         if self.is_empty() {
             return Ok((inner.epsilon(delta)?, 0.0));
         }
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let inner_epsilon = inner.epsilon(self.inner_delta(delta))?;
         let adjustment = self.epsilon_adjustment(inner_epsilon, delta);
         Ok((finite((inner_epsilon + adjustment).next_up())?, adjustment))

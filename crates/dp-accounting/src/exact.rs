@@ -4,11 +4,11 @@
 
 use crate::accountant::Accountant;
 use crate::checks::Facts;
-use crate::error::{Error, Result, non_negative, open_unit};
+use crate::error::{Error, Result, non_negative, valid_delta};
 use crate::gaussian::{
     EPS_MAX, REL_TOL, delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps,
 };
-use crate::mechanism::{Kind, Mechanism};
+use crate::mechanism::{Kind, Mechanism, Sampling};
 use crate::neighbouring::Neighbouring;
 use crate::profile::{Profile, profiles};
 use crate::search::epsilon_for_delta;
@@ -44,6 +44,23 @@ impl ExactAccountant {
         }
     }
 
+    /// For a mechanism with no closed form here, the accountants that do analyse it. Checked
+    /// before the profiles are built: their refusals are worded for the PLD accountant (issue
+    /// 32: AMP under `--accountant exact` was refused as "the pld accountant does not support
+    /// amp").
+    fn not_covered(mechanism: &Mechanism) -> Option<&'static str> {
+        match &mechanism.kind {
+            Kind::Amp { .. } | Kind::GammaBall { .. } => Some("pld or rdp"),
+            Kind::Zcdp { .. } => Some("zcdp or rdp"),
+            Kind::SubsampledGaussian {
+                q,
+                sampling: Sampling::WithoutReplacement { .. },
+                ..
+            } if *q < 1.0 => Some("rdp"),
+            _ => None,
+        }
+    }
+
     fn unsupported(what: String) -> Error {
         Error::Unsupported {
             accountant: "exact",
@@ -66,6 +83,13 @@ impl Accountant for ExactAccountant {
         mechanism.require_continuous("exact")?;
         if count == 0 {
             return Ok(());
+        }
+        if let Some(instead) = Self::not_covered(mechanism) {
+            return Err(Self::unsupported(format!(
+                "{mechanism}: it has no exact closed form here (exact covers compositions of \
+                 Gaussian mechanisms and one objective perturbation, Laplace, pure-DP or \
+                 Poisson-subsampled Gaussian release); use the {instead} accountant"
+            )));
         }
         let pair = profiles(mechanism, self.rel)?;
         let single_kind = matches!(
@@ -98,7 +122,7 @@ impl Accountant for ExactAccountant {
     /// # Privacy
     /// See [`ExactAccountant`].
     fn epsilon(&self, delta: f64) -> Result<f64> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let eps = match self.single {
             Some((r, a)) => {
                 let e = |p: Profile| epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(p.delta(e)));
@@ -123,5 +147,55 @@ impl Accountant for ExactAccountant {
             epsilon,
         );
         self.facts.check_delta("exact", epsilon, d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::mechanism::ObjPertParams;
+
+    #[test]
+    fn mechanisms_without_a_closed_form_are_refused_in_exacts_words() {
+        // Issue 32: AMP was refused as "the pld accountant does not support amp".
+        let p = ObjPertParams::new(1.0, 1.0, 0.5, 1.0).unwrap();
+        let cases = [
+            (
+                Mechanism::amp(p, 1e-4, 0.1).unwrap(),
+                "pld or rdp",
+                Neighbouring::AddRemove,
+            ),
+            (
+                Mechanism::zcdp(0.5).unwrap(),
+                "zcdp or rdp",
+                Neighbouring::AddRemove,
+            ),
+            (
+                Mechanism::gamma_ball(1.0, 0.01, 3, 1.0).unwrap(),
+                "pld or rdp",
+                Neighbouring::AddRemove,
+            ),
+            (
+                Mechanism::subsampled_gaussian_without_replacement(1.0, 10, 1000).unwrap(),
+                "rdp",
+                Neighbouring::ReplaceOne,
+            ),
+        ];
+        for (m, instead, rel) in cases {
+            let e = ExactAccountant::new(rel).compose(&m, 1).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                matches!(
+                    e,
+                    Error::Unsupported {
+                        accountant: "exact",
+                        ..
+                    }
+                ) && msg.starts_with(&format!("the exact accountant does not support {m}:"))
+                    && msg.ends_with(&format!("use the {instead} accountant")),
+                "{msg}"
+            );
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The analytic Gaussian mechanism: its exact privacy profile, inverse and calibration.
 
-use crate::error::{Result, non_negative, open_unit, positive};
+use crate::error::{Result, non_negative, positive, valid_delta};
 use crate::search::{bisect_up, epsilon_for_delta};
 use crate::special::{cap_one, tail_gap, tail_gap_lower};
 
@@ -54,8 +54,9 @@ pub(crate) fn delta_for_ratio_with(s: f64, eps: f64, gap: fn(f64, f64) -> f64) -
 /// # Privacy
 /// Exact (tight) profile of Balle & Wang 2018 (*Improving the Gaussian mechanism for
 /// differential privacy*, Thm 8), MATH §2: `δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)`.
-/// Evaluated with the Gaussian factors cancelled analytically, so it keeps ~1e-14 relative
-/// precision down to δ ≈ 1e-300; the result is nudged up by a few ulps.
+/// Evaluated with the Gaussian factors cancelled analytically, so it keeps ~1e-13 relative
+/// precision down to δ = 2.2e-308 (`DELTA_MIN`, the smallest normal double; below it δ is
+/// subnormal and loses precision); the result is nudged up by a few ulps.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) unless `sigma`, `sensitivity`
@@ -81,10 +82,10 @@ pub fn gaussian_delta(sigma: f64, sensitivity: f64, epsilon: f64) -> Result<f64>
 /// is then rounded up by a relative 5e-13 for the evaluation's own rounding error.
 ///
 /// # Errors
-/// Invalid parameters (δ ∉ (0, 1), σ or sensitivity not positive) or ε beyond 1e6.
+/// Invalid parameters (δ ∉ [2.2e-308, 1) (`DELTA_MIN`), σ or sensitivity not positive) or ε beyond 1e6.
 pub fn gaussian_epsilon(sigma: f64, sensitivity: f64, delta: f64) -> Result<f64> {
     let s = positive("sensitivity", sensitivity)? / positive("sigma", sigma)?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     Ok(round_up_eps(epsilon_for_ratio(s, delta)?))
 }
 
@@ -101,10 +102,10 @@ pub(crate) fn epsilon_for_ratio(s: f64, delta: f64) -> Result<f64> {
 /// returned value is the feasible end of the final bracket: `gaussian_delta(σ, Δ, ε) ≤ δ`.
 ///
 /// # Errors
-/// Invalid parameters: ε must be finite and > 0, δ ∈ (0, 1), sensitivity > 0.
+/// Invalid parameters: ε must be finite and > 0, δ ∈ [2.2e-308, 1) (`DELTA_MIN`), sensitivity > 0.
 pub fn gaussian_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> Result<f64> {
     positive("epsilon", epsilon)?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     positive("sensitivity", sensitivity)?;
     let ratio = ratio_for_target(epsilon, delta)?;
     // σ = Δ / ratio; make sure rounding of the division keeps the target.

@@ -1,6 +1,6 @@
 //! Objective perturbation's privacy in closed form (paper 001), for direct use and figures.
 
-use crate::error::{Error, Result, ensure, non_negative, open_unit, positive};
+use crate::error::{Error, Result, ensure, non_negative, positive, valid_delta};
 use crate::gaussian::{EPS_MAX, REL_TOL, round_up, round_up_eps};
 use crate::mechanism::ObjPertParams;
 use crate::profile::Profile;
@@ -33,9 +33,9 @@ pub fn objpert_delta(p: &ObjPertParams, epsilon: f64) -> Result<f64> {
 /// Inverts paper 001, Thm 3.1 by bisection, returning the feasible end.
 ///
 /// # Errors
-/// δ ∉ (0, 1).
+/// δ ∉ [2.2e-308, 1) (`DELTA_MIN`).
 pub fn objpert_epsilon(p: &ObjPertParams, delta: f64) -> Result<f64> {
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     let pr = profile(p);
     epsilon_for_delta(delta, EPS_MAX, REL_TOL, |e| Ok(pr.delta(e)))
 }
@@ -49,10 +49,10 @@ pub fn objpert_epsilon(p: &ObjPertParams, delta: f64) -> Result<f64> {
 /// paper 001, Thm 2.8). Add/remove.
 ///
 /// # Errors
-/// ε, L not positive, β negative, δ ∉ (0, 1).
+/// ε, L not positive, β negative, δ ∉ [2.2e-308, 1) (`DELTA_MIN`).
 pub fn kifer_parameters(epsilon: f64, delta: f64, beta: f64, lipschitz: f64) -> Result<(f64, f64)> {
     positive("epsilon", epsilon)?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     ensure(
         beta.is_finite() && beta >= 0.0,
         "beta",
@@ -77,11 +77,11 @@ pub fn kifer_parameters(epsilon: f64, delta: f64, beta: f64, lipschitz: f64) -> 
 /// Paper 001, Thm 2.8 (Kifer et al. 2012). Rounded up.
 ///
 /// # Errors
-/// σ, L not positive, δ ∉ (0, 1).
+/// σ, L not positive, δ ∉ [2.2e-308, 1) (`DELTA_MIN`).
 pub fn kifer_epsilon(sigma: f64, lipschitz: f64, delta: f64) -> Result<f64> {
     positive("sigma", sigma)?;
     positive("lipschitz", lipschitz)?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     // σ²ε² − 4L²ε − 8L² log(2/δ) = 0, positive root.
     let (a, b, c) = (
         sigma * sigma,

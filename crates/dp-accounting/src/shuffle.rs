@@ -4,7 +4,7 @@
 
 mod numerical;
 
-use crate::error::{Error, Result, ensure, open_unit, positive};
+use crate::error::{Error, Result, ensure, positive, valid_delta};
 use crate::gaussian::{round_up, round_up_eps};
 
 /// ε of the shuffled output of `n` independent ε0-DP local randomisers, at `delta`.
@@ -17,11 +17,11 @@ use crate::gaussian::{round_up, round_up_eps};
 /// Rounded up.
 ///
 /// # Errors
-/// ε0 not positive, `n` = 0, δ ∉ (0, 1).
+/// ε0 not positive, `n` = 0, δ ∉ [2.2e-308, 1) (`DELTA_MIN`).
 pub fn shuffle_epsilon(eps0: f64, n: u64, delta: f64) -> Result<f64> {
     positive("eps0", eps0)?;
     ensure(n >= 1, "n", n as f64, "must be >= 1")?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     let nf = n as f64;
     let l = (4.0 / delta).ln();
     if eps0 > (nf / (16.0 * l)).ln() {
@@ -138,7 +138,7 @@ pub struct ShuffleBound {
 /// numbers rounded up.
 ///
 /// # Errors
-/// ε0 not positive, `n` = 0, δ ∉ (0, 1), δ0 ∉ [0, 1).
+/// ε0 not positive, `n` = 0, δ ∉ [2.2e-308, 1) (`DELTA_MIN`), δ0 ∉ [0, 1).
 pub fn shuffle_epsilon_numerical(
     eps0: f64,
     delta0: f64,

@@ -2,7 +2,7 @@
 
 use crate::accountant::Accountant;
 use crate::checks::Facts;
-use crate::error::{Error, Result, ensure, non_negative, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, valid_delta};
 use crate::mechanism::{Kind, Mechanism};
 use crate::neighbouring::Neighbouring;
 use crate::rdp::{Conversion, minimise_over_order};
@@ -15,7 +15,7 @@ use crate::rdp::{Conversion, minimise_over_order};
 /// Each conversion is an upper bound (MATH §3); the minimum is returned, rounded up.
 ///
 /// # Errors
-/// ρ negative or not finite, δ ∉ (0, 1); [`Error::OutOfRange`] when ε overflows.
+/// ρ negative or not finite, δ ∉ [2.2e-308, 1) (`DELTA_MIN`); [`Error::OutOfRange`] when ε overflows.
 pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
     ensure(
         rho.is_finite() && rho >= 0.0,
@@ -23,7 +23,7 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
         rho,
         "must be finite and >= 0",
     )?;
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     if rho == 0.0 {
         return Ok(0.0);
     }
@@ -156,7 +156,7 @@ impl Accountant for ZcdpAccountant {
     /// See [`zcdp_epsilon`].
     fn epsilon(&self, delta: f64) -> Result<f64> {
         if self.rho.is_infinite() {
-            open_unit("delta", delta)?;
+            valid_delta(delta)?;
             return Err(Error::OutOfRange(
                 "the composed rho overflows: epsilon is unbounded".into(),
             ));

@@ -405,14 +405,42 @@ impl PLDAccountant {
             AccountantKind::Pld,
             relation_or_default(neighboring_relation)?,
         );
-        spec.pld = PldConfig {
-            discretisation: value_discretization_interval,
+        spec.pld = pld_config(
+            value_discretization_interval,
             tail_mass,
             max_grid,
             epsilon_error,
-        };
+        )?;
         Ok(PyClassInitializer::from(PrivacyAccountant::with_spec(spec)).add_subclass(Self))
     }
+}
+
+/// The PLD settings, validated now (issue 32: a zero width was accepted and failed only at the
+/// first question), with a refusal naming the Python argument.
+pub(crate) fn pld_config(
+    value_discretization_interval: f64,
+    tail_mass: f64,
+    max_grid: usize,
+    epsilon_error: Option<f64>,
+) -> PyResult<PldConfig> {
+    PldConfig::new(
+        value_discretization_interval,
+        tail_mass,
+        max_grid,
+        epsilon_error,
+    )
+    .map_err(|e| match e {
+        dp_accounting::Error::InvalidParameter {
+            name: "discretisation",
+            value,
+            reason,
+        } => to_py(dp_accounting::Error::InvalidParameter {
+            name: "value_discretization_interval",
+            value,
+            reason,
+        }),
+        other => to_py(other),
+    })
 }
 
 /// The Rényi-DP accountant over a grid of orders (default: dp-accounting's grid), converted

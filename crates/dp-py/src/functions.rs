@@ -121,7 +121,9 @@ fn answer(
 /// Accounts for `event` and answers ε at `delta` or δ at `epsilon` (give exactly one), with
 /// the named accountant or, by default, the first of PLD, exact and RDP that can answer (the
 /// answer says which, and why the others could not). The relation defaults to the event's
-/// natural one (replace-one for sampling without replacement, else add/remove).
+/// natural one (replace-one for sampling without replacement, else add/remove). `delta` must
+/// be in `[2.2250738585072014e-308, 1)`: a smaller (subnormal) δ cannot be computed safely and
+/// raises `InvalidParameterError`, as everywhere in `dpglm.accounting`.
 ///
 /// # Privacy
 /// The answering accountant's upper bound; falling back never replaces a bound by a guess.
@@ -146,11 +148,9 @@ pub(crate) fn account(
         (None, Some(epsilon)) => Query::Delta { epsilon },
         _ => return Err(invalid("give exactly one of delta and epsilon")),
     };
-    let pld = PldConfig {
-        epsilon_error,
-        max_grid,
-        ..PldConfig::default()
-    };
+    let d = PldConfig::default();
+    let pld =
+        crate::accountants::pld_config(d.discretisation, d.tail_mass, max_grid, epsilon_error)?;
     answer(py, event, query, accountant, neighboring_relation, pld)
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::checks::Facts;
-use crate::error::{Error, Result, ensure, non_negative, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, open_unit, valid_delta};
 use crate::gaussian::{delta_for_ratio, epsilon_for_ratio, round_up_at, round_up_eps};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
@@ -47,6 +47,56 @@ impl Default for PldConfig {
             max_grid: 1 << 22,
             epsilon_error: Some(1e-3),
         }
+    }
+}
+
+impl PldConfig {
+    /// A validated configuration (see [`PldConfig::validate`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the first bad setting.
+    pub fn new(
+        discretisation: f64,
+        tail_mass: f64,
+        max_grid: usize,
+        epsilon_error: Option<f64>,
+    ) -> Result<Self> {
+        let config = Self {
+            discretisation,
+            tail_mass,
+            max_grid,
+            epsilon_error,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the settings: `discretisation` in `(0, 0.1]`, `tail_mass` in `(0, 1)`,
+    /// `max_grid` in `[1024, 2^26]`, `epsilon_error` (if set) in `(0, 1)`. The accountant
+    /// checks them again at every question (the fields are public), so a configuration built
+    /// field by field is refused there at the latest.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the first bad setting.
+    pub fn validate(&self) -> Result<()> {
+        let h = self.discretisation;
+        ensure(
+            h > 0.0 && h <= 0.1,
+            "discretisation",
+            h,
+            "must be in (0, 0.1]",
+        )?;
+        open_unit("tail_mass", self.tail_mass)?;
+        ensure(
+            (1024..=1 << 26).contains(&self.max_grid),
+            "max_grid",
+            self.max_grid as f64,
+            "must be in [1024, 2^26]",
+        )?;
+        if let Some(r) = self.epsilon_error {
+            ensure(r > 0.0 && r < 1.0, "epsilon_error", r, "must be in (0, 1)")?;
+        }
+        Ok(())
     }
 }
 
@@ -237,26 +287,9 @@ impl PldAccountant {
         self.diagnostics.get()
     }
 
-    /// Validates the configuration.
+    /// Validates the configuration ([`PldConfig::validate`]).
     fn check_config(&self) -> Result<()> {
-        let h = self.config.discretisation;
-        ensure(
-            h > 0.0 && h <= 0.1,
-            "discretisation",
-            h,
-            "must be in (0, 0.1]",
-        )?;
-        open_unit("tail_mass", self.config.tail_mass)?;
-        ensure(
-            (1024..=1 << 26).contains(&self.config.max_grid),
-            "max_grid",
-            self.config.max_grid as f64,
-            "must be in [1024, 2^26]",
-        )?;
-        if let Some(r) = self.config.epsilon_error {
-            ensure(r > 0.0 && r < 1.0, "epsilon_error", r, "must be in (0, 1)")?;
-        }
-        Ok(())
+        self.config.validate()
     }
 
     /// Every Gaussian component merged into one ratio; the rest as they are.
@@ -553,7 +586,7 @@ impl Accountant for PldAccountant {
     /// # Privacy
     /// Upper bound from the pessimistic PLDs (see [`PldAccountant`]); the worse direction.
     fn epsilon(&self, delta: f64) -> Result<f64> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         if self.parts.is_empty() {
             // Nothing composed, nothing released: (0, 0)-DP exactly.
             return Ok(0.0);
@@ -636,7 +669,7 @@ impl Accountant for PldAccountant {
     /// (scale 1000, δ = 1e-5) is within 0.5% of the upper bound (it was 5% below with a
     /// uniform 1/64 resolution of the rounding).
     fn epsilon_optimistic(&self, delta: f64) -> Result<Option<f64>> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         self.check_config()?;
         let (rest, s) = self.merged();
         if rest.is_empty() {
@@ -712,5 +745,53 @@ impl Accountant for PldAccountant {
             (Some(r), Some(a)) => Some(r.max(a)),
             (one, other) => one.or(other),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_configuration_is_refused_when_built() {
+        // Issue 32: a zero width was accepted and failed only at the first question.
+        let e = PldConfig::new(0.0, 1e-15, 1 << 22, Some(1e-3)).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidParameter { name: "discretisation", value, .. } if value == 0.0),
+            "{e}"
+        );
+        for (h, tail, grid, err, name) in [
+            (f64::NAN, 1e-15, 1 << 22, None, "discretisation"),
+            (0.2, 1e-15, 1 << 22, None, "discretisation"),
+            (2e-4, 0.0, 1 << 22, None, "tail_mass"),
+            (2e-4, 1e-15, 10, None, "max_grid"),
+            (2e-4, 1e-15, 1 << 22, Some(0.0), "epsilon_error"),
+        ] {
+            let e = PldConfig::new(h, tail, grid, err).unwrap_err();
+            assert!(
+                matches!(e, Error::InvalidParameter { name: n, .. } if n == name),
+                "{e}"
+            );
+        }
+        let d = PldConfig::default();
+        assert_eq!(
+            PldConfig::new(d.discretisation, d.tail_mass, d.max_grid, d.epsilon_error),
+            Ok(d)
+        );
+        // A configuration built field by field is still refused at the first question.
+        let bad = PldConfig {
+            discretisation: 0.0,
+            ..d
+        };
+        let mut acc = PldAccountant::new(bad, Neighbouring::AddRemove);
+        acc.compose(&Mechanism::laplace(1.0, 1.0).unwrap(), 1)
+            .unwrap();
+        assert!(matches!(
+            acc.epsilon(1e-5),
+            Err(Error::InvalidParameter {
+                name: "discretisation",
+                ..
+            })
+        ));
     }
 }

@@ -15,7 +15,7 @@ use std::cell::Cell;
 
 use crate::accountant::{Accountant, Note, NoteValue};
 use crate::checks::Facts;
-use crate::error::{Error, Result, ensure, non_negative, open_unit};
+use crate::error::{Error, Result, ensure, non_negative, valid_delta};
 use crate::mechanism::Mechanism;
 use crate::neighbouring::Neighbouring;
 
@@ -213,9 +213,9 @@ impl RdpAccountant {
     /// the conversion computed at the returned order, rounded up.
     ///
     /// # Errors
-    /// δ ∉ (0, 1), or no order finite.
+    /// δ ∉ [2.2e-308, 1) (`DELTA_MIN`), or no order finite.
     pub fn epsilon_at_best_order(&self, delta: f64) -> Result<RdpEpsilon> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let (e, order, conversion) = self
             .minimum(Objective::Epsilon(delta))
             .ok_or_else(no_finite_order)?;
@@ -235,7 +235,7 @@ impl RdpAccountant {
     /// # Errors
     /// As [`RdpAccountant::epsilon_at_best_order`].
     pub fn epsilon_on_grid(&self, delta: f64) -> Result<RdpEpsilon> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let (e, order, conversion) =
             convert::grid_minimum(&self.orders, &self.rdp, Objective::Epsilon(delta))
                 .ok_or_else(no_finite_order)?;
@@ -280,7 +280,7 @@ impl RdpAccountant {
     /// # Errors
     /// As [`RdpAccountant::epsilon_at_best_order`].
     pub fn epsilon_with(&self, delta: f64, conversion: Conversion) -> Result<f64> {
-        open_unit("delta", delta)?;
+        valid_delta(delta)?;
         let e = self
             .orders
             .iter()
