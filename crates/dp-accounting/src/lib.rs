@@ -68,7 +68,7 @@ pub use calibrate::{
     Calibration, Target, calibrate_noise, calibrate_sampling_rate, calibrate_steps, epsilon_of,
 };
 pub use discrete_gaussian::{GridAdjusted, GridComposition, GridGaussian};
-pub use error::{Error, Result};
+pub use error::{DELTA_MIN, Error, Result};
 pub use event::{Event, Method, Price, PrivacyEvent, price, price_with, randomiser_epsilon};
 pub use exact::ExactAccountant;
 pub use gaussian::{gaussian_delta, gaussian_epsilon, gaussian_sigma};

@@ -4,23 +4,56 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use clap::Parser;
 use dp_accounting::{AccountantKind, PrivacyEvent, price};
+use dp_glm::text_up;
 use serde_json::json;
 
 use crate::CliError;
+use crate::cli::AccountantArg;
 use crate::model_file::read_model;
-use dp_glm::text_up;
 
-/// What to price: one model (its reported ε checked) or several composed.
-pub(crate) struct ModelQuery<'a> {
-    /// The model files.
-    pub paths: &'a [PathBuf],
-    /// The accountant (`None`: the model's own for one model, PLD for several).
-    pub accountant: Option<AccountantKind>,
-    /// δ (`None`: the models' δ; several models must then share one).
+/// `dpglm account --model FILE` or `--models FILE FILE…`: the privacy event trees stored in
+/// model files, priced again.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dpglm account",
+    about = "Price the privacy event tree stored in a model file again (and check the \
+             reported epsilon), or the composition of several models trained on the same rows"
+)]
+pub(crate) struct ModelQuery {
+    /// A model file: its stored event tree is priced again at its delta by its accountant,
+    /// and compared with the reported epsilon (exit 1 if the tree costs more).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "models",
+        conflicts_with = "models"
+    )]
+    pub model: Option<PathBuf>,
+    /// Two or more model files trained on the same rows: their trees composed in this order
+    /// (one neighbouring relation) and priced together.
+    #[arg(long, value_name = "FILE", num_args = 2..)]
+    pub models: Vec<PathBuf>,
+    /// Accountant (default: the model's own for one model, pld for several).
+    #[arg(long, value_enum)]
+    pub accountant: Option<AccountantArg>,
+    /// Report epsilon at this delta (default: the models' delta; several models must share
+    /// one).
+    #[arg(long)]
     pub delta: Option<f64>,
     /// One JSON object on stdout.
+    #[arg(long)]
     pub json: bool,
+}
+
+/// Whether `args` (after the program name) ask `account` to price model files.
+pub(crate) fn asks_for_models(args: &[String]) -> bool {
+    args.get(1).is_some_and(|a| a == "account")
+        && args[2..].iter().any(|a| {
+            let flag = a.split('=').next().unwrap_or(a);
+            flag == "--model" || flag == "--models"
+        })
 }
 
 fn io(e: std::io::Error) -> CliError {
@@ -36,9 +69,18 @@ fn io(e: std::io::Error) -> CliError {
 /// # Errors
 /// An unreadable model file, mixed relations, or no analysis that can price the tree.
 pub(crate) fn account_models(q: &ModelQuery, out: &mut dyn Write) -> Result<(), CliError> {
-    let mut events = Vec::with_capacity(q.paths.len());
-    let mut reports = Vec::with_capacity(q.paths.len());
-    for path in q.paths {
+    let paths: Vec<PathBuf> = q.model.iter().chain(&q.models).cloned().collect();
+    if let Some(d) = q.delta
+        && !(d >= dp_accounting::DELTA_MIN && d < 1.0)
+    {
+        return Err(CliError::Usage(format!(
+            "invalid value for --delta: {d} (must be in [{:e}, 1))",
+            dp_accounting::DELTA_MIN
+        )));
+    }
+    let mut events = Vec::with_capacity(paths.len());
+    let mut reports = Vec::with_capacity(paths.len());
+    for path in &paths {
         let m = read_model(path)?;
         events.push(m.privacy().event.clone());
         reports.push((path, m.privacy().clone()));
@@ -60,11 +102,14 @@ pub(crate) fn account_models(q: &ModelQuery, out: &mut dyn Write) -> Result<(), 
             first.delta
         }
     };
-    let accountant = q.accountant.unwrap_or(if reports.len() == 1 {
-        first.accountant
-    } else {
-        AccountantKind::Pld
-    });
+    let accountant = q
+        .accountant
+        .map(AccountantKind::from)
+        .unwrap_or(if reports.len() == 1 {
+            first.accountant
+        } else {
+            AccountantKind::Pld
+        });
     let rel = first.neighbouring;
     let tree = if events.len() == 1 {
         events.remove(0)

@@ -500,6 +500,11 @@ impl From<NeighbouringArg> for Neighbouring {
 /// `dpglm account`.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("query").required(true).args(["delta", "epsilon"])))]
+#[command(
+    after_help = "With --model FILE (or --models FILE FILE...) instead of a mechanism, \
+    prices the privacy event trees stored in model files again: see `dpglm account --model \
+    FILE --help`."
+)]
 pub(crate) struct AccountArgs {
     #[command(flatten)]
     pub mechanism: MechanismArgs,

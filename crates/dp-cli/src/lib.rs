@@ -7,6 +7,7 @@
 //! else.
 
 mod account;
+mod account_models;
 mod cli;
 mod mechanism_args;
 mod model_file;
@@ -73,20 +74,39 @@ impl CliError {
 /// Runs `dpglm` with `args` (including the program name), writing results to `out` and
 /// diagnostics to `err`; returns the process exit code.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let cli = match Cli::try_parse_from(join_negative_values(args)) {
+    let args = join_negative_values(args);
+    if account_models::asks_for_models(&args) {
+        let rest = args.iter().skip(2).cloned();
+        return match account_models::ModelQuery::try_parse_from(
+            std::iter::once("dpglm account".to_string()).chain(rest),
+        ) {
+            Ok(q) => finish(account_models::account_models(&q, out), err),
+            Err(e) => parse_failure(&e, out, err),
+        };
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let text = e.render().to_string();
-            let _ = if code == 0 {
-                write!(out, "{text}")
-            } else {
-                write!(err, "{text}")
-            };
-            return code;
-        }
+        Err(e) => return parse_failure(&e, out, err),
     };
-    match dispatch_on_threads(cli, out, err) {
+    finish(dispatch_on_threads(cli, out, err), err)
+}
+
+/// The exit code of a command line clap refused (0 for `--help` and `--version`, printed on
+/// `out`), its message on `err`.
+fn parse_failure(e: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let code = if e.use_stderr() { 2 } else { 0 };
+    let text = e.render().to_string();
+    let _ = if code == 0 {
+        write!(out, "{text}")
+    } else {
+        write!(err, "{text}")
+    };
+    code
+}
+
+/// The exit code of a command's result, its error message on `err`.
+fn finish(result: Result<(), CliError>, err: &mut dyn Write) -> i32 {
+    match result {
         Ok(()) => 0,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
