@@ -415,7 +415,7 @@ fn shuffled_epsilon(
 ) -> Result<(f64, Method, Vec<Note>)> {
     let eps0 = randomiser_epsilon(local, delta0)?;
     let bound = shuffle_epsilon_numerical(eps0, delta0, n, 0.5 * delta)?;
-    if !(bound.delta <= delta) {
+    if bound.delta.is_nan() || bound.delta > delta {
         return Err(Error::OutOfRange(format!(
             "the shuffled randomisers' delta {} exceeds {delta}: delta0 = {delta0} is too \
              large for this delta",
@@ -462,7 +462,7 @@ impl PrivacyEvent {
         let rel = events
             .first()
             .map(|e| e.rel)
-            .ok_or_else(|| Error::InvalidParameter {
+            .ok_or(Error::InvalidParameter {
                 name: "events",
                 value: 0.0,
                 reason: "must not be empty",

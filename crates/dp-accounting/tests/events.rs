@@ -1,6 +1,8 @@
 //! The event tree and its one pricing function: plain compositions priced as the ledger is,
 //! repeat-and-select composed with other releases, shuffling, basic composition, relations.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use common::{f, fixture, rel, rows};

@@ -71,7 +71,7 @@ fn io(e: std::io::Error) -> CliError {
 pub(crate) fn account_models(q: &ModelQuery, out: &mut dyn Write) -> Result<(), CliError> {
     let paths: Vec<PathBuf> = q.model.iter().chain(&q.models).cloned().collect();
     if let Some(d) = q.delta
-        && !(d >= dp_accounting::DELTA_MIN && d < 1.0)
+        && !(dp_accounting::DELTA_MIN..1.0).contains(&d)
     {
         return Err(CliError::Usage(format!(
             "invalid value for --delta: {d} (must be in [{:e}, 1))",

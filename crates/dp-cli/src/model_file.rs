@@ -1,5 +1,5 @@
 //! Reading and writing model files for `dpglm`: the format is dp-glm's
-//! ([`dp_glm::model_file`], `dpglm-model/2`, which also reads `dpglm-model/1`); this module
+//! ([`dp_glm::model_file`], `dpglm-model/3`, which also reads formats 2 and 1); this module
 //! adds the file handling (a bounded read of a regular file, atomic writing) and the JSON
 //! helpers of the CLI's own output.
 

@@ -4,7 +4,7 @@
 //! given or estimated) with the GIL released — float32 rows kept in `f32` storage and sparse
 //! rows kept sparse where the fit allows ([`ArrayFit::fit_f32`], [`ArrayFit::fit_sparse`]; the
 //! choice in [`crate::unscaled`]) — and the fitted
-//! [`LinearModel`] (scoring, its `dpglm-model/2` JSON for pickling).
+//! [`LinearModel`] (scoring, its `dpglm-model/3` JSON for pickling).
 
 use dp_glm::LinearModel;
 use dp_glm::catalog::{self, CatalogError, Kind, Params, Value};
@@ -340,7 +340,7 @@ impl Model {
         self.inner.n_features_in()
     }
 
-    /// The model file's text (`dpglm-model/2`; its `privacy` holds the ledger).
+    /// The model file's text (`dpglm-model/3`; its `privacy` holds the event tree).
     fn to_json(&self) -> PyResult<String> {
         self.inner
             .to_json()
