@@ -160,24 +160,23 @@ fn honest_tuning_after_estimated_ranges_reports_the_whole_tree() {
     assert!(alone > 0.79 && alone <= 0.8, "{alone}");
 }
 
+/// DP-SGD tuned honestly over two rates on unscaled regression rows.
+const REGRESSION_TUNING: &[&str] = &[
+    "--algorithm",
+    "dp-sgd",
+    "--tune",
+    "honest",
+    "--learning-rates",
+    "0.01,0.1",
+    "--scale",
+    "none",
+];
+
 /// Regression: the clip is estimated privately, then DP-SGD is tuned honestly.
 #[test]
 fn honest_tuning_after_an_estimated_clip_reports_the_whole_tree() {
     let dir = TempDir::new().unwrap();
-    let (m, answer) = train(
-        &dir,
-        false,
-        &[
-            "--algorithm",
-            "dp-sgd",
-            "--tune",
-            "honest",
-            "--learning-rates",
-            "0.01,0.1",
-            "--scale",
-            "none",
-        ],
-    );
+    let (m, answer) = train(&dir, false, REGRESSION_TUNING);
     check_tuned(&m, &answer, 1);
     assert!(
         m.bounds()
@@ -193,22 +192,8 @@ fn honest_tuning_after_an_estimated_clip_reports_the_whole_tree() {
 #[test]
 fn honest_tuning_with_public_bounds_is_the_tuned_bound() {
     let dir = TempDir::new().unwrap();
-    let (m, _) = train(
-        &dir,
-        false,
-        &[
-            "--algorithm",
-            "dp-sgd",
-            "--tune",
-            "honest",
-            "--learning-rates",
-            "0.01,0.1",
-            "--scale",
-            "none",
-            "--clip",
-            "1",
-        ],
-    );
+    let args = [REGRESSION_TUNING, &["--clip", "1"]].concat();
+    let (m, _) = train(&dir, false, &args);
     let r = m.privacy();
     assert_eq!(r.epsilon, tuned_alone(&m));
     assert!(r.epsilon > 0.99 && r.epsilon <= 1.0, "{}", r.epsilon);
