@@ -47,7 +47,8 @@ def test_every_logistic_learner_fits_within_its_target(algorithm):
     r = m.privacy_report_
     assert 0 < r["epsilon"] <= 2.0
     assert r["delta"] <= 1e-6
-    assert r["ledger"], "the ledger lists the mechanisms released"
+    assert r["event"]["kind"] == "composed", "the event tree of everything released"
+    assert r["event"]["events"], "the event tree lists the mechanisms released"
     assert r["private_release"] is False  # seeded
     assert "statement" in r and "epsilon" in r["statement"]
     assert m.coef_.shape == (1, 3) and m.intercept_.shape == (1,)

@@ -4,7 +4,7 @@ The numbers come from the dpglm Rust crates; this package exposes them to Python
 
 * :class:`LogisticRegression` and :class:`LinearRegression` -- private linear models with
   scikit-learn's conventions (``fit``, ``predict``, ``get_params``, ...), the learners of the
-  Rust registry the ``dpglm`` CLI reads; ``privacy_report_`` holds the ledger and the
+  Rust registry the ``dpglm`` CLI reads; ``privacy_report_`` holds the event tree and the
   plain-language privacy statement.
 * :mod:`dpglm.accounting` -- privacy events composed into accountants (PLD, RDP, zCDP,
   exact), epsilon(delta), delta(epsilon), calibration, private tuning and shuffling, named

@@ -564,7 +564,7 @@ class _DPLinearModel:
         """Fits the private model on rows ``X`` and labels ``y``.
 
         Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
-        ``privacy_report_`` holds the ledger and the plain-language statement. ``epsilon``
+        ``privacy_report_`` holds the privacy event tree and the plain-language statement. ``epsilon``
         must be within 2^-20 to 2^20 (about 1e-6 to 1e6): the noise and its calibration are
         derived from it and are not computed beyond. DataFrame column names (the feature
         names) must be unique.
