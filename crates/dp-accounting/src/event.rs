@@ -18,7 +18,7 @@ use std::fmt;
 
 use crate::accountant::{Accountant, AccountantKind, Note};
 use crate::discrete_gaussian::GridComposition;
-use crate::error::{Error, Result, ensure, open_unit};
+use crate::error::{Error, Result, ensure, valid_delta};
 use crate::exact::ExactAccountant;
 use crate::ledger::{Ledger, LedgerEntry};
 use crate::mechanism::{Kind, Mechanism};
@@ -69,8 +69,9 @@ pub enum Event {
 /// A privacy event tree under one neighbouring relation.
 ///
 /// # Privacy
-/// Built only through [`PrivacyEvent::new`] (and the conversions that call it), which checks
-/// that every node's analysis covers the relation.
+/// Built through [`PrivacyEvent::new`] (and [`PrivacyEvent::composed`] of such trees), which
+/// checks that every node's analysis covers the relation, or from a [`Ledger`], whose
+/// mechanisms every accountant checks against the relation when it composes them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivacyEvent {
     rel: Neighbouring,
@@ -555,14 +556,15 @@ pub fn price(event: &PrivacyEvent, kind: AccountantKind, delta: f64) -> Result<P
 /// so their minimum is one; sums are rounded up.
 ///
 /// # Errors
-/// δ ∉ (0, 1); no analysis can answer (the first error met).
+/// δ below [`DELTA_MIN`](crate::DELTA_MIN) or not below 1; no analysis can answer (the
+/// first error met).
 pub fn price_with(
     event: &PrivacyEvent,
     kind: AccountantKind,
     pld: PldConfig,
     delta: f64,
 ) -> Result<Price> {
-    open_unit("delta", delta)?;
+    valid_delta(delta)?;
     let ctx = Context {
         kind,
         pld,
