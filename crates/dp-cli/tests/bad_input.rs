@@ -324,6 +324,26 @@ fn tampered_model_files_are_refused_naming_the_field() {
     usage(tampered(&v), &["bad.json", "`digest`"]);
     v["format"] = "dpglm-model/1".into();
     v.as_object_mut().unwrap().remove("digest");
+    // Format 1 held a flat ledger: the tree's releases in order, without their `kind`.
+    fn releases(node: &Value, out: &mut Vec<Value>) {
+        match node["kind"].as_str() {
+            Some("release") => {
+                let mut entry = node.clone();
+                entry.as_object_mut().unwrap().remove("kind");
+                out.push(entry);
+            }
+            _ => node["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .for_each(|e| releases(e, out)),
+        }
+    }
+    let mut ledger = Vec::new();
+    releases(&v["privacy"]["event"], &mut ledger);
+    let privacy = v["privacy"].as_object_mut().unwrap();
+    privacy.remove("event");
+    privacy.insert("ledger".into(), Value::Array(ledger));
     let unnamed = dir.path().join("unnamed.json");
     std::fs::write(&unnamed, v.to_string()).unwrap();
     usage(
