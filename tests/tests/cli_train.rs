@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+#[path = "../../crates/dp-cli/tests/saved/mod.rs"]
+mod saved;
+
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -110,17 +113,18 @@ fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
     assert!(p["epsilon"].as_f64().unwrap() <= 2.0);
     assert_eq!(p["neighbouring"], "replace-one");
     // The default feature scaling's range estimates (two per feature) come first.
+    let ledger = saved::releases(p);
     for i in 0..4 {
-        assert_eq!(p["ledger"][i]["mechanism"], "pure-dp");
+        assert_eq!(ledger[i]["mechanism"], "pure-dp");
         assert!(
-            p["ledger"][i]["label"]
+            ledger[i]["label"]
                 .as_str()
                 .unwrap()
                 .starts_with("scaling of")
         );
     }
-    assert_eq!(p["ledger"][4]["mechanism"], "gaussian");
-    assert_eq!(p["ledger"][4]["count"], 100);
+    assert_eq!(ledger[4]["mechanism"], "gaussian");
+    assert_eq!(ledger[4]["count"], 100);
     assert!(p["noise"]["noise_multiplier"].as_f64().unwrap() > 0.0);
     // evaluate on the test file reproduces train's test accuracy.
     let (code, out, err) = dpglm(&[

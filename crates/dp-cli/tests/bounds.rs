@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
+mod saved;
 
 use std::path::{Path, PathBuf};
 
@@ -300,7 +301,7 @@ fn bounds_are_in_the_model_file_and_the_share_is_checked() {
     let eps = bounds[1]["epsilon"].as_f64().unwrap();
     assert!(eps <= 0.2 && eps > 0.19, "{eps}");
     assert!(file["privacy"]["epsilon"].as_f64().unwrap() <= 1.0);
-    let ledger = file["privacy"]["ledger"].as_array().unwrap();
+    let ledger = saved::releases(&file["privacy"]);
     assert_eq!(ledger[0]["mechanism"], "pure-dp");
     for bad in ["0", "1", "-0.5", "nan"] {
         let o = common::dpglm(&format!(
@@ -341,14 +342,12 @@ fn amp_and_objpert_with_estimated_bounds_spend_the_whole_target() {
         );
         let spent = v["epsilon"].as_f64().unwrap();
         let file: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-        let estimates = file["privacy"]["ledger"]
-            .as_array()
-            .unwrap()
+        let estimates = saved::releases(&file["privacy"])
             .iter()
             .filter(|e| e["mechanism"] == "pure-dp")
             .count();
         eprintln!("{alg} {extra}: epsilon {spent} after {estimates} estimate(s)");
-        assert_eq!(estimates, count, "{alg}: {}", file["privacy"]["ledger"]);
+        assert_eq!(estimates, count, "{alg}: {}", file["privacy"]["event"]);
         assert!((0.99..=1.0).contains(&spent), "{alg}: {spent}");
     }
 }

@@ -471,7 +471,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
     assert!(
         leaked
             .iter()
-            .any(|p| p.starts_with("privacy.ledger[") && p.ends_with("].parameters.q")),
+            .any(|p| p.starts_with("privacy.event.") && p.ends_with(".parameters.q")),
         "{leaked:?}"
     );
 

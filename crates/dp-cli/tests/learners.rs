@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod inprocess;
+mod saved;
 
 use std::path::Path;
 
@@ -172,7 +173,7 @@ fn batch_schedules_are_accounted_under_their_relation() {
                 "replace-one"
             };
             assert_eq!(privacy["neighbouring"], relation, "{schedule}: {privacy}");
-            let ledger = privacy["ledger"].as_array().unwrap();
+            let ledger = saved::releases(privacy);
             let last = ledger.last().unwrap();
             assert_eq!(last["mechanism"], mechanism, "{schedule}");
             assert_eq!(last["count"], steps, "{schedule}");

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod inprocess;
+mod saved;
 
 use std::path::Path;
 
@@ -296,7 +297,7 @@ fn evaluate_and_predict_apply_the_stored_scaling() {
     assert_eq!(stored["features"][1]["source"], "estimated");
     assert_eq!(file["preprocessing"]["unit_norm_rows"], false);
     // 18 feature-range estimates in the ledger before the learner's release.
-    let ledger = file["privacy"]["ledger"].as_array().unwrap();
+    let ledger = saved::releases(&file["privacy"]);
     assert_eq!(ledger.len(), 19, "{ledger:?}");
     assert!(
         ledger[0]["label"]
