@@ -114,14 +114,9 @@ fn train_writes_the_contract_json_and_a_model_that_evaluate_reproduces() {
     assert_eq!(p["neighbouring"], "replace-one");
     // The default feature scaling's range estimates (two per feature) come first.
     let ledger = saved::releases(p);
-    for i in 0..4 {
-        assert_eq!(ledger[i]["mechanism"], "pure-dp");
-        assert!(
-            ledger[i]["label"]
-                .as_str()
-                .unwrap()
-                .starts_with("scaling of")
-        );
+    for entry in ledger.iter().take(4) {
+        assert_eq!(entry["mechanism"], "pure-dp");
+        assert!(entry["label"].as_str().unwrap().starts_with("scaling of"));
     }
     assert_eq!(ledger[4]["mechanism"], "gaussian");
     assert_eq!(ledger[4]["count"], 100);
