@@ -102,6 +102,16 @@ fn cargo<const N: usize>(args: [&str; N]) -> Command {
     cmd
 }
 
+/// `cargo` for a step of `cargo xtask test`. On CI (`CI` set) incremental compilation is off:
+/// a clean clone never reuses its caches, which otherwise take gigabytes of the CI disk.
+fn test_cargo<const N: usize>(args: [&str; N]) -> Command {
+    let mut cmd = cargo(args);
+    if env::var_os("CI").is_some() {
+        cmd.env("CARGO_INCREMENTAL", "0");
+    }
+    cmd
+}
+
 /// How a command is shown in step headers: environment overrides, program, arguments.
 fn render(cmd: &Command) -> String {
     let mut parts: Vec<String> = cmd
@@ -283,11 +293,11 @@ fn test(t: TestArgs) -> Result<()> {
     if t.blas {
         ensure_openblas()?;
     }
-    run("fmt", cargo(["fmt", "--all", "--", "--check"]))?;
+    run("fmt", test_cargo(["fmt", "--all", "--", "--check"]))?;
     if !t.quick {
         run(
             "clippy",
-            cargo([
+            test_cargo([
                 "clippy",
                 "--workspace",
                 "--all-targets",
@@ -297,21 +307,21 @@ fn test(t: TestArgs) -> Result<()> {
             ]),
         )?;
         // Docs run before the tests so that the closing lines of the log are cargo test's.
-        let mut doc = cargo(["doc", "--workspace", "--no-deps"]);
+        let mut doc = test_cargo(["doc", "--workspace", "--no-deps"]);
         doc.env("RUSTDOCFLAGS", "-D warnings");
         run("doc", doc)?;
     }
     let mut totals = Totals::default();
     run_tests(
         "test",
-        cargo(["test", "--workspace"]),
+        test_cargo(["test", "--workspace"]),
         &mut totals,
         Totals::add_line,
     )?;
     if t.blas {
         run_tests(
             "test-blas",
-            cargo(["test", "--workspace", "--features", BLAS_FEATURES]),
+            test_cargo(["test", "--workspace", "--features", BLAS_FEATURES]),
             &mut totals,
             Totals::add_line,
         )?;
