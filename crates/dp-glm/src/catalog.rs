@@ -677,6 +677,20 @@ impl Learner {
         (self.default_budget)(loss).neighbouring
     }
 
+    /// The neighbouring relation of a fit with `params` for `loss`: the `neighbouring`
+    /// parameter, else [`Learner::neighbouring`]. Public: it is known before any data is
+    /// read (a [`SharedBudget`](crate::shared_budget::SharedBudget) checks it then).
+    ///
+    /// # Errors
+    /// An invalid `neighbouring` value.
+    pub fn relation(&self, loss: Loss, params: &Params) -> Result<Neighbouring, CatalogError> {
+        Ok(match params.choice("neighbouring", NEIGHBOURING)? {
+            Some("add-remove") => Neighbouring::AddRemove,
+            Some(_) => Neighbouring::ReplaceOne,
+            None => self.neighbouring(loss),
+        })
+    }
+
     /// Its default accountant for `loss`.
     pub fn accountant(&self, loss: Loss) -> AccountantKind {
         (self.default_budget)(loss).accountant
@@ -863,11 +877,7 @@ impl Learner {
         }
         let mut budget = (self.default_budget)(loss);
         budget.delta = request.delta;
-        match request.params.choice("neighbouring", NEIGHBOURING)? {
-            Some("add-remove") => budget.neighbouring = Neighbouring::AddRemove,
-            Some(_) => budget.neighbouring = Neighbouring::ReplaceOne,
-            None => {}
-        }
+        budget.neighbouring = self.relation(loss, request.params)?;
         match request.params.choice("accountant", ACCOUNTANTS)? {
             Some("pld") => budget.accountant = AccountantKind::Pld,
             Some(_) => budget.accountant = AccountantKind::Rdp,

@@ -74,6 +74,7 @@ pub mod preprocess;
 mod report;
 pub mod scaling;
 pub mod selection;
+pub mod shared_budget;
 pub mod sparse;
 mod statement;
 pub mod streamed;
