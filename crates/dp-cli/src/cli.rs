@@ -36,6 +36,8 @@ enum Command {
     Schema(SchemaArgs),
     /// Predictions (and, for logistic models, probabilities) of a saved model; no labels needed.
     Predict(PredictArgs),
+    /// A privacy budget shared by many fits on the same rows (`train --budget FILE`).
+    Budget(crate::budget::BudgetArgs),
 }
 
 /// Learning algorithms (spec/CLI.md).
@@ -334,6 +336,11 @@ pub(crate) struct TrainArgs {
     /// not followed).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// A budget file (`dpglm budget new`) shared by fits on the same rows: the run is refused,
+    /// before any data is read, when its --epsilon and --delta would take the recorded fits
+    /// past the budget; else its privacy event is recorded before the model is written.
+    #[arg(long, value_name = "FILE")]
+    pub budget: Option<std::path::PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -583,5 +590,6 @@ pub(crate) fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Re
         Command::Evaluate(e) => crate::train::evaluate(&e, out),
         Command::Schema(s) => crate::schema::schema(&s, out),
         Command::Predict(p) => crate::predict::predict(&p, out),
+        Command::Budget(b) => crate::budget::budget(&b, out),
     }
 }

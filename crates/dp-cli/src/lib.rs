@@ -8,6 +8,7 @@
 
 mod account;
 mod account_models;
+mod budget;
 mod cli;
 mod mechanism_args;
 mod model_file;

@@ -8,6 +8,7 @@ use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::bounds::{Bound, BoundSource, PrivateBounds};
 use dp_glm::catalog::{self, CatalogError, Learner, Need, Params, Progress, Request};
 use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
+use dp_glm::shared_budget::Reservation;
 use dp_glm::{
     BoundRecord, Dataset, LinearModel, Loss, NoiseSource, Preprocessing, PrivacyReport, text_up,
 };
@@ -720,7 +721,7 @@ fn metric(what: &str, v: Option<f64>) -> Result<Value, CliError> {
 
 /// The catalog's learner for `--algorithm` (every [`AlgorithmArg`] is registered; a test
 /// checks it).
-fn learner_of(a: &TrainArgs) -> Result<&'static Learner, CliError> {
+pub(crate) fn learner_of(a: &TrainArgs) -> Result<&'static Learner, CliError> {
     catalog::learner(a.algorithm().name()).map_err(|e| CliError::Failure(e.to_string()))
 }
 
@@ -732,7 +733,7 @@ fn value_name<T: clap::ValueEnum>(v: &T) -> Option<String> {
 /// The learner's parameters ([`catalog::Params`]): every hyper-parameter, bound, relation and
 /// accountant flag that was given, under the catalog's name (`--learning-rate`:
 /// `learning_rate`, `--n`: `public_n`, `--sample-rate`: `sampling_rate`).
-fn params_of(a: &TrainArgs) -> Params {
+pub(crate) fn params_of(a: &TrainArgs) -> Params {
     use catalog::Value::{Choice, Count, Real, RealList};
     let name = |v: Option<String>| v.map(Choice);
     // In the order of the flags' help, so a refusal names the first.
@@ -1024,16 +1025,19 @@ pub(crate) fn train(
     check_applicable(a)?;
     check_out(a)?;
     let loss = loss_of(a)?;
+    // The budget admits this run from its public target before any data is read.
+    let shared = crate::budget::open(a)?;
+    let budget = crate::budget::reserve(a, loss, shared.as_ref())?;
     if a.stream {
         storage::check_stream(a)?;
-        return stream::train(a, loss, out);
+        return stream::train(a, loss, budget, out);
     }
     // LIBSVM rows stay sparse where the algorithm and flags allow (else the reason is a warning).
     let mut warnings = Vec::new();
     match sparse::route(a)? {
         sparse::Route::Sparse => {
             storage::check_sparse(a)?;
-            return sparse::train(a, loss, out);
+            return sparse::train(a, loss, budget, out);
         }
         sparse::Route::Dense(why) => warnings.extend(why),
     }
@@ -1144,7 +1148,7 @@ pub(crate) fn train(
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(a, start, fit, &data, test, warnings, out)
+    conclude(a, start, fit, &data, test, warnings, budget, out)
 }
 
 /// What a fit hands to [`release`]: the model and the ledger's bounds, and the public
@@ -1186,6 +1190,7 @@ fn conclude(
     train: &dyn Scorable,
     test: Option<(&Path, &dyn Scorable)>,
     warnings: Vec<String>,
+    budget: Option<Reservation<'_>>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let (n, tr) = train.scores(&fit.model, &a.data)?;
@@ -1194,16 +1199,18 @@ fn conclude(
         None => None,
     };
     let diagnostics = NotPrivate::since(start, n, tr, test, warnings);
-    release(a, fit, diagnostics, out)
+    release(a, fit, diagnostics, budget, out)
 }
 
-/// Completes a fitted model with the pipeline, input and bounds, writes it to `--out`
-/// (atomically, only once ε and δ are finite), and prints the summary or the JSON answer
-/// with the not-private `diagnostics`.
+/// Completes a fitted model with the pipeline, input and bounds, records its event in the
+/// `--budget` file, writes it to `--out` (atomically, only once ε and δ are finite), and
+/// prints the summary or the JSON answer with the not-private `diagnostics`. Nothing is
+/// written or printed when the budget cannot record it.
 fn release(
     a: &TrainArgs,
     fit: Fit,
     diagnostics: NotPrivate,
+    budget: Option<Reservation<'_>>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let Fit {
@@ -1248,6 +1255,20 @@ fn release(
         .with_noise_source(noise_source)
         .with_algorithm(a.algorithm().name());
     let text = model.to_json().map_err(saved)?;
+    let spent = match budget {
+        Some(r) => {
+            let label = a.out.as_ref().map_or_else(
+                || a.algorithm().name().to_owned(),
+                |p| p.display().to_string(),
+            );
+            let report = model.privacy();
+            Some(
+                r.record(&report.event, report.accountant, &label)
+                    .map_err(|e| CliError::Failure(format!("{e} (no model was written)")))?,
+            )
+        }
+        None => None,
+    };
     if let Some(path) = &a.out {
         write_atomically(path, &text)?;
     }
@@ -1272,6 +1293,13 @@ fn release(
             "storage": value_name(&a.storage),
         });
         if let Value::Object(m) = &mut v {
+            if let (Some(s), Some(p)) = (&spent, &a.budget) {
+                m.insert(
+                    "budget".to_owned(),
+                    json!({"path": p.display().to_string(), "fits": s.fits,
+                           "spent_epsilon": s.epsilon}),
+                );
+            }
             m.extend(diagnostics.to_json()?);
         }
         writeln!(out, "{v}").map_err(io)?;
@@ -1298,6 +1326,16 @@ fn release(
             writeln!(out, "  {}", scaling_summary(s)).map_err(io)?;
         }
         writeln!(out, "  noise source: {noise_source}").map_err(io)?;
+        if let (Some(s), Some(p)) = (&spent, &a.budget) {
+            writeln!(
+                out,
+                "  budget {}: {} fit(s) recorded, together epsilon = {}",
+                p.display(),
+                s.fits,
+                text_up(s.epsilon, 6)
+            )
+            .map_err(io)?;
+        }
         write!(out, "{statement}").map_err(io)?;
         write!(out, "{diagnostics}").map_err(io)?;
     }

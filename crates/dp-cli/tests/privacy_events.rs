@@ -318,3 +318,88 @@ fn account_models_composes_models_of_one_relation() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("must not be mixed"), "{stderr}");
 }
+
+/// `train --budget FILE`: three ε = 0.5 fits under a budget of ε = 1: two are admitted and
+/// recorded, the third is refused before its data is read (its data file does not exist),
+/// saying what is left; the recorded events are the models' own trees.
+#[test]
+fn a_budget_file_refuses_the_third_of_three_half_epsilon_fits() {
+    let dir = TempDir::new().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, table(600, true)).unwrap();
+    let budget = dir.path().join("budget.json");
+    let (code, _, stderr) = dpglm(&[
+        "budget",
+        "new",
+        s(&budget),
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let fit = |data: &Path, out: &Path| {
+        dpglm(&[
+            "train",
+            "--data",
+            s(data),
+            "--label",
+            "y",
+            "--classes",
+            "no,yes",
+            "--epsilon",
+            "0.5",
+            "--delta",
+            "1e-6",
+            "--seed",
+            "3",
+            "--algorithm",
+            "dp-gd",
+            "--budget",
+            s(&budget),
+            "--out",
+            s(out),
+            "--json",
+        ])
+    };
+    let mut events = Vec::new();
+    for name in ["a", "b"] {
+        let out = dir.path().join(format!("{name}.json"));
+        let (code, stdout, stderr) = fit(&data, &out);
+        assert_eq!(code, 0, "{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        let m = LinearModel::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        events.push(m.privacy().event.clone());
+        assert_eq!(v["budget"]["fits"], events.len());
+    }
+    let missing = dir.path().join("not-read.csv");
+    let third = dir.path().join("c.json");
+    let (code, _, stderr) = fit(&missing, &third);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot pay for this fit"), "{stderr}");
+    assert!(!third.exists());
+    // What is left: the budget less the two trees composed at δ − δ_f, priced independently.
+    let both = dp_accounting::PrivacyEvent::composed(events.clone()).unwrap();
+    let spent = price(&both, AccountantKind::Pld, 1e-5 - 1e-6)
+        .unwrap()
+        .epsilon;
+    assert!(spent > 0.5 && spent < 1.0, "{spent}");
+    let left = (1.0 - spent).next_down();
+    assert!(
+        stderr.contains(&format!("epsilon = {left} is left")),
+        "{stderr} vs {left}"
+    );
+    let (code, stdout, stderr) = dpglm(&["budget", "show", s(&budget), "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["fits"].as_array().unwrap().len(), 2);
+    let together = price(&both, AccountantKind::Pld, 1e-5).unwrap().epsilon;
+    assert_eq!(v["spent_epsilon"].as_f64().unwrap(), together);
+    // The budget file holds the models' own trees.
+    let stored = dp_glm::shared_budget::SharedBudget::open(&budget)
+        .unwrap()
+        .fits()
+        .unwrap();
+    let stored: Vec<_> = stored.into_iter().map(|f| f.event.0).collect();
+    assert_eq!(stored, events);
+}

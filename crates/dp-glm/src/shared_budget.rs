@@ -344,11 +344,13 @@ impl SharedBudget {
     /// relation other than the recorded fits', an invalid target, or an unreadable file.
     pub fn reserve(&self, plan: &Plan) -> Result<Reservation<'_>> {
         let guard = match &self.path {
-            Some(_) => Held::File(self.lock()?),
+            Some(_) => Held::File {
+                _lock: self.lock()?,
+            },
             None => Held::Memory(self.memory()?),
         };
         let fits = match &guard {
-            Held::File(_) => self.read()?.fits,
+            Held::File { .. } => self.read()?.fits,
             Held::Memory(m) => (*m).clone(),
         };
         if !(plan.epsilon.is_finite() && plan.epsilon > 0.0) || !(plan.delta > 0.0) {
@@ -505,10 +507,11 @@ impl SharedBudget {
     }
 }
 
-/// What a reservation holds: the file lock, or the in-memory budget's guard.
+/// What a reservation holds: the file lock (released when dropped), or the in-memory
+/// budget's guard.
 #[derive(Debug)]
 enum Held<'a> {
-    File(File),
+    File { _lock: File },
     Memory(MutexGuard<'a, Vec<FitRecord>>),
 }
 
@@ -573,7 +576,7 @@ impl Reservation<'_> {
             event: StoredEvent(event.clone()),
         });
         match &mut guard {
-            Held::File(_) => budget.write(&budget.state(fits.clone()))?,
+            Held::File { .. } => budget.write(&budget.state(fits.clone()))?,
             Held::Memory(m) => m.clone_from(&fits),
         }
         let spent = budget.price_recorded(&fits, budget.delta)?;

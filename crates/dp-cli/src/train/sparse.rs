@@ -81,7 +81,12 @@ enum Rows {
 
 /// `dpglm train` on sparse rows (module docs): the dense `train` with the rows read, kept and
 /// scored sparse, and no feature scaling.
-pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
+pub(super) fn train(
+    a: &TrainArgs,
+    loss: Loss,
+    budget: Option<Reservation<'_>>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let start = Instant::now();
     let classification = matches!(loss.label_domain(), dp_glm::LabelDomain::Signs);
     let schema = schema_of(a.label.as_deref(), &a.columns)?;
@@ -131,7 +136,7 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(a, start, fit, &data, test, Vec::new(), out)
+    conclude(a, start, fit, &data, test, Vec::new(), budget, out)
 }
 
 /// The test file with the training preprocessing: sparse rows for a LIBSVM file, else dense

@@ -120,7 +120,12 @@ fn preprocessed<'p>(
 }
 
 /// `dpglm train --stream` (module docs).
-pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<(), CliError> {
+pub(super) fn train(
+    a: &TrainArgs,
+    loss: Loss,
+    reservation: Option<Reservation<'_>>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let start = Instant::now();
     let algorithm = a.algorithm();
     if !streamed(algorithm) {
@@ -297,7 +302,16 @@ pub(super) fn train(a: &TrainArgs, loss: Loss, out: &mut dyn Write) -> Result<()
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(a, start, fit, &Blocks(&source), test, Vec::new(), out)
+    conclude(
+        a,
+        start,
+        fit,
+        &Blocks(&source),
+        test,
+        Vec::new(),
+        reservation,
+        out,
+    )
 }
 
 /// Objective perturbation set up as the catalog's builder does (AMP's inner settings too).
