@@ -1143,17 +1143,18 @@ pub(crate) fn train(
         prep,
         names,
         headline: storage::headline(a),
+        budget,
     };
     // The learner's model takes the rows it was given (and applies its own steps).
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(a, start, fit, &data, test, warnings, budget, out)
+    conclude(a, start, fit, &data, test, warnings, out)
 }
 
 /// What a fit hands to [`release`]: the model and the ledger's bounds, and the public
 /// settings the model file and the summary record.
-struct Fit {
+struct Fit<'b> {
     model: LinearModel,
     bounds: PrivateBounds,
     noise_source: NoiseSource,
@@ -1162,6 +1163,8 @@ struct Fit {
     names: Option<Vec<String>>,
     /// Added to the summary's first line (how the data was read).
     headline: String,
+    /// The `--budget` reservation that records the model before it is written.
+    budget: Option<Reservation<'b>>,
 }
 
 /// Rows `train` scores its model on for the operator (not private): dense rows, sparse rows
@@ -1186,11 +1189,10 @@ impl Scorable for Dataset {
 fn conclude(
     a: &TrainArgs,
     start: Instant,
-    fit: Fit,
+    fit: Fit<'_>,
     train: &dyn Scorable,
     test: Option<(&Path, &dyn Scorable)>,
     warnings: Vec<String>,
-    budget: Option<Reservation<'_>>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let (n, tr) = train.scores(&fit.model, &a.data)?;
@@ -1199,7 +1201,7 @@ fn conclude(
         None => None,
     };
     let diagnostics = NotPrivate::since(start, n, tr, test, warnings);
-    release(a, fit, diagnostics, budget, out)
+    release(a, fit, diagnostics, out)
 }
 
 /// Completes a fitted model with the pipeline, input and bounds, records its event in the
@@ -1208,9 +1210,8 @@ fn conclude(
 /// written or printed when the budget cannot record it.
 fn release(
     a: &TrainArgs,
-    fit: Fit,
+    fit: Fit<'_>,
     diagnostics: NotPrivate,
-    budget: Option<Reservation<'_>>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let Fit {
@@ -1221,6 +1222,7 @@ fn release(
         prep,
         names,
         headline,
+        budget,
     } = fit;
     let loss = model.loss();
     let d_in = model.coef().len() - prep.extra_columns();

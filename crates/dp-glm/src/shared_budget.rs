@@ -313,13 +313,21 @@ impl SharedBudget {
     }
 
     fn left(&self, fits: &[FitRecord], delta: f64) -> Result<Option<f64>> {
+        Ok(self.recorded_cost(fits, delta)?.and_then(|(_, spent)| {
+            let left = self.epsilon - spent;
+            (left > 0.0).then(|| left.next_down().max(0.0))
+        }))
+    }
+
+    /// The δ left to the recorded fits beside a fit at δ `delta`, and their ε at it; `None`
+    /// when no δ is left to them.
+    fn recorded_cost(&self, fits: &[FitRecord], delta: f64) -> Result<Option<(f64, f64)>> {
         let rest = self.delta - delta;
-        if !(rest > 0.0) || (!fits.is_empty() && rest < DELTA_MIN) {
+        let floor = if fits.is_empty() { 0.0 } else { DELTA_MIN };
+        if rest.is_nan() || rest <= 0.0 || rest < floor {
             return Ok(None);
         }
-        let spent = self.price_recorded(fits, rest)?;
-        let left = self.epsilon - spent;
-        Ok((left > 0.0).then(|| left.next_down().max(0.0)))
+        Ok(Some((rest, self.price_recorded(fits, rest)?)))
     }
 
     fn price_recorded(&self, fits: &[FitRecord], delta: f64) -> Result<f64> {
@@ -353,7 +361,8 @@ impl SharedBudget {
             Held::File { .. } => self.read()?.fits,
             Held::Memory(m) => (*m).clone(),
         };
-        if !(plan.epsilon.is_finite() && plan.epsilon > 0.0) || !(plan.delta > 0.0) {
+        let valid_delta = plan.delta > 0.0 && plan.delta < 1.0;
+        if !(plan.epsilon.is_finite() && plan.epsilon > 0.0 && valid_delta) {
             return Err(BudgetError::Invalid(format!(
                 "invalid fit target epsilon = {}, delta = {:e}",
                 plan.epsilon, plan.delta
@@ -369,17 +378,13 @@ impl SharedBudget {
                 });
             }
         }
-        let rest = self.delta - plan.delta;
-        let admitted = if !(rest > 0.0) || (!fits.is_empty() && rest < DELTA_MIN) {
-            Err(format!(
+        let admitted = match self.recorded_cost(&fits, plan.delta)? {
+            None => Err(format!(
                 "no delta is left for it: a fit's delta must be below the budget's delta \
                  less what the recorded fits need (at least {DELTA_MIN:e})"
-            ))
-        } else {
-            let spent = self.price_recorded(&fits, rest)?;
-            if sum_at_most(spent, plan.epsilon, self.epsilon) {
-                Ok(())
-            } else {
+            )),
+            Some((_, spent)) if sum_at_most(spent, plan.epsilon, self.epsilon) => Ok(()),
+            Some((rest, spent)) => {
                 let left = (self.epsilon - spent).next_down().max(0.0);
                 Err(format!(
                     "epsilon = {left} is left for a fit at that delta (the recorded fits cost \

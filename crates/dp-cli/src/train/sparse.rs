@@ -132,11 +132,12 @@ pub(super) fn train(
         prep,
         names: None,
         headline: ", from sparse rows".into(),
+        budget,
     };
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(a, start, fit, &data, test, Vec::new(), budget, out)
+    conclude(a, start, fit, &data, test, Vec::new(), out)
 }
 
 /// The test file with the training preprocessing: sparse rows for a LIBSVM file, else dense

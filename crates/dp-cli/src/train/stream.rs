@@ -297,21 +297,13 @@ pub(super) fn train(
         prep: prep.clone(),
         names,
         headline: format!(", streamed in blocks of {BLOCK_ROWS} rows"),
+        budget: reservation,
     };
     // A last pass: the training scores, for the operator only.
     let test = test
         .as_ref()
         .map(|(p, t)| (p.as_path(), t as &dyn Scorable));
-    conclude(
-        a,
-        start,
-        fit,
-        &Blocks(&source),
-        test,
-        Vec::new(),
-        reservation,
-        out,
-    )
+    conclude(a, start, fit, &Blocks(&source), test, Vec::new(), out)
 }
 
 /// Objective perturbation set up as the catalog's builder does (AMP's inner settings too).
