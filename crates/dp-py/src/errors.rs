@@ -49,6 +49,13 @@ create_exception!(
     "No parameter in the searched range meets the target."
 );
 
+create_exception!(
+    dpglm,
+    BudgetExceededError,
+    DPGLMError,
+    "A fit would take a Budget's recorded fits past its total: nothing was read or fitted."
+);
+
 /// The Python exception for a dp-accounting error, with its message.
 pub(crate) fn to_py(e: dp_accounting::Error) -> PyErr {
     use dp_accounting::Error as E;
@@ -100,6 +107,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumericalError", py.get_type::<NumericalError>())?;
     m.add("SelfCheckError", py.get_type::<SelfCheckError>())?;
     m.add("CalibrationError", py.get_type::<CalibrationError>())?;
+    m.add("BudgetExceededError", py.get_type::<BudgetExceededError>())?;
     let bases = PyTuple::new(
         py,
         [py.get_type::<DPGLMError>(), py.get_type::<PyValueError>()],

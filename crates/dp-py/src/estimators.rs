@@ -8,13 +8,15 @@
 
 use dp_glm::LinearModel;
 use dp_glm::catalog::{self, CatalogError, Kind, Params, Value};
-use dp_glm::frontdoor::{ArrayFit, Scaling, public_ranges};
+use dp_glm::frontdoor::{self, ArrayFit, Scaling, public_ranges};
 use dp_glm::scaling::{ScalingMethod, ScalingPlan};
+use dp_glm::shared_budget::Plan;
 use dp_glm::sparse::SparseDataset;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::budget::{Budget, Charged, budget_err, charged};
 use crate::errors::{invalid, invalid_input};
 use crate::rows::Rows;
 use crate::unscaled;
@@ -191,7 +193,7 @@ type Fitted = (Model, String, bool, Vec<String>);
 /// model, the statement, whether it is a private release, and warnings.
 #[pyfunction]
 #[pyo3(signature = (x, y, *, algorithm, loss, epsilon, delta, params, scale, feature_ranges,
-    unit_norm, bias, bounds_budget, random_state, feature_names, classes))]
+    unit_norm, bias, bounds_budget, random_state, feature_names, classes, budget = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit(
     py: Python<'_>,
@@ -210,6 +212,7 @@ pub(crate) fn fit(
     random_state: Option<u64>,
     feature_names: Option<Vec<String>>,
     classes: Option<(String, String)>,
+    budget: Option<Bound<'_, Budget>>,
 ) -> PyResult<Fitted> {
     check_epsilon(epsilon)?;
     let learner = catalog::learner(algorithm).map_err(|e| catalog_err(py, e))?;
@@ -239,18 +242,33 @@ pub(crate) fn fit(
     };
     let names = feature_names;
     let mut warnings = Vec::new();
+    // A budget admits the fit from its public target before it touches the rows.
+    let shared = budget.map(|b| b.get().inner.clone());
+    let plan = Plan {
+        epsilon,
+        delta,
+        neighbouring: learner
+            .relation(loss, &params)
+            .map_err(|e| catalog_err(py, e))?,
+    };
+    let label = format!("{algorithm} (Python)");
+    let b = shared.as_ref();
+    let spent = |f: &frontdoor::Fitted| {
+        let report = f.model.privacy();
+        (report.event.clone(), report.accountant)
+    };
     let fitted = match x {
         Rows::F64(a) => {
             let x = a.as_array();
-            py.detach(|| run.fit(x, y, names))
+            py.detach(|| charged(b, &plan, &label, || run.fit(x, y, names), spent))
         }
         Rows::F32(a) if unscaled::keeps_f32(&run) => {
             let x = a.as_array();
-            py.detach(|| run.fit_f32(x, y, names))
+            py.detach(|| charged(b, &plan, &label, || run.fit_f32(x, y, names), spent))
         }
         Rows::F32(a) => {
             let x = a.as_array().mapv(f64::from);
-            py.detach(|| run.fit(x.view(), y, names))
+            py.detach(|| charged(b, &plan, &label, || run.fit(x.view(), y, names), spent))
         }
         Rows::Csr(c) => {
             let csr = c
@@ -262,18 +280,31 @@ pub(crate) fn fit(
                 format!("scale='{scale}'")
             };
             match unscaled::densified(&run, &asked) {
-                None => py.detach(|| run.fit_sparse(csr, names)),
+                None => {
+                    py.detach(|| charged(b, &plan, &label, || run.fit_sparse(csr, names), spent))
+                }
                 Some(why) => {
                     warnings.push(why);
                     let dense = SparseDataset::new(csr)
                         .and_then(|rows| rows.to_dense())
                         .map_err(|e| catalog_err(py, e.into()))?;
-                    py.detach(|| run.fit(dense.x().view(), y, names))
+                    py.detach(|| {
+                        charged(
+                            b,
+                            &plan,
+                            &label,
+                            || run.fit(dense.x().view(), y, names),
+                            spent,
+                        )
+                    })
                 }
             }
         }
     };
-    let fitted = fitted.map_err(|e| catalog_err(py, e))?;
+    let fitted = fitted.map_err(|e| match e {
+        Charged::Fit(e) => catalog_err(py, e),
+        Charged::Budget(e) => budget_err(e),
+    })?;
     let private = fitted.statement.is_private_release();
     warnings.extend(fitted.warnings);
     Ok((

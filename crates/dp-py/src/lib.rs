@@ -10,6 +10,7 @@
 //! re-exports these as `dpglm.accounting` and ships the type stubs.
 
 mod accountants;
+mod budget;
 mod errors;
 mod estimators;
 mod events;
@@ -57,6 +58,7 @@ fn _dpglm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::calibrate_noise, m)?)?;
     m.add_function(wrap_pyfunction!(functions::calibrate_sampling_rate, m)?)?;
     m.add_function(wrap_pyfunction!(functions::calibrate_steps, m)?)?;
+    m.add_class::<budget::Budget>()?;
     m.add_class::<estimators::Model>()?;
     m.add_function(wrap_pyfunction!(estimators::learners, m)?)?;
     m.add_function(wrap_pyfunction!(estimators::fit, m)?)?;

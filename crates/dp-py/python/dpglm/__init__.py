@@ -6,6 +6,8 @@ The numbers come from the dpglm Rust crates; this package exposes them to Python
   scikit-learn's conventions (``fit``, ``predict``, ``get_params``, ...), the learners of the
   Rust registry the ``dpglm`` CLI reads; ``privacy_report_`` holds the event tree and the
   plain-language privacy statement.
+* :class:`Budget` -- one privacy budget across many fits on the same rows (``budget=``), in
+  memory or in a file ``dpglm train --budget`` shares.
 * :mod:`dpglm.accounting` -- privacy events composed into accountants (PLD, RDP, zCDP,
   exact), epsilon(delta), delta(epsilon), calibration, private tuning and shuffling, named
   as in Google's ``dp_accounting``.
@@ -16,6 +18,8 @@ import numpy, scikit-learn or pandas.
 """
 
 from dpglm._dpglm import (
+    Budget,
+    BudgetExceededError,
     CalibrationError,
     DPGLMError,
     InvalidInputError,
@@ -30,6 +34,8 @@ from dpglm import accounting
 from dpglm._estimators import LinearRegression, LogisticRegression, NotFittedError
 
 __all__ = [
+    "Budget",
+    "BudgetExceededError",
     "CalibrationError",
     "DPGLMError",
     "InvalidInputError",

@@ -28,6 +28,9 @@ class SelfCheckError(DPGLMError):
 class CalibrationError(DPGLMError):
     """No parameter in the searched range meets the target."""
 
+class BudgetExceededError(DPGLMError):
+    """A fit would take a Budget's recorded fits past its total: nothing was read or fitted."""
+
 class InvalidInputError(DPGLMError, ValueError):
     """Invalid data: shapes, non-finite values, labels outside the public class pair."""
 
@@ -43,6 +46,27 @@ def learners() -> List[Dict[str, Any]]:
     """The learner registry: ``name``, ``doc``, ``losses`` ("any" or "squared"), ``sparse``
     (whether it fits sparse rows without densifying them) and ``params`` (dicts with
     ``name``, ``kind``, ``default``, ``doc``)."""
+
+class Budget:
+    """A privacy budget of ``(epsilon, delta)`` shared by the fits given it (``budget=``):
+    each fit is admitted from its own epsilon and delta before it touches the data, or
+    refused with ``BudgetExceededError`` saying what is left; an admitted fit's privacy event
+    tree is recorded before the model is returned. With ``path`` it lives in that file
+    (``dpglm budget new`` / ``dpglm train --budget``; opened if it exists, its totals must
+    match), locked and replaced atomically; copies are the same budget."""
+
+    epsilon: float
+    delta: float
+    path: Optional[str]
+    def __init__(
+        self, epsilon: float, delta: float, path: Optional[str] = None, accountant: str = "pld"
+    ) -> None: ...
+    def spent(self) -> float:
+        """The epsilon the recorded fits spend together at the budget's delta."""
+    def left(self, delta: float) -> float:
+        """The most epsilon a fit at ``delta`` may still ask for (0 when none is left)."""
+    def fits(self) -> List[Dict[str, Any]]:
+        """The recorded fits: ``label``, ``epsilon``, ``delta``."""
 
 class Model:
     """A fitted dpglm linear model with its preprocessing (scores raw rows)."""
@@ -76,6 +100,7 @@ def fit(
     random_state: Optional[int],
     feature_names: Optional[List[str]],
     classes: Optional[Tuple[str, str]],
+    budget: Optional["Budget"] = None,
 ) -> Tuple[Model, str, bool, List[str]]:
     """One private fit (the GIL released): the model, the privacy statement, whether it is a
     private release, and warnings. float32 rows stay in float32 storage when the fit leaves

@@ -38,6 +38,7 @@ _COMMON = {
     "bias": 1.0,
     "bounds_budget": None,
     "random_state": None,
+    "budget": None,
 }
 
 
@@ -617,6 +618,10 @@ class _DPLinearModel:
                 f"preprocess must be one of auto|unit-norm|none, not {self.preprocess!r}"
             )
         unit_norm = {"auto": None, "unit-norm": True, "none": False}[self.preprocess]
+        if self.budget is not None and not isinstance(self.budget, _dpglm.Budget):
+            raise InvalidParameterError(
+                f"budget must be None or a dpglm.Budget, not {type(self.budget).__name__}"
+            )
         ranges = None
         if self.feature_ranges is not None:
             ranges = [(float(lo), float(hi)) for lo, hi in self.feature_ranges]
@@ -637,6 +642,7 @@ class _DPLinearModel:
             random_state=None if seed is None else int(seed),
             feature_names=names,
             classes=None if classes is None else (str(classes[0]), str(classes[1])),
+            budget=self.budget,
         )
         if warnings:
             import warnings as w
@@ -698,7 +704,9 @@ class LogisticRegression(_DPLinearModel):
     pair; without it labels must be in {0, 1} or {-1, 1} (-1 is read as 0) and ``classes_`` is
     always ``[0, 1]``: it is never chosen from the labels that occur. ``random_state=None`` draws the noise
     from the operating system's CSPRNG (a private release); an int gives a reproducible stream
-    for experiments, which is *not* a private release.
+    for experiments, which is *not* a private release. ``budget=dpglm.Budget(...)`` charges
+    every fit to one budget shared by fits on the same rows: a fit it cannot pay for raises
+    ``BudgetExceededError`` before it touches the data.
     """
 
     _loss = "logistic"
