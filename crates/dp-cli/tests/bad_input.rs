@@ -211,9 +211,9 @@ fn metrics_are_finite_or_refused_never_null() {
         );
     }
     // In `train` the test scores are diagnostics (not private): they never stop the release
-    // nor quote a row (issue 32). The huge row's decision value is NaN where its products
-    // overflow (counted as wrong: accuracy 1/2) and finite where the dot-product kernel
-    // keeps them in range (OpenBLAS's, seen in CI: scored right, accuracy 1); either way a
+    // nor quote a row (issue 32). The huge row's decision value is NaN without BLAS (its
+    // products overflow; counted as wrong: accuracy 1/2), while the BLAS build scored it
+    // right in CI (accuracy 1; its scoring path was not traced further): either way a
     // number, never null.
     let with_test = [&tight[..], &["--test", p(&huge), "--json"]].concat();
     let (code, out, err) = train(&data, &with_test);
