@@ -5,8 +5,8 @@
 //! Rust accountant afresh, with the GIL released, for each question.
 
 use dp_accounting::{
-    Accountant, AccountantKind, Mechanism, Neighbouring, PldConfig, RdpAccountant, Repetitions,
-    tuned,
+    Accountant, AccountantKind, Mechanism, Neighbouring, PldConfig, PrivacyEvent, RdpAccountant,
+    Repetitions, price_with, tuned,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple, PyType};
@@ -86,6 +86,8 @@ pub(crate) struct Spec {
     pub(crate) parts: Vec<(Mechanism, u64)>,
     /// A repeat-and-select of the composition (RDP only).
     pub(crate) reps: Option<Repetitions>,
+    /// Models' event trees composed after the parts (each with its count).
+    pub(crate) trees: Vec<dp_accounting::Event>,
 }
 
 impl Spec {
@@ -98,6 +100,7 @@ impl Spec {
             orders: None,
             parts: Vec::new(),
             reps: None,
+            trees: Vec::new(),
         }
     }
 
@@ -106,6 +109,14 @@ impl Spec {
         &self,
         f: impl FnOnce(&dyn Accountant) -> dp_accounting::Result<T>,
     ) -> dp_accounting::Result<T> {
+        if !self.trees.is_empty() {
+            return Err(dp_accounting::Error::Unsupported {
+                accountant: self.kind.as_str(),
+                what: "this question of a composition holding a model's event tree (only \
+                       get_epsilon answers for it)"
+                    .into(),
+            });
+        }
         if self.kind == AccountantKind::Rdp {
             f(&self.rdp()?)
         } else {
@@ -133,8 +144,28 @@ impl Spec {
         }
     }
 
+    /// ε at `delta` of the composition: the accountant's answer, or, when it holds models'
+    /// event trees, [`dp_accounting::price_with`] on the parts and trees composed (RDP on
+    /// dp-accounting's default orders).
+    ///
+    /// # Privacy
+    /// An upper bound, rounded up, under the accountant's relation.
+    pub(crate) fn epsilon(&self, delta: f64) -> dp_accounting::Result<f64> {
+        if self.trees.is_empty() {
+            return self.run(|a| a.epsilon(delta));
+        }
+        let mut nodes: Vec<dp_accounting::Event> = self
+            .parts
+            .iter()
+            .map(|(m, c)| dp_accounting::Event::release(m.clone(), *c, "composed"))
+            .collect();
+        nodes.extend(self.trees.iter().cloned());
+        let tree = PrivacyEvent::new(self.rel, dp_accounting::Event::Composed(nodes))?;
+        Ok(price_with(&tree, self.kind, self.pld, delta)?.epsilon)
+    }
+
     /// Adds `count` applications of `event` (a repeat-and-select only to an empty RDP
-    /// composition, once).
+    /// composition, once; a model's tree only under its own relation).
     pub(crate) fn add(&mut self, event: &Event, count: u64) -> PyResult<()> {
         if self.reps.is_some() {
             return Err(unsupported(
@@ -144,8 +175,31 @@ impl Spec {
             ));
         }
         match event {
+            Event::Tree(t) => {
+                if t.neighbouring() != self.rel {
+                    return Err(unsupported(format!(
+                        "a model's event tree stated under {} in an accountant under {} \
+                         (neighbouring relations must not be mixed)",
+                        t.neighbouring(),
+                        self.rel
+                    )));
+                }
+                let root = t.root().clone();
+                self.trees.push(if count == 1 {
+                    root
+                } else {
+                    dp_accounting::Event::SelfComposed {
+                        event: Box::new(root),
+                        count,
+                    }
+                });
+            }
             Event::RepeatAndSelect { inner, reps } => {
-                if self.kind != AccountantKind::Rdp || !self.parts.is_empty() || count != 1 {
+                if self.kind != AccountantKind::Rdp
+                    || !self.parts.is_empty()
+                    || !self.trees.is_empty()
+                    || count != 1
+                {
                     return Err(unsupported(
                         "a RepeatAndSelectDpEvent except composed once, alone, into an \
                          RdpAccountant"
@@ -251,6 +305,7 @@ impl PrivacyAccountant {
             let mut probe = Spec {
                 parts: Vec::new(),
                 reps: None,
+                trees: Vec::new(),
                 ..this.spec.clone()
             };
             probe.add(&ev, 1)?;
@@ -273,12 +328,19 @@ impl PrivacyAccountant {
         let mut next = Spec {
             parts: Vec::new(),
             reps: None,
+            trees: Vec::new(),
             ..self.spec.clone()
         };
         if self.spec.clone().add(&ev, 1).is_err() || next.add(&ev, 1).is_err() {
             return Ok(false);
         }
-        Ok(py.detach(move || next.run(|_| Ok(()))).is_ok())
+        // A tree is checked by pricing it (at a typical δ: its analyses do not depend on δ).
+        Ok(py
+            .detach(move || match next.trees.is_empty() {
+                true => next.run(|_| Ok(())),
+                false => next.epsilon(1e-5).map(drop),
+            })
+            .is_ok())
     }
 
     /// The smallest ε such that the composition is (ε, δ)-DP, rounded up.
@@ -286,7 +348,8 @@ impl PrivacyAccountant {
     /// Raises `InvalidParameterError` for δ ∉ (0, 1), `OutOfRangeError` when δ is below
     /// what the accountant resolves.
     fn get_epsilon(&self, py: Python<'_>, target_delta: f64) -> PyResult<f64> {
-        self.ask(py, move |a| a.epsilon(target_delta))
+        let spec = self.spec.clone();
+        py.detach(move || spec.epsilon(target_delta)).map_err(to_py)
     }
 
     /// δ(ε) of the composition, rounded up.

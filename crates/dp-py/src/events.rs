@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use dp_accounting::{Mechanism, Neighbouring, ObjPertParams, Repetitions};
+use dp_accounting::{Mechanism, Neighbouring, ObjPertParams, PrivacyEvent, Repetitions};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -66,6 +66,9 @@ pub(crate) enum Event {
         inner: Box<Event>,
         reps: Repetitions,
     },
+    /// A fitted model's whole privacy event tree (dp-accounting's vocabulary), priced by
+    /// [`dp_accounting::price_with`].
+    Tree(PrivacyEvent),
 }
 
 /// The noise multiplier `σ/Δ` of a Gaussian with standard deviation `σ` on a sum of
@@ -162,6 +165,11 @@ impl Event {
                  RdpAccountant)"
                     .into(),
             )),
+            Event::Tree(_) => Err(unsupported(
+                "a model's privacy event tree inside another event (compose it into an \
+                 accountant directly)"
+                    .into(),
+            )),
         }
     }
 
@@ -169,6 +177,7 @@ impl Event {
     /// analysed only under it (sampling without replacement), else add/remove.
     pub(crate) fn natural_relation(&self) -> PyResult<Neighbouring> {
         let parts = match self {
+            Event::Tree(t) => return Ok(t.neighbouring()),
             Event::RepeatAndSelect { inner, .. } => inner.parts()?,
             _ => self.parts()?,
         };
@@ -198,6 +207,7 @@ impl Event {
             Event::SampledWithoutReplacement { .. } => "a sampled event",
             Event::SelfComposed { .. } | Event::Composed(_) => "a composition",
             Event::RepeatAndSelect { .. } => "a repeat-and-select event",
+            Event::Tree(_) => "a model's privacy event tree",
         }
     }
 }
@@ -220,6 +230,7 @@ impl DpEvent {
     fn new(py: Python<'_>, event: Event, args: Vec<Py<PyAny>>) -> PyResult<Self> {
         match &event {
             Event::RepeatAndSelect { inner, .. } => inner.parts().map(drop)?,
+            Event::Tree(_) => {} // validated when read
             other => other.parts().map(drop)?,
         }
         Ok(Self {
@@ -269,12 +280,37 @@ impl DpEvent {
     }
 
     /// The mechanisms the event composes, as `(name, parameters, count)` triples.
+    ///
+    /// For a model's event tree: every release in it, depth first, each with its count
+    /// within its enclosing node.
     fn mechanisms(&self) -> PyResult<MechanismRows> {
         let parts = match &self.event {
             Event::RepeatAndSelect { inner, .. } => inner.parts()?,
+            Event::Tree(t) => t
+                .releases()
+                .into_iter()
+                .map(|r| (r.mechanism, r.count))
+                .collect(),
             e => e.parts()?,
         };
         Ok(rows(&parts))
+    }
+
+    /// The event as Google's `dp_accounting` objects (that package must be importable), for
+    /// a check by an implementation dpglm did not write. Raises `UnsupportedError` naming
+    /// the part dp_accounting has no event for (objective perturbation, AMP, shuffling,
+    /// Gamma-ball noise, a grid release's rounding slack). With `without_grid_slack=True` a
+    /// grid release (dpglm's sampler of Gaussian noise on a grid) converts to its continuous
+    /// Gaussian: dp_accounting's price is then a lower reference, which dpglm's must reach.
+    #[pyo3(signature = (without_grid_slack = false))]
+    fn to_dp_accounting<'py>(
+        slf: &Bound<'py, Self>,
+        without_grid_slack: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("dpglm.accounting")?
+            .getattr("_to_dp_accounting")?
+            .call1((slf, without_grid_slack))
     }
 }
 
@@ -593,5 +629,44 @@ impl RepeatAndSelectDpEvent {
         let mut args = vec![event.clone().unbind()];
         args.extend(args!(py; mean, shape, gamma));
         Ok(base(py, ev, args)?.add_subclass(Self))
+    }
+}
+
+/// A fitted model's whole privacy event tree (`model.privacy_event_`): compose it into an
+/// accountant with other events under the same relation, or ask `epsilon(event, delta)`.
+///
+/// Built from the tree's JSON as a model file stores it (`{"neighbouring": ..., "event":
+/// ...}`), every mechanism rebuilt through its validating constructor. Accountants price it
+/// with dp-accounting's event pricing (the model's own reported ε at its δ and accountant);
+/// only `get_epsilon` answers for a composition holding one.
+#[pyclass(extends = DpEvent, frozen, module = "dpglm.accounting")]
+pub(crate) struct ModelDpEvent;
+
+#[pymethods]
+impl ModelDpEvent {
+    #[new]
+    fn new(py: Python<'_>, tree_json: &str) -> PyResult<PyClassInitializer<Self>> {
+        let stored: dp_glm::StoredEvent = serde_json::from_str(tree_json)
+            .map_err(|e| crate::errors::invalid(&format!("not a valid privacy event tree: {e}")))?;
+        let ev = Event::Tree(stored.0);
+        Ok(base(py, ev, args!(py; tree_json))?.add_subclass(Self))
+    }
+
+    /// The tree's neighbouring relation (`"add-remove"` or `"replace-one"`).
+    #[getter]
+    fn neighbouring(slf: &Bound<'_, Self>) -> &'static str {
+        match &slf.as_super().get().event {
+            Event::Tree(t) => t.neighbouring().as_str(),
+            _ => "",
+        }
+    }
+
+    /// The tree's JSON, as the model file stores it.
+    fn to_json(slf: &Bound<'_, Self>) -> PyResult<String> {
+        match &slf.as_super().get().event {
+            Event::Tree(t) => serde_json::to_string(&dp_glm::StoredEvent(t.clone()))
+                .map_err(|e| crate::errors::invalid(&e.to_string())),
+            _ => Err(crate::errors::invalid("not a tree")),
+        }
     }
 }

@@ -85,7 +85,27 @@ fn answer(
         };
         Ok((v, a.notes()))
     };
-    let (value, kind, fallback, notes) = if let Event::RepeatAndSelect { .. } = ev {
+    let (value, kind, fallback, notes) = if let Event::Tree(tree) = &ev {
+        // A model's tree: dp-accounting's event pricing (ε at δ only), PLD by default.
+        let Query::Epsilon { delta } = query else {
+            return Err(crate::errors::unsupported(
+                "delta(epsilon) of a model's event tree (ask its epsilon at a delta)".into(),
+            ));
+        };
+        if rel != tree.neighbouring() {
+            return Err(crate::errors::unsupported(format!(
+                "pricing a model's event tree stated under {} under {rel} (neighbouring \
+                 relations must not be mixed)",
+                tree.neighbouring()
+            )));
+        }
+        let kind = kind.unwrap_or(AccountantKind::Pld);
+        let tree = tree.clone();
+        let p = py
+            .detach(move || dp_accounting::price_with(&tree, kind, pld, delta))
+            .map_err(to_py)?;
+        (p.epsilon, kind, Vec::new(), p.notes)
+    } else if let Event::RepeatAndSelect { .. } = ev {
         let kind = kind.unwrap_or(AccountantKind::Rdp);
         let mut spec = Spec::new(kind, rel);
         spec.add(&ev, 1)?;

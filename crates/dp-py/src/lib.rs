@@ -37,6 +37,7 @@ fn _dpglm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::SelfComposedDpEvent>()?;
     m.add_class::<events::ComposedDpEvent>()?;
     m.add_class::<events::RepeatAndSelectDpEvent>()?;
+    m.add_class::<events::ModelDpEvent>()?;
     m.add_class::<accountants::NeighboringRelation>()?;
     m.add_class::<accountants::PrivacyAccountant>()?;
     m.add_class::<accountants::PLDAccountant>()?;

@@ -123,6 +123,19 @@ class DpEvent:
 
     def mechanisms(self) -> List[Tuple[str, List[Tuple[str, float]], int]]:
         """The mechanisms the event composes, as ``(name, parameters, count)``."""
+    def to_dp_accounting(self, without_grid_slack: bool = False) -> Any:
+        """The event as Google's ``dp_accounting`` objects (``UnsupportedError`` naming a
+        part it has no event for: objective perturbation, AMP, grid slack, shuffling).
+        ``without_grid_slack=True``: grid releases as their continuous Gaussian (a lower
+        reference for dpglm's price)."""
+
+class ModelDpEvent(DpEvent):
+    """A fitted model's whole privacy event tree (``model.privacy_event_``), from its JSON
+    as a model file stores it; accountants compose it (``get_epsilon`` only)."""
+
+    neighbouring: str
+    def __init__(self, tree_json: str) -> None: ...
+    def to_json(self) -> str: ...
 
 class GaussianDpEvent(DpEvent):
     """Gaussian noise of standard deviation ``noise_multiplier`` on a query of the given

@@ -565,7 +565,10 @@ class _DPLinearModel:
         """Fits the private model on rows ``X`` and labels ``y``.
 
         Spends at most ``(epsilon, delta)`` in all (bounds and scaling estimates included);
-        ``privacy_report_`` holds the privacy event tree and the plain-language statement. ``epsilon``
+        ``privacy_report_`` holds the privacy event tree and the plain-language statement;
+        ``privacy_event_`` is that tree as a ``dpglm.accounting.ModelDpEvent``, which the
+        accountants compose (with other models' trees: their joint price) and
+        ``to_dp_accounting()`` converts for Google's ``dp_accounting``. ``epsilon``
         must be within 2^-20 to 2^20 (about 1e-6 to 1e6): the noise and its calibration are
         derived from it and are not computed beyond. DataFrame column names (the feature
         names) must be unique.
@@ -663,6 +666,10 @@ class _DPLinearModel:
         report["private_release"] = private
         report["warnings"] = list(warnings)
         self.privacy_report_ = report
+        from dpglm.accounting import ModelDpEvent
+
+        tree = {"neighbouring": saved["privacy"]["neighbouring"], "event": saved["privacy"]["event"]}
+        self.privacy_event_ = ModelDpEvent(json.dumps(tree))
         self._set_coefficients()
         return self
 
