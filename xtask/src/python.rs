@@ -8,14 +8,16 @@ use crate::{Failure, Result, Totals, root, run, run_tests, target_dir};
 
 /// What pip installs into the environment (from the registry; once, then reused):
 /// scikit-learn for its estimator checks, pandas for the DataFrame tests, scipy for the
-/// sparse-input tests.
-const PIP_PACKAGES: [&str; 6] = [
+/// sparse-input tests, Google's dp-accounting to price converted model events
+/// (`to_dp_accounting`) by an implementation we did not write.
+const PIP_PACKAGES: [&str; 7] = [
     "maturin>=1.9.4,<2",
     "numpy",
     "pytest",
     "scikit-learn>=1.6,<2",
     "pandas>=1.5,<4",
     "scipy>=1.8",
+    "dp-accounting==0.6.0",
 ];
 
 /// How to get a Python that can make virtual environments, for messages.
