@@ -7,8 +7,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dp_accounting::{
-    Accountant, AccountantKind, Mechanism, Neighbouring, PldAccountant, PldConfig, RdpAccountant,
-    Target, calibrate_noise,
+    Accountant, AccountantKind, Event, Mechanism, Neighbouring, PldAccountant, PldConfig,
+    PrivacyEvent, RdpAccountant, Repetitions, Target, calibrate_noise, price,
 };
 
 /// DP-SGD with q = 0.004, σ = 1, T = 10⁴, δ = 1e-5.
@@ -58,5 +58,54 @@ fn pld_calibration(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pld_epsilon, rdp_epsilon, pld_calibration);
+/// A typical model's event tree: six private feature ranges (pure DP) before DP-SGD, 2,500
+/// Poisson-sampled steps; `tuned`: the training and a noisy score repeated K ~ Poisson(3)
+/// times (honest tuning, Papernot & Steinke 2022).
+fn model_tree(tuned: bool) -> PrivacyEvent {
+    let ranges = Event::release(Mechanism::pure_dp(0.0333).expect("valid"), 6, "ranges");
+    let steps = Event::release(
+        Mechanism::subsampled_gaussian(1.1, Q).expect("valid"),
+        2500,
+        "steps",
+    );
+    let learner = if tuned {
+        let score = Event::release(Mechanism::gaussian(40.0, 1.0).expect("valid"), 1, "score");
+        Event::RepeatAndSelect {
+            event: Box::new(Event::Composed(vec![steps, score])),
+            repetitions: Repetitions::Poisson { mean: 3.0 },
+        }
+    } else {
+        steps
+    };
+    PrivacyEvent::new(
+        Neighbouring::AddRemove,
+        Event::Composed(vec![ranges, learner]),
+    )
+    .expect("one relation")
+}
+
+/// Pricing a model's stored tree again (`dpglm account --model`; issue 32 asks ≤ 50 ms).
+fn price_model_tree(c: &mut Criterion) {
+    let mut group = c.benchmark_group("price_tree");
+    group.sample_size(20);
+    for (name, tuned, kind) in [
+        ("dpsgd_ranges_pld", false, AccountantKind::Pld),
+        ("dpsgd_ranges_rdp", false, AccountantKind::Rdp),
+        ("dpsgd_honest_tuning_ranges_rdp", true, AccountantKind::Rdp),
+    ] {
+        let tree = model_tree(tuned);
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(price(black_box(&tree), kind, 1e-5).expect("priced")))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    pld_epsilon,
+    rdp_epsilon,
+    pld_calibration,
+    price_model_tree
+);
 criterion_main!(benches);
