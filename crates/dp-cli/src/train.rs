@@ -107,6 +107,11 @@ fn glm_error(
         e @ dp_glm::Error::UnsupportedNeighbouring { .. } => {
             CliError::Usage(format!("invalid value for --neighbouring: {e}"))
         }
+        // The chosen accountant has no analysis of the learner's mechanism under the chosen
+        // relation: the user's combination of flags, refused before anything is released.
+        e @ dp_glm::Error::Accounting(dp_accounting::Error::Unsupported { .. }) => CliError::Usage(
+            format!("{e}: choose another --accountant or --neighbouring for this algorithm"),
+        ),
         e @ (dp_glm::Error::LabelOutOfDomain { .. }
         | dp_glm::Error::EmptyData { .. }
         | dp_glm::Error::ShapeMismatch { .. }) => {
