@@ -200,6 +200,10 @@ fn check_flags(a: &TrainArgs) -> Result<(), CliError> {
     if a.epsilon <= 0.0 {
         return bad("--epsilon", a.epsilon, "must be > 0");
     }
+    if let Err(e) = catalog::check_epsilon(a.epsilon) {
+        let named = e.message(&|p| format!("--{p}"));
+        return Err(CliError::Usage(named.unwrap_or_else(|| e.to_string())));
+    }
     if !(0.0..1.0).contains(&a.delta) {
         return bad("--delta", a.delta, "must be in [0, 1)");
     }

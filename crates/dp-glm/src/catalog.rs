@@ -392,9 +392,46 @@ pub enum CatalogError {
     /// parameters as `{name}`; see [`CatalogError::message`].
     #[error("{}", render(.0, &|p| format!("`{p}`")))]
     Conflict(String),
+    /// A target ε outside [`EPSILON_RANGE`].
+    #[error("{}", epsilon_message(*.0, "`epsilon`"))]
+    EpsilonOutOfRange(f64),
     /// The learner's own error (a hyper-parameter outside its range names itself).
     #[error(transparent)]
     Fit(#[from] Error),
+}
+
+/// The target ε the learners compute: `2^-20 ≤ ε ≤ 2^20` (about 1e-6 to 1e6).
+pub const EPSILON_RANGE: (f64, f64) = (1.0 / (1u64 << 20) as f64, (1u64 << 20) as f64);
+
+/// `epsilon` within [`EPSILON_RANGE`], checked by every front door before anything is
+/// derived from it (the CLI before it reads data, [`crate::frontdoor::ArrayFit`] first).
+///
+/// The learners derive their noise scales, ridge penalties and step counts from ε (scales
+/// ∝ 1/ε) without a range of their own (`dp_accounting::Target` only asks for ε > 0): far
+/// outside this range those derived values leave what the exact noise grid and the
+/// calibrations resolve, and the error would name a derived value (`lambda` = inf, an
+/// optimiser's `scale`) instead of ε.
+///
+/// # Errors
+/// [`CatalogError::EpsilonOutOfRange`].
+pub fn check_epsilon(epsilon: f64) -> Result<(), CatalogError> {
+    let (lo, hi) = EPSILON_RANGE;
+    if (lo..=hi).contains(&epsilon) {
+        Ok(())
+    } else {
+        Err(CatalogError::EpsilonOutOfRange(epsilon))
+    }
+}
+
+/// The message of [`CatalogError::EpsilonOutOfRange`], ε named `name`.
+fn epsilon_message(epsilon: f64, name: &str) -> String {
+    let (lo, hi) = EPSILON_RANGE;
+    format!(
+        "{name} = {epsilon:e} is outside the range the learners compute, {lo:e} (2^-20) to \
+         {hi:e} (2^20): the noise scales, penalties and step counts are derived from epsilon \
+         and beyond it leave the range the noise and its calibration resolve (below 2^-20 the \
+         noise drowns any model, above 2^20 nothing is private); give an epsilon in that range"
+    )
 }
 
 impl CatalogError {
@@ -427,6 +464,7 @@ impl CatalogError {
                 choices.join("|")
             ),
             CatalogError::Conflict(text) => render(text, name),
+            CatalogError::EpsilonOutOfRange(e) => epsilon_message(*e, &name("epsilon")),
             CatalogError::Fit(_) => return None,
             other => other.to_string(),
         })

@@ -261,6 +261,7 @@ impl ArrayFit<'_> {
         rows: Rows<'_>,
         feature_names: Option<Vec<String>>,
     ) -> Result<Fitted, CatalogError> {
+        crate::catalog::check_epsilon(self.epsilon)?;
         self.learner.check(self.params)?;
         let (n_rows, d) = rows.dim();
         // The scaling decision reads the row count: the public n where one is given, so

@@ -151,30 +151,6 @@ fn scaling_of(scale: &str, ranges: Option<Vec<(f64, f64)>>, d: usize) -> PyResul
     }
 }
 
-/// The target ε the estimators compute: `2^-20 ≤ ε ≤ 2^20` (about 1e-6 to 1e6).
-const EPSILON_RANGE: (f64, f64) = (1.0 / (1u64 << 20) as f64, (1u64 << 20) as f64);
-
-/// `epsilon` within [`EPSILON_RANGE`], checked before the learner derives anything from it.
-///
-/// The learners derive their noise scales, ridge penalties and step counts from ε (scales
-/// ∝ 1/ε) without a range of their own (`dp_accounting::Target` only asks for ε > 0): far
-/// outside this range those derived values leave what the exact noise grid (scales 2^-976
-/// to 2^984) and the calibrations resolve, and the error would name the derived value
-/// (`lambda` = inf, the optimiser's `scale`) instead of `epsilon`.
-fn check_epsilon(epsilon: f64) -> PyResult<()> {
-    let (lo, hi) = EPSILON_RANGE;
-    if (lo..=hi).contains(&epsilon) {
-        return Ok(());
-    }
-    Err(invalid(&format!(
-        "`epsilon` = {epsilon:e} is outside the range the estimators compute, {lo:e} (2^-20) \
-         to {hi:e} (2^20): the noise scales, penalties and step counts are derived from \
-         epsilon and beyond it leave the range the noise and its calibration resolve (below \
-         2^-20 the noise drowns any model, above 2^20 nothing is private); give an epsilon in \
-         that range"
-    )))
-}
-
 /// A fitted model: [`LinearModel`] with its preprocessing; scores raw rows.
 #[pyclass(frozen, module = "dpglm._dpglm")]
 pub(crate) struct Model {
@@ -214,7 +190,6 @@ pub(crate) fn fit(
     classes: Option<(String, String)>,
     budget: Option<Bound<'_, Budget>>,
 ) -> PyResult<Fitted> {
-    check_epsilon(epsilon)?;
     let learner = catalog::learner(algorithm).map_err(|e| catalog_err(py, e))?;
     let loss = catalog::loss(loss, None).map_err(|e| catalog_err(py, e))?;
     let params = params_of(learner, params)?;
