@@ -21,7 +21,7 @@ def rows():
 @pytest.mark.parametrize("epsilon", [1e-300, 1e300, float("nan"), 0.0])
 def test_an_epsilon_outside_the_computable_range_is_refused_naming_epsilon(cls, epsilon):
     x, y = rows()
-    with pytest.raises(dpglm.InvalidParameterError, match=r"^`epsilon` = \S+ is outside the range the learners compute, 9.5367431640625e-7 \(2\^-20\) to 1.048576e6 \(2\^20\)"):
+    with pytest.raises(dpglm.InvalidParameterError, match=r"^epsilon = \S+ is outside the range the learners compute, 9.5367431640625e-7 \(2\^-20\) to 1.048576e6 \(2\^20\)"):
         cls(epsilon=epsilon, random_state=0).fit(x, y)
 
 
