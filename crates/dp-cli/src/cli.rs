@@ -23,7 +23,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The privacy (ε or δ) of a composition of mechanisms.
+    /// The privacy (ε or δ) of a composition of mechanisms, or of the privacy event trees
+    /// stored in model files (`--model FILE`, `--models FILE FILE…`).
     Account(AccountArgs),
     /// The smallest noise meeting a target (ε, δ).
     Calibrate(CalibrateArgs),
