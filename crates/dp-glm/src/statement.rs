@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use dp_accounting::Neighbouring;
+use dp_accounting::{Event, Neighbouring};
 
 use crate::bounds::{Bound, BoundSource};
 use crate::report::{NoiseSource, PrivacyReport, text_up};
@@ -38,7 +38,8 @@ pub struct PrivacyStatement {
     target: (f64, f64),
     accountant: String,
     neighbouring: Neighbouring,
-    releases: u64,
+    /// What the tree released, in words ("37 noisy release(s)", or with a tuning's trials).
+    releases: String,
     source: NoiseSource,
     public: Vec<String>,
     estimated: Vec<String>,
@@ -56,7 +57,7 @@ impl PrivacyStatement {
             target: report.target,
             accountant: report.accountant.to_string(),
             neighbouring: report.neighbouring,
-            releases: report.event.releases().iter().map(|e| e.count).sum(),
+            releases: release_words(report.event.root()),
             source,
             public: Vec::new(),
             estimated: Vec::new(),
@@ -161,6 +162,44 @@ fn protected(relation: Neighbouring) -> &'static str {
     }
 }
 
+/// The releases of `root` in words: their number, and for each repeat-and-select node (a
+/// tuning) the releases of one trial and the law of the number of trials, which is random.
+fn release_words(root: &Event) -> String {
+    /// Adds the releases of `e` (each counted `times`) to `outside`, and each
+    /// repeat-and-select node as (releases per trial, its law) to `tuned`.
+    fn walk(e: &Event, times: u64, outside: &mut u64, tuned: &mut Vec<(u64, String)>) {
+        match e {
+            Event::Release(r) => *outside = outside.saturating_add(r.count.saturating_mul(times)),
+            Event::Composed(events) => {
+                for e in events {
+                    walk(e, times, outside, tuned);
+                }
+            }
+            Event::SelfComposed { event, count } => {
+                walk(event, times.saturating_mul(*count), outside, tuned);
+            }
+            Event::RepeatAndSelect { event, repetitions } => {
+                let mut per_trial = 0;
+                let mut inner = Vec::new();
+                walk(event, 1, &mut per_trial, &mut inner);
+                tuned.push((per_trial, repetitions.to_string()));
+                tuned.extend(inner);
+            }
+            Event::Shuffled { n, .. } => *outside = outside.saturating_add(n.saturating_mul(times)),
+        }
+    }
+    let (mut outside, mut tuned) = (0, Vec::new());
+    walk(root, 1, &mut outside, &mut tuned);
+    let mut words = format!("{outside} noisy release(s)");
+    for (per_trial, law) in tuned {
+        words.push_str(&format!(
+            " and tuning trials of {per_trial} noisy release(s) each, run a random number of \
+             times ({law}; Papernot and Steinke 2022)"
+        ));
+    }
+    words
+}
+
 impl fmt::Display for PrivacyStatement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Privacy statement:")?;
@@ -168,7 +207,7 @@ impl fmt::Display for PrivacyStatement {
         writeln!(
             f,
             "  Guarantee: (epsilon, delta) = ({}, {:e}) differential privacy (target ({}, \
-             {:e})), an upper bound computed by the {} accountant over {} noisy release(s): \
+             {:e})), an upper bound computed by the {} accountant over {}: \
              the probability of any set of outputs changes by at most a factor e^{} = {}, \
              plus {:e}, between any two neighbouring datasets.",
             text_up(self.epsilon, 6),
@@ -247,6 +286,32 @@ mod tests {
     use crate::{Budget, Dataset, DpGd, DpSgd, Loss};
     use dp_accounting::AccountantKind;
     use ndarray::{Array1, Array2};
+
+    #[test]
+    fn release_words_count_self_compositions_and_name_a_tuning() {
+        use dp_accounting::{Mechanism, Repetitions};
+        let g = |c| Event::release(Mechanism::gaussian(2.0, 1.0).unwrap(), c, "g");
+        let trial = Event::Composed(vec![
+            Event::SelfComposed {
+                event: Box::new(g(10)),
+                count: 3,
+            },
+            g(1),
+        ]);
+        let root = Event::Composed(vec![
+            Event::release(Mechanism::pure_dp(0.1).unwrap(), 4, "ranges"),
+            Event::RepeatAndSelect {
+                event: Box::new(trial),
+                repetitions: Repetitions::Poisson { mean: 3.0 },
+            },
+        ]);
+        assert_eq!(
+            release_words(&root),
+            "4 noisy release(s) and tuning trials of 31 noisy release(s) each, run a random \
+             number of times (K ~ Poisson(3); Papernot and Steinke 2022)"
+        );
+        assert_eq!(release_words(&g(7)), "7 noisy release(s)");
+    }
 
     /// Separable-ish data: 200 rows, 3 features, labels from the first feature's sign.
     fn data() -> Dataset {
