@@ -855,8 +855,11 @@ where
         let top = excess(ceiling, lambda_k(TOP))?;
         if top > 0.0 {
             return Err(Error::Privacy(format!(
-                "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss",
-                lambda_k(TOP)
+                "no lambda up to {:e} gives sigma <= {factor}·sigma_Gauss: epsilon = {} is too \
+                 small for objective perturbation with these bounds (nothing was released); \
+                 give a larger epsilon, public bounds that are smaller, or lambda explicitly",
+                lambda_k(TOP),
+                target.epsilon()
             )));
         }
         // The smallest accepted k, searched in u = log(1 − β/λ_k) = −c (ε is close to affine
