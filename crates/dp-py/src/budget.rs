@@ -23,6 +23,12 @@ pub(crate) fn budget_err(e: BudgetError) -> PyErr {
     }
 }
 
+/// What `Budget.__reduce__` returns: the class and its constructor's arguments.
+type Reduced<'py> = (
+    Bound<'py, pyo3::types::PyType>,
+    (f64, f64, PathBuf, &'static str),
+);
+
 /// A privacy budget of `(epsilon, delta)` shared by the fits given it (`budget=` of the
 /// estimators).
 ///
@@ -122,6 +128,27 @@ impl Budget {
                 Ok(d)
             })
             .collect()
+    }
+
+    /// A file budget pickles as its path (unpickling opens the same file); an in-memory one
+    /// cannot be pickled (a copy would be a second budget over the same rows).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let b = &slf.get().inner;
+        match b.path() {
+            Some(p) => Ok((
+                slf.get_type(),
+                (
+                    b.epsilon(),
+                    b.delta(),
+                    p.to_path_buf(),
+                    b.accountant().as_str(),
+                ),
+            )),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(
+                "an in-memory dpglm.Budget cannot be pickled (a copy would be a second budget \
+                 over the same rows): give it a path to share it",
+            )),
+        }
     }
 
     fn __copy__(slf: Py<Self>) -> Py<Self> {

@@ -89,6 +89,13 @@ def test_a_file_budget_is_shared_with_the_cli_and_survives_the_process(tmp_path)
     assert set(saved["fits"][0]) == {"label", "epsilon", "delta", "event"}
     with pytest.raises(dpglm.InvalidParameterError, match="holds epsilon = 1"):
         dpglm.Budget(2.0, 1e-5, path=str(path))
+    # A file budget pickles as its path; an in-memory one refuses.
+    import pickle
+
+    again = pickle.loads(pickle.dumps(dpglm.Budget(1.0, 1e-5, path=str(path))))
+    assert len(again.fits()) == 1
+    with pytest.raises(TypeError, match="in-memory"):
+        pickle.dumps(dpglm.Budget(1.0, 1e-5))
 
 
 def test_bad_budgets_are_refused():
