@@ -580,11 +580,12 @@ impl Reservation<'_> {
             delta: plan.delta,
             event: StoredEvent(event.clone()),
         });
+        // Priced before anything is written: a failure records nothing.
+        let spent = budget.price_recorded(&fits, budget.delta)?;
         match &mut guard {
             Held::File { .. } => budget.write(&budget.state(fits.clone()))?,
             Held::Memory(m) => m.clone_from(&fits),
         }
-        let spent = budget.price_recorded(&fits, budget.delta)?;
         drop(guard);
         Ok(Spent {
             epsilon: spent,
