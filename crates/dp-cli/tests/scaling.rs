@@ -378,7 +378,7 @@ fn bad_scaling_settings_are_refused() {
         // Too little budget for the private estimates: named, with the way out.
         (
             r#"{}"#,
-            "--epsilon 1e-300 --scale minmax",
+            "--epsilon 1e-6 --scale minmax",
             "give public scaling values",
         ),
     ];
