@@ -7,6 +7,7 @@ use std::time::Instant;
 use dp_data::{Format, LoadedData, Schema, TableSpec};
 use dp_glm::bounds::{Bound, BoundSource, PrivateBounds};
 use dp_glm::catalog::{self, CatalogError, Learner, Need, Params, Progress, Request};
+use dp_glm::row_count::PrivateCount;
 use dp_glm::scaling::{FittedScaling, PublicScale, ScalingMethod, ScalingPlan};
 use dp_glm::shared_budget::Reservation;
 use dp_glm::{
@@ -945,7 +946,7 @@ fn statement(
             bound_origin(a, b)
         ));
     }
-    s.bounds(&other);
+    s.bounds(&other).count(bounds.counted());
     s
 }
 
@@ -1054,8 +1055,28 @@ pub(crate) fn train(
     let format = a.format_arg.map(Format::from);
     let (train, spec, schema) = storage::open(a, loss)?;
     check_has_features(a, train.n_features(), &spec)?;
-    // Not yet counted (f32 storage): as if many rows, so the plan is the one data would get.
-    let n = a.public_n.or(train.n_rows()).unwrap_or(usize::MAX);
+    let (noise_source, mut rng) = noise(a)?;
+    let learner = learner_of(a)?;
+    let params = params_of(a);
+    // Under add/remove without --n the plan reads the private count (the learner then reads
+    // it too); not yet counted (f32 storage): as if many rows, so the plan is the one data
+    // would get, and the learner counts them.
+    let count = match train.n_rows() {
+        Some(rows)
+            if learner
+                .rows_to_count(loss, &params)
+                .map_err(|e| catalog_error(a, e))? =>
+        {
+            Some(PrivateCount::estimate(rows, a.epsilon, &mut *rng).map_err(|e| fit_error(a, e))?)
+        }
+        _ => None,
+    };
+    let n = count
+        .as_ref()
+        .map(PrivateCount::value)
+        .or(a.public_n)
+        .or(train.n_rows())
+        .unwrap_or(usize::MAX);
     let plan = scaling_plan(
         a,
         classification,
@@ -1078,7 +1099,6 @@ pub(crate) fn train(
         )),
         None => None,
     };
-    let (noise_source, mut rng) = noise(a)?;
     // The public row bound the preprocessing guarantees (unit rows, or every feature clipped
     // by the scaling, plus a bias `b`), the default `X` of the algorithms that need one.
     let rows = if prep.unit_norm {
@@ -1087,12 +1107,13 @@ pub(crate) fn train(
         plan.as_ref().and_then(ScalingPlan::row_bound)
     };
     let row_bound = rows.map(|r| r.hypot(prep.bias.unwrap_or(0.0)));
-    let learner = learner_of(a)?;
-    let params = params_of(a);
     let needs = learner
         .needs(loss, row_bound, &params)
         .map_err(|e| catalog_error(a, e))?;
     let mut bounds = bounds_budget(a, &needs, plan.as_ref().map_or(0, ScalingPlan::estimates))?;
+    if let Some(count) = count {
+        bounds.count(count).map_err(|e| fit_error(a, e))?;
+    }
     if let Some(plan) = &plan {
         let names = train.feature_names();
         let fitted = plan

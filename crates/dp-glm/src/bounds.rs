@@ -74,7 +74,8 @@ use crate::error::{Error, Result};
 use crate::learners::{Budget, Prior};
 use crate::loss::Loss;
 use crate::model::LinearModel;
-use crate::report::PrivacyReport;
+use crate::report::{PrivacyReport, text_up};
+use crate::row_count::{PRIVATE_COUNT, PrivateCount};
 
 /// The grid's exponents are `k/8` for `k` in this range.
 const GRID_STEPS: std::ops::RangeInclusive<i32> = -160..=240;
@@ -347,9 +348,12 @@ pub struct PrivateBounds {
     delta: f64,
     share: f64,
     planned: usize,
-    /// The estimates' ledger entries, their labels and the ε each cost.
+    /// The estimates' ledger entries, their labels and the ε each cost (the row count
+    /// apart).
     entries: Vec<(Mechanism, String, f64)>,
     bounds: Vec<Bound>,
+    /// The private row count ([`PrivateBounds::count`]) and its ledger entry.
+    count: Option<(usize, (Mechanism, String, f64))>,
     /// Whether the learner was calibrated against the whole ledger
     /// ([`PrivateBounds::learner_budget`]).
     joint: bool,
@@ -379,8 +383,49 @@ impl PrivateBounds {
             planned,
             entries: Vec::new(),
             bounds: Vec::new(),
+            count: None,
             joint: false,
         })
+    }
+
+    /// Records the private row count `count` in the ledger (its pure-DP event first in the
+    /// fit's tree) and returns its value `n̂`, which the learner then reads as its number of
+    /// rows. The learner's ε ([`PrivateBounds::learner_epsilon`]) is reduced by its cost.
+    ///
+    /// # Privacy
+    /// One pure-DP entry of [`PrivateCount::epsilon`] under add/remove
+    /// ([`crate::row_count`]), composed with the rest of the fit by
+    /// [`PrivateBounds::compose`].
+    ///
+    /// # Errors
+    /// A second count ([`Error::Privacy`]).
+    pub fn count(&mut self, count: PrivateCount) -> Result<usize> {
+        if self.count.is_some() {
+            return Err(Error::Privacy("the rows were already counted".into()));
+        }
+        let (n, epsilon) = (count.value(), count.epsilon());
+        let label = format!("n: private row count (discrete Laplace), released n = {n}");
+        self.count = Some((n, (Mechanism::pure_dp(epsilon)?, label, epsilon)));
+        Ok(n)
+    }
+
+    /// The user's target ε (for the whole fit).
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// Every estimate's ledger entry, its label and its ε: the row count's first.
+    fn released(&self) -> Vec<(Mechanism, String, f64)> {
+        self.count
+            .iter()
+            .map(|c| c.1.clone())
+            .chain(self.entries.iter().cloned())
+            .collect()
+    }
+
+    /// The private row count `n̂` and its ε, when the rows were counted.
+    pub fn counted(&self) -> Option<(usize, f64)> {
+        self.count.as_ref().map(|(n, entry)| (*n, entry.2))
     }
 
     /// The learner's `budget` with its ε set for this run: with `joint` (a learner whose
@@ -394,13 +439,14 @@ impl PrivateBounds {
     /// response at its ε; Kairouz, Oh & Viswanath 2015, Thm 2.2). The total is priced again
     /// by [`PrivateBounds::compose`].
     pub fn learner_budget(&mut self, budget: Budget, joint: bool) -> Budget {
-        let most = self.entries.iter().map(|e| e.2).fold(0.0, f64::max);
-        self.joint = joint && !self.entries.is_empty();
+        let released = self.released();
+        let most = released.iter().map(|e| e.2).fold(0.0, f64::max);
+        self.joint = joint && !released.is_empty();
         if self.joint {
             Budget {
                 epsilon: self.epsilon,
                 prior: Prior {
-                    count: self.entries.len() as u64,
+                    count: released.len() as u64,
                     epsilon: most,
                 },
                 ..budget
@@ -415,9 +461,9 @@ impl PrivateBounds {
     }
 
     /// The ε the learner is calibrated for: the target less the bounds' share (the whole
-    /// target when no estimate is planned).
+    /// target when no estimate is planned) and less the row count's ε.
     pub fn learner_epsilon(&self) -> f64 {
-        self.epsilon * (1.0 - self.share)
+        self.epsilon * (1.0 - self.share) - self.counted().map_or(0.0, |c| c.1)
     }
 
     /// Records a public bound (given by the user, or implied by public preprocessing when
@@ -553,7 +599,8 @@ impl PrivateBounds {
     /// The learner's δ exceeds the target's, or the total exceeds the target
     /// ([`Error::Privacy`]); accountant errors.
     pub fn compose(&self, model: LinearModel) -> Result<LinearModel> {
-        if self.entries.is_empty() {
+        let released = self.released();
+        if released.is_empty() {
             return Ok(model);
         }
         let inner = model.privacy();
@@ -564,18 +611,30 @@ impl PrivateBounds {
             )));
         }
         let mut ledger = Ledger::new(inner.neighbouring);
-        for (m, label, _) in &self.entries {
-            ledger.record(m.clone(), 1, label);
+        for (m, label, _) in released {
+            ledger.record(m, 1, &label);
         }
         let event = PrivacyEvent::from(ledger).then(inner.event.clone())?;
+        let estimates = self.entries.len();
         let bounds: f64 = self.entries.iter().map(|e| e.2).sum();
         let mut notes = inner.notes.clone();
-        notes.push(if self.joint {
+        if let Some((n, epsilon)) = self.counted() {
+            let given = crate::learners::given_rows(n);
+            let counted = format!(
+                "the number of rows n = {n}, {PRIVATE_COUNT} (discrete Laplace, epsilon {} in \
+                 the total)",
+                text_up(epsilon, 6)
+            );
+            for note in &mut notes {
+                *note = note.replace(&given, &counted);
+            }
+        }
+        notes.extend((estimates > 0).then(|| if self.joint {
             format!(
                 "{} private estimate(s) of bounds and feature ranges, epsilon {} in all by basic \
                  composition; the learner's noise was calibrated so that they and its own \
                  mechanisms together meet the target",
-                self.entries.len(),
+                estimates,
                 bounds
             )
         } else {
@@ -583,10 +642,10 @@ impl PrivateBounds {
                 "{}% of epsilon spent on {} private estimate(s) of bounds and feature ranges; \
                  the learner was calibrated for the remaining {}",
                 100.0 * self.share,
-                self.entries.len(),
+                estimates,
                 self.learner_epsilon()
             )
-        });
+        }));
         let report = PrivacyReport::priced(
             (self.epsilon, self.delta),
             inner.accountant,

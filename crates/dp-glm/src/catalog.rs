@@ -49,6 +49,7 @@ use crate::learners::{
 };
 use crate::loss::{DEFAULT_HUBER_SVM_H, LabelDomain, Loss};
 use crate::model::LinearModel;
+use crate::row_count::PrivateCount;
 use crate::selection::{
     ConfidenceBoosting, HonestTuning, PrivateGridSearch, TuningWithoutPrivacyAccounting,
 };
@@ -729,6 +730,22 @@ impl Learner {
         })
     }
 
+    /// Whether a fit of it with `params` for `loss` counts its rows privately before it
+    /// fits: it reads the number of rows (it takes `public_n`), under add/remove, and no
+    /// public `n` was given. Public: it is known before any data is read.
+    ///
+    /// # Privacy
+    /// Under add/remove the number of rows is private; such a fit releases it only through
+    /// [`PrivateCount`] ([`crate::row_count`]).
+    ///
+    /// # Errors
+    /// As [`Learner::relation`]; a `public_n` that is not a count.
+    pub fn rows_to_count(&self, loss: Loss, params: &Params) -> Result<bool, CatalogError> {
+        Ok(self.uses("public_n")
+            && self.relation(loss, params)? == Neighbouring::AddRemove
+            && params.count("public_n")?.is_none())
+    }
+
     /// Its default accountant for `loss`.
     pub fn accountant(&self, loss: Loss) -> AccountantKind {
         (self.default_budget)(loss).accountant
@@ -913,9 +930,27 @@ impl Learner {
                 }
             }
         }
+        // Under add/remove without a public n the learner reads a private count instead.
+        let counted;
+        let params = match self.rows_to_count(loss, request.params)? {
+            false => request.params,
+            true => {
+                let n = match bounds.counted() {
+                    Some((n, _)) => n,
+                    None => {
+                        let count = PrivateCount::estimate(shape.0, bounds.epsilon(), rng)?;
+                        bounds.count(count)?
+                    }
+                };
+                let mut p = request.params.clone();
+                p.set("public_n", Value::Count(n));
+                counted = p;
+                &counted
+            }
+        };
         let mut budget = (self.default_budget)(loss);
         budget.delta = request.delta;
-        budget.neighbouring = self.relation(loss, request.params)?;
+        budget.neighbouring = self.relation(loss, params)?;
         match request.params.choice("accountant", ACCOUNTANTS)? {
             Some("pld") => budget.accountant = AccountantKind::Pld,
             Some(_) => budget.accountant = AccountantKind::Rdp,
@@ -931,7 +966,7 @@ impl Learner {
         };
         let setup = Setup {
             loss,
-            params: request.params,
+            params,
             budget,
             x_bound: bound("x_bound"),
             y_bound: bound("y_bound"),
@@ -1120,12 +1155,6 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
         _ => UpdateRule::Sgd,
     };
     let tune = p.choice("tune", &["honest", "unaccounted"])?;
-    if tune.is_some() && l.public_n.is_some() {
-        return Err(CatalogError::Conflict(
-            "{public_n} does not apply with {tune}: the tuned runs train on a part of the data"
-                .into(),
-        ));
-    }
     let rates = p.list("learning_rates")?;
     let trials = s.real("tune_trials")?;
     let Some(tune) = tune else {

@@ -50,6 +50,7 @@ use crate::model::LinearModel;
 use crate::model_file::BoundRecord;
 use crate::pipeline::Preprocessing;
 use crate::report::{NoiseSource, text_down, text_up};
+use crate::row_count::PrivateCount;
 use crate::scaling::{PublicScale, SCALING_SHARE, ScalingMethod, ScalingPlan, min_rows_for_ranges};
 use crate::sparse::SparseDataset;
 use crate::statement::PrivacyStatement;
@@ -264,9 +265,22 @@ impl ArrayFit<'_> {
         crate::catalog::check_epsilon(self.epsilon)?;
         self.learner.check(self.params)?;
         let (n_rows, d) = rows.dim();
-        // The scaling decision reads the row count: the public n where one is given, so
-        // that under add/remove nothing in the release depends on the true n.
-        let n = self.params.count("public_n")?.unwrap_or(n_rows);
+        let mut rng: Box<dyn rand::Rng> = match self.seed {
+            Some(s) => Box::new(dp_optim::seeded_rng(s)),
+            None => Box::new(dp_optim::secure_rng().map_err(crate::Error::from)?),
+        };
+        // The scaling decision reads the row count: the public n where one is given, or
+        // the private count under add/remove, so that nothing in the release depends on the
+        // true n.
+        let count = self
+            .learner
+            .rows_to_count(self.loss, self.params)?
+            .then(|| PrivateCount::estimate(n_rows, self.epsilon, &mut *rng))
+            .transpose()?;
+        let n = match &count {
+            Some(c) => c.value(),
+            None => self.params.count("public_n")?.unwrap_or(n_rows),
+        };
         let (plan, warning) = self.plan(d, n);
         if let (Some(plan), Some(kind)) = (&plan, rows.unscalable()) {
             return Err(CatalogError::Conflict(format!(
@@ -283,10 +297,6 @@ impl ArrayFit<'_> {
                 .unwrap_or(self.classification() && plan.is_none()),
             bias: self.bias,
         };
-        let mut rng: Box<dyn rand::Rng> = match self.seed {
-            Some(s) => Box::new(dp_optim::seeded_rng(s)),
-            None => Box::new(dp_optim::secure_rng().map_err(crate::Error::from)?),
-        };
         let row_norm = if prep.unit_norm {
             Some(1.0)
         } else {
@@ -302,6 +312,9 @@ impl ArrayFit<'_> {
             self.share(scaling_estimates),
             planned,
         )?;
+        if let Some(count) = count {
+            bounds.count(count)?;
+        }
         let storage = rows.storage_note(&prep);
         let data = match rows {
             Rows::F64(x, y) => {
@@ -401,7 +414,7 @@ impl ArrayFit<'_> {
                 b.name, b.value
             ));
         }
-        s.bounds(&other);
+        s.bounds(&other).count(bounds.counted());
         s
     }
 }

@@ -72,6 +72,7 @@ pub mod pipeline;
 mod prefetch;
 pub mod preprocess;
 mod report;
+pub mod row_count;
 pub mod scaling;
 pub mod selection;
 pub mod shared_budget;

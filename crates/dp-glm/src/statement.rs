@@ -15,6 +15,7 @@ use dp_accounting::{Event, Neighbouring};
 
 use crate::bounds::{Bound, BoundSource};
 use crate::report::{NoiseSource, PrivacyReport, text_up};
+use crate::row_count::PRIVATE_COUNT;
 
 /// What the learners' report notes about the number of rows `n` contain (`learners::public_n_note`,
 /// DP-SGD's size note): under add/remove `n` is private, and such a note says how it was
@@ -48,7 +49,8 @@ pub struct PrivacyStatement {
 
 impl PrivacyStatement {
     /// The statement of `report` for a run whose noise came from `source`. The report's notes
-    /// that the number of rows was treated as public become an assumption, and notes that a
+    /// that the number of rows was treated or given as public (not privately counted) become
+    /// an assumption, and notes that a
     /// release is not accounted become caveats.
     pub fn new(report: &PrivacyReport, source: NoiseSource) -> Self {
         let mut s = Self {
@@ -70,7 +72,9 @@ impl PrivacyStatement {
                     .into(),
             ),
             Neighbouring::AddRemove => {
-                for note in report.notes.iter().filter(|n| n.contains(ROWS_N)) {
+                // A privately counted n is an estimate (`PrivacyStatement::count`), not public.
+                let public = |n: &&String| n.contains(ROWS_N) && !n.contains(PRIVATE_COUNT);
+                for note in report.notes.iter().filter(public) {
                     s.public
                         .push(format!("under add/remove n is private: {note}"));
                 }
@@ -129,6 +133,20 @@ impl PrivacyStatement {
                     text_up(epsilon, 6)
                 )),
             }
+        }
+        self
+    }
+
+    /// Adds the private row count `counted` (`n̂` and its ε) as an estimate, when the rows
+    /// were counted ([`PrivateBounds::counted`](crate::bounds::PrivateBounds::counted)).
+    pub fn count(&mut self, counted: Option<(usize, f64)>) -> &mut Self {
+        if let Some((n, epsilon)) = counted {
+            self.estimated.push(format!(
+                "the number of rows n = {n} is a private count (discrete Laplace), estimated \
+                 for epsilon {} (included in the total above): the learner sized its release \
+                 for it, not for the data's count",
+                text_up(epsilon, 6)
+            ));
         }
         self
     }

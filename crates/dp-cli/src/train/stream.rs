@@ -33,6 +33,7 @@ use std::cell::RefCell;
 
 use dp_glm::catalog::Fallback;
 use dp_glm::learners::Ssp;
+use dp_glm::row_count::PrivateCount;
 use dp_glm::streamed::{BlockSource, Preprocessed, Reopen};
 use dp_glm::sufficient::StreamError;
 use dp_glm::{Amp, DpGd, NoisyProjectedGd, ObjectivePerturbation, OutputPerturbation};
@@ -199,7 +200,6 @@ pub(super) fn train(
         }
         None => {}
     }
-    let budget = bounds.learner_budget(budget, learner.calibrates_jointly(&params));
 
     let format = a.format_arg.map(Format::from);
     let open = || dp_data::open_blocks(&a.data, format, &schema, task_of(loss), BLOCK_ROWS);
@@ -226,12 +226,35 @@ pub(super) fn train(
         None => None,
     };
     let (noise_source, mut rng) = noise(a)?;
+    // Under add/remove without --n, a first pass counts the rows for the private count the
+    // learner then reads as its n (as `catalog::Learner::fit` does in memory).
+    let public_n = if learner
+        .rows_to_count(loss, &params)
+        .map_err(|e| catalog_error(a, e))?
+    {
+        let mut rows = 0usize;
+        source
+            .pass(&mut |b| {
+                rows += b.x.nrows();
+                Ok(())
+            })
+            .map_err(|e| match e {
+                StreamError::Source(e) => data_error(e),
+                StreamError::Fit(e) => fit_error(a, e),
+            })?;
+        let count =
+            PrivateCount::estimate(rows, a.epsilon, &mut *rng).map_err(|e| fit_error(a, e))?;
+        Some(bounds.count(count).map_err(|e| fit_error(a, e))?)
+    } else {
+        a.public_n
+    };
+    let budget = bounds.learner_budget(budget, learner.calibrates_jointly(&params));
     // Each learner set up as the catalog's builder does.
     let fitted = match algorithm {
         AlgorithmArg::Ssp => {
             let mut ssp = Ssp::new(x_bound.unwrap_or(1.0), y_bound.unwrap_or(1.0));
             ssp.budget = budget;
-            ssp.public_n = a.public_n;
+            ssp.public_n = public_n;
             ssp.fit_blocks(preprocessed(blocks(), &prep, &a.data), &mut *rng)
         }
         AlgorithmArg::NoisyGd => {
@@ -242,16 +265,16 @@ pub(super) fn train(
             gd.y_bound = y_bound.unwrap_or(gd.y_bound);
             gd.steps = a.steps.or(gd.steps);
             gd.learning_rate = a.learning_rate.or(gd.learning_rate);
-            gd.public_n = a.public_n;
+            gd.public_n = public_n;
             gd.fit_blocks(&source, &mut *rng)
         }
         AlgorithmArg::Objpert => {
-            let o = objective_perturbation(loss, budget, x_bound, clip, a);
+            let o = objective_perturbation(loss, budget, (x_bound, clip, public_n), a);
             o.fit_blocks(&source, &mut *rng)
         }
         AlgorithmArg::Amp => {
             let mut amp = Amp::new(loss);
-            amp.objpert = objective_perturbation(loss, budget, x_bound, clip, a);
+            amp.objpert = objective_perturbation(loss, budget, (x_bound, clip, public_n), a);
             amp.tau = a.tau;
             amp.sigma_out = a.sigma_out;
             amp.fit_blocks(&source, &mut *rng)
@@ -262,7 +285,7 @@ pub(super) fn train(
             op.x_bound = x_bound.unwrap_or(op.x_bound);
             op.radius = a.radius.unwrap_or(op.radius);
             op.y_bound = y_bound.unwrap_or(op.y_bound);
-            op.public_n = a.public_n;
+            op.public_n = public_n;
             // The catalog's ridge rule needs the shape the first pass counts.
             let lambda = |l: &OutputPerturbation, shape| match a.lambda {
                 Some(lambda) => Ok(lambda),
@@ -279,7 +302,7 @@ pub(super) fn train(
             gd.learning_rate = a.learning_rate.unwrap_or(gd.learning_rate);
             gd.lambda = a.lambda.unwrap_or(gd.lambda);
             gd.radius = a.radius;
-            gd.public_n = a.public_n;
+            gd.public_n = public_n;
             gd.fit_blocks(&source, &mut *rng)
         }
     };
@@ -306,12 +329,12 @@ pub(super) fn train(
     conclude(a, start, fit, &Blocks(&source), test, Vec::new(), out)
 }
 
-/// Objective perturbation set up as the catalog's builder does (AMP's inner settings too).
+/// Objective perturbation set up as the catalog's builder does (AMP's inner settings too),
+/// with the run's bounds `X` and clip and its number of rows (public or privately counted).
 fn objective_perturbation(
     loss: Loss,
     budget: dp_glm::Budget,
-    x_bound: Option<f64>,
-    clip: Option<f64>,
+    (x_bound, clip, public_n): (Option<f64>, Option<f64>, Option<usize>),
     a: &TrainArgs,
 ) -> ObjectivePerturbation {
     let mut o = ObjectivePerturbation::new(loss);
@@ -319,7 +342,7 @@ fn objective_perturbation(
     o.x_bound = x_bound.unwrap_or(o.x_bound);
     o.clip = clip;
     o.lambda = a.lambda;
-    o.public_n = a.public_n;
+    o.public_n = public_n;
     o
 }
 

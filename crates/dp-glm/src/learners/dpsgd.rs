@@ -299,12 +299,14 @@ impl DpSgd {
                     grid of the grid-safe release, where it is treated as public";
         match (self.public_n, self.sampling_rate) {
             (Some(n), Some(q)) => format!(
-                "number of rows n = {n} and sampling rate q = {q} given as public: nothing but \
-                 the sampled batches depends on the true number of rows"
+                "{} and sampling rate q = {q} given as public: nothing but the sampled \
+                 batches depends on the true number of rows",
+                super::given_rows(n)
             ),
             (Some(n), None) => format!(
-                "number of rows n = {n} given as public (q = batch_size/n = {}/{n}): nothing \
-                 but the sampled batches depends on the true number of rows",
+                "{} (q = batch_size/n = {}/{n}): nothing but the sampled batches depends on \
+                 the true number of rows",
+                super::given_rows(n),
                 self.batch_size
             ),
             (None, Some(q)) => format!(

@@ -389,6 +389,13 @@ pub(crate) fn public_n_note(relation: Neighbouring, uses: &str) -> Option<String
     })
 }
 
+/// How a report's note names a public number of rows `n` a learner was given (a user's, or
+/// a private count, which [`PrivateBounds::compose`](crate::bounds::PrivateBounds::compose)
+/// then names as such).
+pub(crate) fn given_rows(n: usize) -> String {
+    format!("the public number of rows n = {n}")
+}
+
 /// The report's note on the number of rows `n`, which a learner `uses` as the text says:
 /// given as the public value `public_n`, or (`None`) the true count, treated as public under
 /// add/remove ([`public_n_note`]).
@@ -398,9 +405,7 @@ pub(crate) fn rows_note(
     uses: &str,
 ) -> Option<String> {
     match public_n {
-        Some(n) => Some(format!(
-            "the number of rows n = {n} given as public, not the data's count: {uses}"
-        )),
+        Some(n) => Some(format!("{}, not the data's count: {uses}", given_rows(n))),
         None => public_n_note(relation, uses),
     }
 }

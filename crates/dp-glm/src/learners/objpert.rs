@@ -1441,9 +1441,7 @@ pub(crate) fn rows_note(
     what: &str,
 ) -> Option<String> {
     match public_n {
-        Some(n) => Some(format!(
-            "{what} the given public number of rows n = {n}, not the data's"
-        )),
+        Some(n) => Some(format!("{what} {}, not the data's", super::given_rows(n))),
         None => public_n_note(relation, &format!("{what} n")),
     }
 }

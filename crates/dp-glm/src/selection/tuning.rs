@@ -29,13 +29,29 @@ fn split<D: GlmRows, R: Rng + ?Sized>(data: &D, fraction: f64, rng: &mut R) -> R
     )?;
     let n = data.n_samples();
     ensure(n >= 2, "n", n as f64, "needs at least 2 rows to split")?;
-    let m = ((fraction * n as f64).ceil() as usize).clamp(1, n - 1);
+    let m = validation_rows(fraction, n);
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(rng);
     Ok((
         data.select_rows(&order[m..])?,
         data.select_rows(&order[..m])?,
     ))
+}
+
+/// The validation rows of a split of `n ≥ 2` rows: `⌈fraction·n⌉`, between 1 and `n − 1`.
+fn validation_rows(fraction: f64, n: usize) -> usize {
+    ((fraction * n as f64).ceil() as usize).clamp(1, n.max(2) - 1)
+}
+
+/// `base` for the runs on the training part of a split: a public number of rows (the
+/// user's, or a private count) becomes the training part's share of it, as [`split`] takes
+/// it from the data's; without one the runs read the part's count.
+fn on_training_part(base: &DpSgd, fraction: f64) -> DpSgd {
+    let mut runs = base.clone();
+    runs.public_n = base
+        .public_n
+        .map(|n| n.saturating_sub(validation_rows(fraction, n)).max(1));
+    runs
 }
 
 /// Checks a learning-rate grid: non-empty, every rate finite and positive.
@@ -311,7 +327,8 @@ impl HonestTuning {
             ));
         }
         let (train, validation) = split(data, self.validation_fraction, rng)?;
-        let plan = self.base.plan(&train)?;
+        let runs = on_training_part(&self.base, self.validation_fraction);
+        let plan = runs.plan(&train)?;
         let shape = (plan.size, train.n_features());
         let sigma = self.calibrate(&plan, shape)?;
         let step = self.step_mechanism(&plan, sigma, shape.1)?;
@@ -322,7 +339,7 @@ impl HonestTuning {
         let mut best: Option<(f64, Array1<f64>, f64)> = None;
         for _ in 0..k {
             let lr = self.learning_rates[rng.random_range(0..self.learning_rates.len())];
-            let mut learner = self.base.clone();
+            let mut learner = runs.clone();
             learner.learning_rate = lr;
             let plan = learner.plan(&train)?;
             let noise = NoiseDistribution::Gaussian {
@@ -463,9 +480,10 @@ impl TuningWithoutPrivacyAccounting {
     fn fit_rows<D: GlmRows, R: Rng + ?Sized>(&self, data: &D, rng: &mut R) -> Result<LinearModel> {
         check_rates(&self.learning_rates)?;
         let (train, validation) = split(data, self.validation_fraction, rng)?;
+        let runs = on_training_part(&self.base, self.validation_fraction);
         let mut best: Option<(f64, LinearModel)> = None;
         for &lr in &self.learning_rates {
-            let mut learner = self.base.clone();
+            let mut learner = runs.clone();
             learner.learning_rate = lr;
             let model = learner.fit_rows(&train, rng, None)?;
             let score = correct(&model.coef().to_owned(), &validation)?;
