@@ -435,19 +435,19 @@ impl PrivateBounds {
     ///
     /// # Privacy
     /// The prior is `k` pure-DP mechanisms of the largest ε an estimate achieved, which
-    /// dominates the `k` estimates (each ε-DP mechanism is a post-processing of randomised
+    /// dominates the `k` estimates, and the row count's pure-DP mechanism at its own ε (each ε-DP mechanism is a post-processing of randomised
     /// response at its ε; Kairouz, Oh & Viswanath 2015, Thm 2.2). The total is priced again
     /// by [`PrivateBounds::compose`].
     pub fn learner_budget(&mut self, budget: Budget, joint: bool) -> Budget {
-        let released = self.released();
-        let most = released.iter().map(|e| e.2).fold(0.0, f64::max);
-        self.joint = joint && !released.is_empty();
+        let most = self.entries.iter().map(|e| e.2).fold(0.0, f64::max);
+        self.joint = joint && !self.released().is_empty();
         if self.joint {
             Budget {
                 epsilon: self.epsilon,
                 prior: Prior {
-                    count: released.len() as u64,
+                    count: self.entries.len() as u64,
                     epsilon: most,
+                    one: self.counted().map(|c| c.1),
                 },
                 ..budget
             }

@@ -726,6 +726,15 @@ impl Learner {
         Ok(match params.choice("neighbouring", NEIGHBOURING)? {
             Some("add-remove") => Neighbouring::AddRemove,
             Some(_) => Neighbouring::ReplaceOne,
+            // DP-SGD's shuffled and fixed-size batches are analysed under replace-one.
+            None if self.name == "dp-sgd"
+                && matches!(
+                    params.choice("batch_schedule", SCHEDULES)?,
+                    Some("shuffle" | "fixed")
+                ) =>
+            {
+                Neighbouring::ReplaceOne
+            }
             None => self.neighbouring(loss),
         })
     }
@@ -740,8 +749,14 @@ impl Learner {
     ///
     /// # Errors
     /// As [`Learner::relation`]; a `public_n` that is not a count.
+    ///
+    /// AdaSSP is the exception: it sizes its exact integer sums' grids and its eigen-solver
+    /// allowance for an upper bound on `n`, which a noisy count is only with a failure
+    /// probability its δ would have to carry; without a public `n` it reads the data's count
+    /// and its report says that `n` is treated as public.
     pub fn rows_to_count(&self, loss: Loss, params: &Params) -> Result<bool, CatalogError> {
         Ok(self.uses("public_n")
+            && self.name != "ssp"
             && self.relation(loss, params)? == Neighbouring::AddRemove
             && params.count("public_n")?.is_none())
     }
@@ -1115,19 +1130,19 @@ fn dp_sgd(s: &Setup<'_>) -> Result<Box<dyn Fit>, CatalogError> {
     l.budget = s.budget;
     set(&mut l.clip, s.clip);
     set(&mut l.epochs, s.count("epochs")?);
-    set(&mut l.batch_size, s.count("batch_size")?);
     l.sampling_rate = s.real("sampling_rate")?;
     l.public_n = s.count("public_n")?;
+    l.batch_size = match (s.count("batch_size")?, l.public_n) {
+        (Some(b), _) => b,
+        // The default batch, at most the public (or privately counted) n: q ≤ 1.
+        (None, Some(n)) => l.batch_size.min(n),
+        (None, None) => l.batch_size,
+    };
     l.schedule = match p.choice("batch_schedule", SCHEDULES)? {
         Some("shuffle") => SgdSchedule::Shuffle,
         Some("fixed") => SgdSchedule::Fixed,
         _ => SgdSchedule::Poisson,
     };
-    if l.schedule != SgdSchedule::Poisson && !p.contains("neighbouring") {
-        // Their analysis is replace-one's (the learner refuses an add/remove given
-        // explicitly).
-        l.budget.neighbouring = Neighbouring::ReplaceOne;
-    }
     if l.schedule == SgdSchedule::Fixed && !p.contains("accountant") {
         // Only RDP prices sampling without replacement (PLD refuses it, naming rdp).
         l.budget.accountant = AccountantKind::Rdp;

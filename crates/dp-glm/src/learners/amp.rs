@@ -596,6 +596,7 @@ mod tests {
         let prior = Prior {
             count: 10,
             epsilon: 0.02,
+            one: None,
         };
         let total = |m: &LinearModel| {
             let mut ledger = Ledger::new(Neighbouring::AddRemove);

@@ -146,7 +146,8 @@ pub use projected::NoisyProjectedGd;
 pub use ssp::Ssp;
 
 use dp_accounting::{
-    AccountantKind, Ledger, Mechanism, Neighbouring, PrivacyEvent, Target, calibrate_noise,
+    Accountant, AccountantKind, Ledger, Mechanism, Neighbouring, PrivacyEvent, Target,
+    calibrate_noise,
 };
 
 use crate::error::{Error, Result};
@@ -170,19 +171,44 @@ pub struct Budget {
 }
 
 /// What a run released before the learner: `count` pure-DP mechanisms, each at most
-/// `epsilon`-DP (the private estimates of bounds and feature ranges, [`crate::bounds`]).
+/// `epsilon`-DP (the private estimates of bounds and feature ranges, [`crate::bounds`]), and
+/// at most one more of its own ε (a private row count, [`crate::row_count`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Prior {
     /// The number of mechanisms (0: none).
     pub count: u64,
     /// The ε of each (an upper bound).
     pub epsilon: f64,
+    /// The ε of one more pure-DP mechanism, `None`: none.
+    pub one: Option<f64>,
 }
 
 impl Prior {
-    /// Their ε by basic composition, `count·epsilon` (Dwork & Roth, Thm 3.16).
+    /// Whether nothing was released before the learner.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && self.one.is_none()
+    }
+
+    /// Their ε by basic composition, `count·epsilon + one` (Dwork & Roth, Thm 3.16).
     pub fn basic_epsilon(&self) -> f64 {
-        self.count as f64 * self.epsilon
+        self.count as f64 * self.epsilon + self.one.unwrap_or(0.0)
+    }
+
+    /// Composes them into `acc`.
+    ///
+    /// # Privacy
+    /// Each is a pure-DP mechanism at its ε (Dwork & Roth, Def. 2.4).
+    ///
+    /// # Errors
+    /// An accountant that cannot compose pure DP, an invalid ε.
+    pub(crate) fn compose_into(&self, acc: &mut dyn Accountant) -> dp_accounting::Result<()> {
+        if self.count > 0 {
+            acc.compose(&Mechanism::pure_dp(self.epsilon)?, self.count)?;
+        }
+        if let Some(e) = self.one {
+            acc.compose(&Mechanism::pure_dp(e)?, 1)?;
+        }
+        Ok(())
     }
 }
 
@@ -286,7 +312,7 @@ where
         steps,
         &make,
     )?;
-    if budget.prior.count == 0 {
+    if budget.prior.is_empty() {
         return Ok(c.value);
     }
     let target = budget.target()?;
@@ -327,20 +353,15 @@ where
 /// The accountant's: it cannot compose the two, or cannot answer.
 ///
 /// # Privacy
-/// The accountant's upper bound on the whole composition (MATH §3–4); the prior's `count`
-/// entries are pure-DP mechanisms at its `epsilon` (Dwork & Roth, Def. 2.4).
+/// The accountant's upper bound on the whole composition (MATH §3–4); the prior's entries
+/// are pure-DP mechanisms ([`Prior::compose_into`]).
 pub(crate) fn joint_epsilon(
     budget: &Budget,
     mech: &Mechanism,
     steps: u64,
 ) -> dp_accounting::Result<f64> {
     let mut acc = budget.accountant.build(budget.neighbouring);
-    if budget.prior.count > 0 {
-        acc.compose(
-            &Mechanism::pure_dp(budget.prior.epsilon)?,
-            budget.prior.count,
-        )?;
-    }
+    budget.prior.compose_into(acc.as_mut())?;
     acc.compose(mech, steps)?;
     acc.epsilon(budget.delta)
 }

@@ -760,7 +760,7 @@ where
 {
     match objpert_rule(budget, b, lambda, factor, &make, &gaussian_part) {
         // The accountant could not price the prior with the mechanism: basic composition.
-        Err(Error::Accounting(_)) if budget.prior.count > 0 => {
+        Err(Error::Accounting(_)) if !budget.prior.is_empty() => {
             objpert_rule(&budget.split(), b, lambda, factor, &make, &gaussian_part)
         }
         joint => joint,
@@ -821,7 +821,7 @@ where
         factor,
         "must be finite and >= 1",
     )?;
-    let reference = if budget.prior.count == 0 {
+    let reference = if budget.prior.is_empty() {
         gaussian_sigma(target.epsilon(), target.delta(), b.lipschitz)?
     } else {
         calibrate_scaled(budget, 1, b.lipschitz, |s| {
@@ -1720,6 +1720,7 @@ mod tests {
         l.budget.prior = super::super::Prior {
             count: 10,
             epsilon: 0.02,
+            one: None,
         };
         let mut split = l.clone();
         split.budget = l.budget.split();
