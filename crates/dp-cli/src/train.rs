@@ -1062,14 +1062,10 @@ pub(crate) fn train(
     // it too); not yet counted (f32 storage): as if many rows, so the plan is the one data
     // would get, and the learner counts them.
     let count = match train.n_rows() {
-        Some(rows)
-            if learner
-                .rows_to_count(loss, &params)
-                .map_err(|e| catalog_error(a, e))? =>
-        {
-            Some(PrivateCount::estimate(rows, a.epsilon, &mut *rng).map_err(|e| fit_error(a, e))?)
-        }
-        _ => None,
+        Some(rows) => learner
+            .count_rows(loss, &params, rows, a.epsilon, &mut *rng)
+            .map_err(|e| catalog_error(a, e))?,
+        None => None,
     };
     let n = count
         .as_ref()

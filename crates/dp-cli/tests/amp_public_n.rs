@@ -85,11 +85,12 @@ fn amp_with_public_n_writes_nothing_that_depends_on_the_true_n() {
         "{notes}"
     );
     assert!(notes.contains("release box"), "{notes}");
-    // Without --n the data's count is used and the report says it was treated as public.
+    // Without --n a private count is used and the report says so.
     let (c, e, m) = train(&d0, &dir.path().join("m2.json"), &[]);
     assert_eq!(c, 0, "{e}");
     let notes = m["privacy"]["notes"].to_string();
-    assert!(notes.contains("treated as public"), "{notes}");
+    assert!(notes.contains("a private count"), "{notes}");
+    assert!(!notes.contains("treated as public"), "{notes}");
     // A public n so large that the grid of a given σ_out cannot hold the release box
     // (radius ≈ nL/λ ≈ 10¹², against 2^51 steps of 0.15's grid 2^-27, 1.7·10⁷) is refused
     // before the data is read, with the same message whatever the data (the default σ_out

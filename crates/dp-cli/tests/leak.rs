@@ -446,7 +446,7 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         ),
         (
             "amp-add",
-            vec!["--algorithm", "amp", "--loss", "logistic"],
+            vec!["--algorithm", "amp", "--loss", "logistic", "--n", "1200"],
             false,
         ),
         (
@@ -460,22 +460,40 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
         assert!(leaked.is_empty(), "{name}: {leaked:?}");
         assert!(coefficients_differ, "{name}: the added row changed nothing");
     }
-    // Without --n, q = batch_size/n (and the noise calibrated for it) is in the report: n is
-    // treated as public.
-    let (leaked, _) = leaks("dp-sgd-add", &sgd, false, &[], Relation::AddOne);
-    assert!(
-        leaked.iter().any(|p| p == "privacy.noise.sampling_rate"),
-        "{leaked:?}"
-    );
-    // The subsampled Gaussian's entry (after any private bound's) carries q.
-    assert!(
-        leaked
-            .iter()
-            .any(|p| p.starts_with("privacy.event.") && p.ends_with(".parameters.q")),
-        "{leaked:?}"
-    );
-
+    // Without --n the rows are counted privately: the count is an accounted release (its
+    // pure-DP event first in the tree), and q = batch_size/n̂ is sized for the count, never for
+    // the true n = 1200: every field that moves with the added row moves with the count.
     let dir = TempDir::new().unwrap();
+    let (d0, d1) = (dir.path().join("d0.csv"), dir.path().join("d1.csv"));
+    write_csv(&d0, &rows(false));
+    let mut more = rows(false);
+    more.push(extreme(false));
+    write_csv(&d1, &more);
+    let counted = |data: &Path, model: &str| {
+        let (_, file) = fit(&sgd, data, &dir.path().join(model));
+        let privacy = file["privacy"].clone();
+        let first = first_release(&privacy["event"]).unwrap();
+        assert_eq!(first["mechanism"], "pure-dp", "{privacy}");
+        let label = first["label"].as_str().unwrap();
+        assert!(label.starts_with("n: private row count"), "{label}");
+        let n: f64 = label
+            .rsplit("released n = ")
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {label}"));
+        let q = privacy["noise"]["sampling_rate"].as_f64().unwrap();
+        assert_eq!(q, 256.0 / n, "q is sized for the count: {privacy}");
+        let notes = privacy["notes"].to_string();
+        assert!(notes.contains("a private count"), "{notes}");
+        assert!(!notes.contains("treated as public"), "{notes}");
+        n
+    };
+    let (n0, n1) = (counted(&d0, "c0.json"), counted(&d1, "c1.json"));
+    // The same seed draws the same count noise: the counts differ by the added row, and
+    // neither is the true count (the noise is not zero at this seed).
+    assert_eq!(n1, n0 + 1.0);
+    assert_ne!(n0, N as f64);
+
     write_csv(&dir.path().join("d.csv"), &rows(false));
     let fit_with = |extra: &[&'static str]| {
         fit(
@@ -491,14 +509,18 @@ fn under_add_remove_nothing_but_the_output_depends_on_n() {
     assert_eq!(public["noise"]["steps"], 25.0, "5 epochs at q = 0.2");
     let note = public["notes"][0].as_str().unwrap();
     assert!(note.contains("q = 0.2 given as public"), "{note}");
-    let derived = fit_with(&["--batch-size", "240"]);
-    assert_eq!(derived["noise"]["sampling_rate"], 240.0 / N as f64);
-    let note = derived["notes"][0].as_str().unwrap();
-    assert!(note.contains("n is treated as public"), "{note}");
     let given = fit_with(&["--batch-size", "240", "--n", "2400"]);
     assert_eq!(given["noise"]["sampling_rate"], 0.1);
     let note = given["notes"][0].as_str().unwrap();
-    assert!(note.contains("n = 2400 given as public"), "{note}");
+    assert!(note.contains("public number of rows n = 2400"), "{note}");
+}
+
+/// The first release (a node with a mechanism) of a stored event tree, depth first.
+fn first_release(event: &Value) -> Option<&Value> {
+    if event.get("mechanism").is_some() {
+        return Some(event);
+    }
+    event["events"].as_array()?.iter().find_map(first_release)
 }
 
 /// The learners whose analysis is replace-one only (their neighbours have the same n, so n
@@ -560,10 +582,6 @@ fn public_n_is_refused_where_it_has_no_meaning() {
         (
             &["--algorithm", "dp-gd", "--n", "0"][..],
             "invalid value for --n",
-        ),
-        (
-            &["--algorithm", "dp-sgd", "--n", "10", "--tune", "honest"][..],
-            "--n does not apply with --tune",
         ),
         (
             &["--algorithm", "dp-sgd", "--n", "0"][..],

@@ -159,7 +159,13 @@ fn batch_schedules_are_accounted_under_their_relation() {
                 &data,
                 &format!(
                     "--algorithm dp-sgd --batch-schedule {schedule} --batch-size 250 --epochs \
-                     {epochs} --accountant rdp"
+                     {epochs} --accountant rdp{}",
+                    // Poisson (add/remove): the public n of the 2,000 rows, so q = 1/8.
+                    if schedule == "poisson" {
+                        " --n 2000"
+                    } else {
+                        ""
+                    }
                 ),
                 &out,
                 seed,

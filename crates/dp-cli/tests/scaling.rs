@@ -296,11 +296,18 @@ fn evaluate_and_predict_apply_the_stored_scaling() {
     assert_eq!(stored["features"][0]["low"], -0.5);
     assert_eq!(stored["features"][1]["source"], "estimated");
     assert_eq!(file["preprocessing"]["unit_norm_rows"], false);
-    // 18 feature-range estimates in the ledger before the learner's release.
+    // The private row count and 18 feature-range estimates in the ledger before the
+    // learner's release.
     let ledger = saved::releases(&file["privacy"]);
-    assert_eq!(ledger.len(), 19, "{ledger:?}");
+    assert_eq!(ledger.len(), 20, "{ledger:?}");
     assert!(
         ledger[0]["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("n: private row count")
+    );
+    assert!(
+        ledger[1]["label"]
             .as_str()
             .unwrap()
             .starts_with("scaling of x1")
@@ -419,7 +426,8 @@ fn too_few_rows_for_private_ranges_warn_and_do_not_scale() {
     assert!(v["scaling"].is_null(), "{v}");
     for needle in [
         "features not scaled",
-        "n = 200",
+        // The private count of the 200 rows (AMP under add/remove without --n).
+        "n = ",
         "20 private",
         "\"scaling\"",
         "--scale",

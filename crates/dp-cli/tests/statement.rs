@@ -100,7 +100,7 @@ fn the_statement_follows_the_relation_the_source_and_the_tuning() {
         "under add/remove neighbouring",
         "hides whether a given row was in the training data",
         "Private release: yes",
-        "under add/remove n is private: sampling rate q = batch_size/n",
+        "is a private count (discrete Laplace), estimated for epsilon",
         "the bound clip = 0.5, public (given by --clip)",
         "NOT ACCOUNTED",
     ] {

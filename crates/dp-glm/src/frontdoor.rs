@@ -50,7 +50,6 @@ use crate::model::LinearModel;
 use crate::model_file::BoundRecord;
 use crate::pipeline::Preprocessing;
 use crate::report::{NoiseSource, text_down, text_up};
-use crate::row_count::PrivateCount;
 use crate::scaling::{PublicScale, SCALING_SHARE, ScalingMethod, ScalingPlan, min_rows_for_ranges};
 use crate::sparse::SparseDataset;
 use crate::statement::PrivacyStatement;
@@ -272,11 +271,9 @@ impl ArrayFit<'_> {
         // The scaling decision reads the row count: the public n where one is given, or
         // the private count under add/remove, so that nothing in the release depends on the
         // true n.
-        let count = self
-            .learner
-            .rows_to_count(self.loss, self.params)?
-            .then(|| PrivateCount::estimate(n_rows, self.epsilon, &mut *rng))
-            .transpose()?;
+        let count =
+            self.learner
+                .count_rows(self.loss, self.params, n_rows, self.epsilon, &mut *rng)?;
         let n = match &count {
             Some(c) => c.value(),
             None => self.params.count("public_n")?.unwrap_or(n_rows),
@@ -609,7 +606,8 @@ mod tests {
         assert!(f.model.preprocessing().scaling.is_none());
         assert!(f.model.preprocessing().unit_norm);
         assert_eq!(f.warnings.len(), 1);
-        assert!(f.warnings[0].contains("n = 50"), "{}", f.warnings[0]);
+        // The private count of the 50 rows (AMP under add/remove without a public n).
+        assert!(f.warnings[0].contains("with n = "), "{}", f.warnings[0]);
     }
 
     /// The scaling decision reads the public n where one is given, not the rows' count.

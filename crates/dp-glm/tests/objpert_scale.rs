@@ -135,6 +135,7 @@ fn objpert_with_a_prior_finds_its_reference_sigma_at_every_scale() {
         l.budget.prior = Prior {
             count: 10,
             epsilon: 0.02,
+            one: None,
         };
         l
     };

@@ -114,14 +114,16 @@ pub(super) fn train(
         params: &params,
         needs: &needs,
     };
+    // Counted first, as on the dense path (the same noise in the same order).
+    let mut bounds = bounds_budget(a, &needs, 0)?;
+    if let Some(count) = learner
+        .count_rows(loss, &params, data.n_samples(), a.epsilon, &mut *rng)
+        .map_err(|e| catalog_error(a, e))?
+    {
+        bounds.count(count).map_err(|e| fit_error(a, e))?;
+    }
     let mut progress = Bar::new(a.json);
-    let fitted = learner.fit_sparse(
-        &request,
-        &data,
-        bounds_budget(a, &needs, 0)?,
-        &mut *rng,
-        &mut progress,
-    );
+    let fitted = learner.fit_sparse(&request, &data, bounds, &mut *rng, &mut progress);
     progress.finish();
     let (model, bounds) = fitted.map_err(|e| catalog_error(a, e))?;
     let fit = Fit {
