@@ -156,9 +156,10 @@ fn honest_tuning_after_estimated_ranges_reports_the_whole_tree() {
     );
     // The estimates and the private row count.
     check_tuned(&m, &answer, 6 + 1);
-    // The tuning was calibrated for 0.8 (the ranges took 0.2): its own bound is just below.
+    // The tuning was calibrated for 0.75 (the ranges took 0.2, the row count 0.05): its own
+    // bound is just below.
     let alone = tuned_alone(&m);
-    assert!(alone > 0.79 && alone <= 0.8, "{alone}");
+    assert!(alone > 0.74 && alone <= 0.75, "{alone}");
 }
 
 /// DP-SGD tuned honestly over two rates on unscaled regression rows.
