@@ -255,9 +255,11 @@ pub(crate) struct TrainArgs {
     /// `--batch-size`/n: q and the number of steps then do not depend on the number of rows.
     #[arg(long, conflicts_with = "batch_size")]
     pub sample_rate: Option<f64>,
-    /// DP-SGD: the number of training rows as a public value N, used (for q = batch size/N and
-    /// the expected batch q·N) instead of the true count, which is private under add/remove;
-    /// ssp: sizes the noise grids and λ_min's allowance (more rows than N: refused).
+    /// The number of training rows as a public value N, used wherever the learner reads n
+    /// (DP-SGD: q = batch size/N and the expected batch q·N) instead of the true count, which
+    /// is private under add/remove; without it, under add/remove, a private count of the rows
+    /// (5% of --epsilon) takes its place; ssp: sizes the noise grids and λ_min's allowance
+    /// (more rows than N: refused; without it the true count, treated as public).
     #[arg(long = "n", value_name = "N")]
     pub public_n: Option<usize>,
     /// Learning rate.

@@ -75,7 +75,7 @@ use crate::learners::{Budget, Prior};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::report::{PrivacyReport, text_up};
-use crate::row_count::{PRIVATE_COUNT, PrivateCount};
+use crate::row_count::{COUNT_LABEL, PRIVATE_COUNT, PrivateCount};
 
 /// The grid's exponents are `k/8` for `k` in this range.
 const GRID_STEPS: std::ops::RangeInclusive<i32> = -160..=240;
@@ -182,6 +182,9 @@ impl Statistic {
     }
 }
 
+/// What every AboveThreshold release's label ends with (its noise is drawn under this name).
+const ABOVE_THRESHOLD: &str = "AboveThreshold";
+
 /// The quantile estimated for `X` and `Y`: 0.99 of the records lie within the bound.
 pub const DEFAULT_QUANTILE: f64 = 0.99;
 
@@ -224,14 +227,14 @@ pub fn above_threshold<R: Rng + ?Sized>(
 ) -> Result<(Option<usize>, f64)> {
     let (laplace, _, achieved) = laplace_for(3.0 * sensitivity, epsilon, 3)?;
     let mut threshold = ndarray::arr1(&[0.0]);
-    laplace.add_to(rng, threshold.view_mut())?;
+    laplace.add_to(ABOVE_THRESHOLD, rng, threshold.view_mut())?;
     // Queries clamped to ±2^50 grid steps (a 1-Lipschitz map: the sensitivity stays Δ) so
     // that they fit the grid's exact range whatever n is; at 2^26 noise scales from the
     // threshold the clamp changes no decision in practice.
     let cap = laplace.gamma() * 2f64.powi(50);
     for (k, &q) in queries.iter().enumerate() {
         let mut noisy = ndarray::arr1(&[q.clamp(-cap, cap)]);
-        laplace.add_to(rng, noisy.view_mut())?;
+        laplace.add_to(ABOVE_THRESHOLD, rng, noisy.view_mut())?;
         // Both sides are multiples of the grid: the comparison is exact.
         if noisy[0] >= threshold[0] {
             return Ok((Some(k), achieved));
@@ -404,7 +407,7 @@ impl PrivateBounds {
             return Err(Error::Privacy("the rows were already counted".into()));
         }
         let (n, epsilon) = (count.value(), count.epsilon());
-        let label = format!("n: private row count (discrete Laplace), released n = {n}");
+        let label = format!("{COUNT_LABEL}, released n = {n}");
         self.count = Some((n, (Mechanism::pure_dp(epsilon)?, label, epsilon)));
         Ok(n)
     }
@@ -510,7 +513,7 @@ impl PrivateBounds {
         self.record(
             epsilon,
             format!(
-                "{name}: private {} quantile of {} (AboveThreshold)",
+                "{name}: private {} quantile of {} ({ABOVE_THRESHOLD})",
                 statistic.quantile(),
                 statistic.describe()
             ),
@@ -571,7 +574,7 @@ impl PrivateBounds {
             let (value, epsilon) = private_quantile_signed(values, p, each, rng)?;
             self.record(
                 epsilon,
-                format!("scaling of {feature}: private {p} quantile (AboveThreshold)"),
+                format!("scaling of {feature}: private {p} quantile ({ABOVE_THRESHOLD})"),
             )?;
             *end = value;
             spent += epsilon;

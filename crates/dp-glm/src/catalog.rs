@@ -1106,7 +1106,8 @@ const Y_BOUND: Param = Param::new(
 const PUBLIC_N: Param = Param::new(
     "public_n",
     Kind::Count,
-    "the true number of rows, treated as public",
+    "under add/remove a private count of the rows (5% of epsilon; AdaSSP: the true count, \
+     treated as public); under replace-one the true count, public there",
     "The number of rows as a public value (under add/remove the true count is private): \
      everything the learner derives from n (the divisor of its noisy sums, their grid, \
      default steps, step size, ridge, sampling rate) uses it.",

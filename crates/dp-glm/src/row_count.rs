@@ -31,6 +31,9 @@ use crate::error::{Error, Result};
 /// the count is off by more than 100 rows once in 25 fits, against once in 12 at 2%.
 pub const COUNT_SHARE: f64 = 0.05;
 
+/// The label of the count's release (in the tree, followed by the released value).
+pub(crate) const COUNT_LABEL: &str = "n: private row count (discrete Laplace)";
+
 /// How a report's notes name a privately counted `n` (the notes the statement does not list
 /// as public).
 pub(crate) const PRIVATE_COUNT: &str = "a private count";
@@ -74,7 +77,7 @@ impl PrivateCount {
                 e => e.into(),
             })?;
         let mut noisy = ndarray::arr1(&[rows as f64]);
-        laplace.add_to(rng, noisy.view_mut())?;
+        laplace.add_to(COUNT_LABEL, rng, noisy.view_mut())?;
         // Post-processing: a whole number of rows, at least one (the cast saturates).
         let value = noisy[0].round().max(1.0) as usize;
         Ok(Self {

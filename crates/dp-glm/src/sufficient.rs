@@ -38,6 +38,12 @@ use rand::Rng;
 use crate::error::{Error, Result, ensure};
 use crate::sparse::SparseDataset;
 
+/// The label of the noisy `XᵀX` release (its upper triangle).
+pub(crate) const XTX_LABEL: &str = "XtX (upper triangle)";
+
+/// The label of the noisy `Xᵀy` release.
+pub(crate) const XTY_LABEL: &str = "Xty";
+
 /// The error of a fit that reads its data from a row-block source: the source's (a file that
 /// cannot be read or parsed), or the learner's.
 #[derive(Debug, thiserror::Error)]
@@ -358,7 +364,7 @@ impl SufficientStats {
     ) -> Result<Array1<f64>> {
         let exp = 2 * self.fx.k;
         let (xtx, _) = self.totals();
-        release(xtx, exp, grid, rng)
+        release(xtx, exp, grid, XTX_LABEL, rng)
     }
 
     /// `X̂ᵀŷ` released through `grid`, as [`SufficientStats::release_xtx`].
@@ -376,7 +382,7 @@ impl SufficientStats {
     ) -> Result<Array1<f64>> {
         let exp = self.fx.k + self.fy.k;
         let (_, xty) = self.totals();
-        release(xty, exp, grid, rng)
+        release(xty, exp, grid, XTY_LABEL, rng)
     }
 }
 
@@ -418,6 +424,7 @@ fn release<R: Rng + ?Sized>(
     s: &[i128],
     exp: i32,
     grid: &GridRelease,
+    label: &str,
     rng: &mut R,
 ) -> Result<Array1<f64>> {
     let gamma = grid.gamma();
@@ -449,17 +456,18 @@ fn release<R: Rng + ?Sized>(
         }
         *o = r as f64 * gamma;
     }
-    add_noise(grid, rng, out.view_mut())?;
+    add_noise(grid, label, rng, out.view_mut())?;
     Ok(out)
 }
 
 /// The grid release's noise, with this crate's error type.
 fn add_noise<R: Rng + ?Sized>(
     grid: &GridRelease,
+    label: &str,
     rng: &mut R,
     out: ArrayViewMut1<'_, f64>,
 ) -> Result<()> {
-    grid.add_to(rng, out).map_err(Error::from)
+    grid.add_to(label, rng, out).map_err(Error::from)
 }
 
 /// `v / 2^t` rounded half away from zero, exactly (`t ≥ 1`).

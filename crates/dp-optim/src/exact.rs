@@ -809,7 +809,8 @@ impl SumRelease {
         Ok(Mechanism::gaussian(self.std, self.sensitivity())?.with_grid(self.discrete_gaussian()?))
     }
 
-    /// Writes `γ·(S + K)` into `out` (length `d`), `S` the exact sum, `K` fresh discrete
+    /// For the release `label` (counted by [`crate::noise::tally`]): writes `γ·(S + K)` into
+    /// `out` (length `d`), `S` the exact sum, `K` fresh discrete
     /// Gaussian noise in grid units; the conversion to `f64` (rounding to nearest when
     /// `|S + K| > 2^53`) is post-processing and never fails on the data.
     ///
@@ -821,10 +822,12 @@ impl SumRelease {
     /// failure.
     pub fn release<R: Rng + ?Sized>(
         &self,
+        label: &str,
         rng: &mut R,
         sum: &mut ExactSum,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
+        crate::noise::tally::count(label);
         let d = self.quantiser.dim;
         if sum.quantiser != self.quantiser {
             return Err(Error::DimensionMismatch {

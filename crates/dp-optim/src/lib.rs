@@ -98,6 +98,7 @@ pub use exact::{ExactSum, Quantiser, SumRelease, Widen, sum_multiplier, sum_nois
 pub use gd::GradientDescent;
 pub use lbfgs::Lbfgs;
 pub use linesearch::{LineSearch, LineSearchFailure, LineSearchOutcome, StrongWolfe};
+pub use noise::tally;
 pub use noise::{
     GRID_BITS, GridRelease, Noise, discrete, grid_multiplier, grid_noise_multiplier, laplace_for,
 };

@@ -96,6 +96,7 @@
 //!   for a value bound it can be much more): more noise than stated, never less.
 
 pub mod discrete;
+pub mod tally;
 
 use dp_accounting::GridGaussian;
 use ndarray::{ArrayViewMut1, Zip};
@@ -183,7 +184,7 @@ impl GridRelease {
     }
 
     /// `out ← γ·(round(out/γ) + K)` coordinate-wise (`round` half away from zero), exact in
-    /// `f64`.
+    /// `f64`, for the release `label` (its event's label, counted by [`tally`]).
     ///
     /// # Privacy
     /// State the release with sensitivity `Δ + `[`GridRelease::slack`] and attach
@@ -195,9 +196,11 @@ impl GridRelease {
     /// before it are already perturbed: the caller must discard `out`).
     pub fn add_to<R: Rng + ?Sized>(
         &self,
+        label: &str,
         rng: &mut R,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
+        tally::count(label);
         out.iter_mut().try_for_each(|v| self.perturb(rng, v))
     }
 
@@ -359,29 +362,32 @@ impl Noise {
         self.on_grid(None).map(|g| g.slack(dim))
     }
 
-    /// Overwrites `out` with one draw (of dimension `out.len()`): grid-valued `γ·K` for the
-    /// Gaussian and Laplace laws.
+    /// Overwrites `out` with one draw (of dimension `out.len()`) for the release `label`:
+    /// grid-valued `γ·K` for the Gaussian and Laplace laws.
     ///
     /// # Errors
     /// As [`Noise::check`] and [`Noise::grid`].
     pub fn sample_into<R: Rng + ?Sized>(
         &self,
+        label: &str,
         rng: &mut R,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
         match *self {
             Noise::GammaBall { scale } => {
                 self.check()?;
+                tally::count(label);
                 gamma_ball_into(rng, scale, out)
             }
             _ => {
                 out.fill(0.0);
-                self.add_to(rng, out)
+                self.add_to(label, rng, out)
             }
         }
     }
 
-    /// Adds one draw to `out`. For the Gaussian and Laplace laws this is the grid release
+    /// Adds one draw to `out` for the release `label` (its event's label, counted by
+    /// [`tally`]). For the Gaussian and Laplace laws this is the grid release
     /// `out ← γ·(round(out/γ) + K)` (module docs): what a mechanism should release.
     ///
     /// # Privacy
@@ -395,17 +401,19 @@ impl Noise {
     /// `out` is not finite or too large for the grid (`|v|/γ ≥ 2^52`).
     pub fn add_to<R: Rng + ?Sized>(
         &self,
+        label: &str,
         rng: &mut R,
         mut out: ArrayViewMut1<'_, f64>,
     ) -> Result<()> {
         if let Noise::GammaBall { scale } = *self {
             self.check()?;
+            tally::count(label);
             let mut z = ndarray::Array1::zeros(out.len());
             gamma_ball_into(rng, scale, z.view_mut())?;
             Zip::from(&mut out).and(&z).for_each(|o, &v| *o += v);
             return Ok(());
         }
-        self.on_grid(None)?.add_to(rng, out)
+        self.on_grid(None)?.add_to(label, rng, out)
     }
 }
 

@@ -215,7 +215,7 @@ impl NoisyGd {
         let mut iterations = 0;
         for t in 0..self.steps {
             oracle.exact_clipped_sum(x.view(), None, &mut sum);
-            release.release(rng, &mut sum, g.view_mut())?;
+            release.release(NOISY_GRADIENT_LABEL, rng, &mut sum, g.view_mut())?;
             released += 1;
             g /= n as f64;
             reg.add_grad(x.view(), g.view_mut());
@@ -620,11 +620,11 @@ impl DpSgd {
                 StepNoise::Exact(release) => {
                     let sum = exact.get_or_insert_with(|| ExactSum::new(*release.quantiser()));
                     oracle.exact_clipped_sum(x.view(), Some(indices), sum);
-                    release.release(rng, sum, g.view_mut())?;
+                    release.release(NOISY_GRADIENT_LABEL, rng, sum, g.view_mut())?;
                 }
                 StepNoise::Float(noise) => {
                     oracle.clipped_sum(x.view(), Some(indices), plan.clip, g.view_mut());
-                    noise.add_to(rng, g.view_mut())?;
+                    noise.add_to(NOISY_GRADIENT_LABEL, rng, g.view_mut())?;
                 }
             }
             released += 1;

@@ -14,6 +14,10 @@ use crate::glm::residual_coefficient;
 use crate::loss::Loss;
 use crate::model::LinearModel;
 
+/// The label of the run's one zCDP event, which every noise draw of the run serves.
+const RUN_LABEL: &str = "DP-AMBSSGD run: DP-STAT counts and noisy mini-batch updates on disjoint \
+                         blocks (parallel composition, paper 002 Thm 9)";
+
 /// Differentially private adaptive mini-batch shuffled SGD for linear regression (Varshney,
 /// Thakurta, Jain 2022, paper 002, Alg. 2 with DP-STAT, Alg. 3; MATH §8).
 ///
@@ -217,7 +221,7 @@ impl DpAmbSsgd {
                 )));
             }
             grad /= b as f64;
-            release.add_to(rng, grad.view_mut())?;
+            release.add_to(RUN_LABEL, rng, grad.view_mut())?;
             w.scaled_add(-eta, &grad);
             // w is now w_{t+1}; average over T/2 < t+1 <= T.
             if 2 * (t + 1) > steps {
@@ -229,12 +233,7 @@ impl DpAmbSsgd {
 
         let rho = 0.5 * (1.0 + rel_slack(alpha, d)).powi(2) / (alpha * alpha);
         let mut ledger = Ledger::new(Neighbouring::ReplaceOne);
-        ledger.record(
-            Mechanism::zcdp(rho)?,
-            1,
-            "DP-AMBSSGD run: DP-STAT counts and noisy mini-batch updates on disjoint blocks \
-             (parallel composition, paper 002 Thm 9)",
-        );
+        ledger.record(Mechanism::zcdp(rho)?, 1, RUN_LABEL);
         let noise = vec![
             ("noise_multiplier".to_string(), alpha),
             ("rho".to_string(), rho),
@@ -288,7 +287,7 @@ pub(crate) fn dp_stat<R: Rng + ?Sized>(
     let mut gamma = width;
     for _ in 0..rounds {
         let mut count = ndarray::arr1(&[residuals.iter().filter(|&&r| r <= gamma).count() as f64]);
-        release.add_to(rng, count.view_mut())?;
+        release.add_to(RUN_LABEL, rng, count.view_mut())?;
         if count[0] < stop_at {
             gamma *= 2.0;
         } else {

@@ -17,6 +17,9 @@ use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::report::PrivacyReport;
 
+/// The label of the shuffled local randomiser's event, which every noise draw serves.
+const LOCAL_LABEL: &str = "noisy clipped gradient (local randomiser, shuffled)";
+
 /// Differentially private shuffled SGD for linear regression (Varshney, Thakurta, Jain 2022,
 /// paper 002, Alg. 1; MATH §8).
 ///
@@ -262,7 +265,7 @@ impl DpSsgd {
             // The local randomiser's output: the clipped gradient on the grid plus exact
             // discrete Gaussian noise (a value each of whose grid points is possible under
             // every record); the step is post-processing of it.
-            local.grid.add_to(rng, gradient.view_mut())?;
+            local.grid.add_to(LOCAL_LABEL, rng, gradient.view_mut())?;
             w.scaled_add(-eta, &gradient);
             if t + 1 > tail_start {
                 avg += &w;
@@ -276,7 +279,7 @@ impl DpSsgd {
                 local: local.mechanism()?,
                 n: n as u64,
                 delta0: p.delta0,
-                label: "noisy clipped gradient (local randomiser, shuffled)".into(),
+                label: LOCAL_LABEL.into(),
             },
         )?;
         let report = PrivacyReport::priced(

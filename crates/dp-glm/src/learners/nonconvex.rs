@@ -148,7 +148,7 @@ impl NonConvexDpGd {
             objective.clipped_sum(theta.view(), None, clip, g.view_mut());
             scores[t] = g.dot(&g).sqrt() / n;
         }
-        laplace.add_to(rng, scores.view_mut())?;
+        laplace.add_to(SELECTION_LABEL, rng, scores.view_mut())?;
         let mut best = (f64::INFINITY, 0);
         for (t, &score) in scores.iter().enumerate() {
             if score < best.0 {

@@ -30,6 +30,13 @@ use crate::sufficient::StreamError;
 
 use super::streamed_glm::{Stream, StreamedGlm, Terms};
 
+/// The label of objective perturbation's event, whose linear term's noise it draws.
+const LINEAR_LABEL: &str = "objective perturbation (discrete Gaussian linear term)";
+
+/// The label of AMP's output noise event.
+const OUTPUT_LABEL: &str = "output noise on the approximate minimiser (sensitivity (2·tau + b \
+                            grid slack)/lambda + output grid slack)";
+
 /// Objective perturbation for convex GLMs (Chaudhuri et al. 2011, Kifer et al. 2012; analysis
 /// of paper 001, Redberg, Koskela, Wang 2023), released so that it is private as computed.
 ///
@@ -1139,7 +1146,7 @@ impl<G: DataTerm> Perturbed<G> {
         let grid = Noise::Gaussian { std: sigma }.on_grid(None)?;
         let mut linear = Array1::zeros(glm.dim());
         // γ_b·(round(0) + K) = γ_b·K, exact in f64.
-        grid.add_to(rng, linear.view_mut())?;
+        grid.add_to(LINEAR_LABEL, rng, linear.view_mut())?;
         // One pass over the rows (in storage order) for the squared column norms.
         let curvature = b.loss.smoothness();
         let lambda = glm.lambda();
@@ -1239,19 +1246,14 @@ impl<G: DataTerm> Perturbed<G> {
             Mechanism::gaussian(sigma_out, sensitivity)?.with_grid(grid.discrete_gaussian(d)?);
         let mut released = theta;
         release_box.clamp(&mut released);
-        grid.add_to(rng, released.view_mut())?;
+        grid.add_to(OUTPUT_LABEL, rng, released.view_mut())?;
         let mut ledger = Ledger::new(Neighbouring::AddRemove);
         ledger.record(
             Mechanism::objective_perturbation(params).with_grid(self.b_grid()?),
             1,
-            "objective perturbation (discrete Gaussian linear term)",
+            LINEAR_LABEL,
         );
-        ledger.record(
-            output,
-            1,
-            "output noise on the approximate minimiser (sensitivity (2·tau + b grid \
-             slack)/lambda + output grid slack)",
-        );
+        ledger.record(output, 1, OUTPUT_LABEL);
         let mut noise = objpert_noise(sigma, lambda, bounds);
         noise.push(("tau".to_string(), tau));
         noise.push(("sigma_out".to_string(), sigma_out));

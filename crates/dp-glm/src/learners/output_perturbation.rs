@@ -18,6 +18,9 @@ use crate::model::LinearModel;
 use crate::streamed::BlockSource;
 use crate::sufficient::StreamError;
 
+/// The label of the release of the noisy minimiser.
+const MINIMISER_LABEL: &str = "regularised ERM minimiser";
+
 /// Paper 003, Alg. 3: `w̃ = argmin_{‖w‖ ≤ B} (1/n)Σ_i ℓ(w; z_i) + (λ/2)‖w‖²`, release
 /// `w̃ + N(0, σ²I)`.
 ///
@@ -291,9 +294,9 @@ impl OutputPerturbation {
         // The released noise and its ledger entry are exactly the calibrated ones.
         let (grid, mechanism) = release(sigma)?;
         let mut w = minimise(n)?;
-        grid.add_to(rng, w.view_mut())?;
+        grid.add_to(MINIMISER_LABEL, rng, w.view_mut())?;
         let mut ledger = Ledger::new(self.budget.neighbouring);
-        ledger.record(mechanism, 1, "regularised ERM minimiser");
+        ledger.record(mechanism, 1, MINIMISER_LABEL);
         let noise = vec![
             ("sigma".to_string(), sigma),
             ("sensitivity".to_string(), delta_2),

@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::LinearModel;
 use crate::sparse::SparseDataset;
-use crate::sufficient::{StreamError, SufficientStats};
+use crate::sufficient::{StreamError, SufficientStats, XTX_LABEL, XTY_LABEL};
+
+/// The label of the noisy smallest eigenvalue's release.
+const LAMBDA_LABEL: &str = "lambda_min(XtX)";
 
 /// Private ridge regression by sufficient-statistics perturbation with an adaptive ridge:
 /// AdaSSP (Y.-X. Wang 2018, *Revisiting differentially private linear regression*, UAI,
@@ -317,7 +320,7 @@ impl Ssp {
         drop(gram);
         let shift = s_lam * (6.0 / target.delta()).ln().sqrt();
         let mut lam = ndarray::arr1(&[lam_min]);
-        g_lam.add_to(rng, lam.view_mut())?;
+        g_lam.add_to(LAMBDA_LABEL, rng, lam.view_mut())?;
         let lam_tilde = (lam[0] - shift).max(0.0);
         let df = d as f64;
         let c = s_mat * (df * (2.0 * df * df / rho).ln()).sqrt();
@@ -348,19 +351,19 @@ impl Ssp {
             Mechanism::gaussian(s_lam, d_lam + g_lam.slack(1))?
                 .with_grid(g_lam.discrete_gaussian(1)?),
             1,
-            "lambda_min(XtX)",
+            LAMBDA_LABEL,
         );
         ledger.record(
             Mechanism::gaussian(s_mat, d_mat + g_mat.slack(tri))?
                 .with_grid(g_mat.discrete_gaussian(tri)?),
             1,
-            "XtX (upper triangle)",
+            XTX_LABEL,
         );
         ledger.record(
             Mechanism::gaussian(s_vec, d_vec + g_vec.slack(d))?
                 .with_grid(g_vec.discrete_gaussian(d)?),
             1,
-            "Xty",
+            XTY_LABEL,
         );
         let noise = vec![
             ("noise_multiplier".to_string(), z),

@@ -13,6 +13,9 @@ use crate::error::{Error, Result, ensure};
 use crate::learners::{Budget, report};
 use crate::model::LinearModel;
 
+/// The label of the noisy selection among the models.
+const SELECTION_LABEL: &str = "report-noisy-max over the models' held-out losses";
+
 /// Paper 003, App. D: split the data at random into `m + 1` equal parts, fit the learner at
 /// radius `B` and `(ε/2, δ)` on each of the first `m`, score each model by its mean loss on the
 /// last part with every example's loss clipped to `[0, Λ(B)]` (`Λ(B) = (Y + √(H/2)·B·X)²`), and
@@ -111,7 +114,7 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
             scores[j] = clipped_mean_loss(model.coef(), &held_out, loss, cap);
             models.push(model);
         }
-        laplace.add_to(rng, scores.view_mut())?;
+        laplace.add_to(SELECTION_LABEL, rng, scores.view_mut())?;
         let mut best: Option<(f64, usize)> = None;
         for (j, &noisy) in scores.iter().enumerate() {
             if best.is_none_or(|b| noisy < b.0) {
@@ -122,11 +125,7 @@ impl<L: RadiusLearner> ConfidenceBoosting<L> {
             return Err(Error::Privacy("no model was trained".into()));
         };
         let model = models.swap_remove(chosen);
-        ledger.record(
-            Mechanism::pure_dp(eps_achieved)?,
-            1,
-            "report-noisy-max over the models' held-out losses",
-        );
+        ledger.record(Mechanism::pure_dp(eps_achieved)?, 1, SELECTION_LABEL);
         let noise = vec![
             ("laplace_scale".to_string(), scale),
             ("models".to_string(), m as f64),

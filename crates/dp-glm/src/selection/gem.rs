@@ -92,7 +92,8 @@ pub fn selection_probabilities(
     Ok(w.into_iter().map(|w| w / total).collect())
 }
 
-/// Selects a candidate with the generalised exponential mechanism at privacy `ε`.
+/// Selects a candidate with the generalised exponential mechanism at privacy `ε`, for the
+/// release `label` (its event's label, counted by `dp_optim::tally`).
 ///
 /// # Privacy
 /// Raskhodnikova & Smith 2016 (Thm 4.2 / paper 003, Alg. 4): each `s_j` has sensitivity at
@@ -102,12 +103,14 @@ pub fn selection_probabilities(
 /// # Errors
 /// As [`normalised_scores`].
 pub fn select<R: Rng + ?Sized>(
+    label: &str,
     candidates: &[Candidate],
     epsilon: f64,
     beta: f64,
     rng: &mut R,
 ) -> Result<usize> {
     let p = selection_probabilities(candidates, epsilon, beta)?;
+    dp_optim::tally::count(label);
     let u: f64 = rng.random();
     let mut acc = 0.0;
     for (j, pj) in p.iter().enumerate() {

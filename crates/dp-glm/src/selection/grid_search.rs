@@ -224,12 +224,9 @@ impl<L: RadiusLearner> PrivateGridSearch<L> {
             score: self.y_bound * self.y_bound,
             sensitivity: 0.0,
         });
-        let chosen = select(&candidates, self.epsilon / 2.0, self.beta, rng)?;
-        ledger.record(
-            Mechanism::pure_dp(self.epsilon / 2.0)?,
-            1,
-            "generalised exponential mechanism over the radii",
-        );
+        const SELECTION: &str = "generalised exponential mechanism over the radii";
+        let chosen = select(SELECTION, &candidates, self.epsilon / 2.0, self.beta, rng)?;
+        ledger.record(Mechanism::pure_dp(self.epsilon / 2.0)?, 1, SELECTION);
         let (radius, coef) = match models.get(chosen) {
             Some((r, m)) => (*r, m.coef().to_owned()),
             None => (0.0, Array1::zeros(data.n_features())),

@@ -359,7 +359,7 @@ impl HonestTuning {
                 )));
             }
             let mut score = ndarray::arr1(&[correct(&theta, &validation)?]);
-            score_grid.add_to(rng, score.view_mut())?;
+            score_grid.add_to(SCORE_LABEL, rng, score.view_mut())?;
             let score = score[0];
             if best.as_ref().is_none_or(|b| score > b.0) {
                 best = Some((score, theta, lr));
