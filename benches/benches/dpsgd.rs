@@ -216,7 +216,7 @@ fn step_parts(c: &mut Bench) {
         let mut empty = ExactSum::new(*release.quantiser());
         b.iter(|| {
             release
-                .release(&mut rng, &mut empty, out.view_mut())
+                .release("test", &mut rng, &mut empty, out.view_mut())
                 .expect("draws");
             black_box(out[0])
         })

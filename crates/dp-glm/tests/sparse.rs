@@ -313,7 +313,9 @@ fn a_seeded_private_descent_gives_the_same_model_bit_for_bit() {
         let mut sum = ExactSum::new(*release.quantiser());
         for _ in 0..30 {
             f(w.view(), &mut sum);
-            release.release(&mut rng, &mut sum, g.view_mut()).unwrap();
+            release
+                .release("test", &mut rng, &mut sum, g.view_mut())
+                .unwrap();
             w.scaled_add(-0.5 / 500.0, &g);
         }
         w.mapv(f64::to_bits)

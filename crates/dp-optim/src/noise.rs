@@ -588,16 +588,16 @@ mod tests {
                 Noise::GammaBall { scale: bad },
             ] {
                 assert!(matches!(
-                    noise.sample_into(&mut rng, out.view_mut()),
+                    noise.sample_into("test", &mut rng, out.view_mut()),
                     Err(Error::InvalidParameter { .. })
                 ));
-                assert!(noise.add_to(&mut rng, out.view_mut()).is_err());
+                assert!(noise.add_to("test", &mut rng, out.view_mut()).is_err());
             }
         }
         // Zero-dimensional draws are empty, not errors.
         let mut empty = Array1::<f64>::zeros(0);
         Noise::GammaBall { scale: 1.0 }
-            .sample_into(&mut rng, empty.view_mut())
+            .sample_into("test", &mut rng, empty.view_mut())
             .unwrap();
     }
 
@@ -634,7 +634,7 @@ mod tests {
         let s = 2.5;
         let mut z = Array1::zeros(N);
         Noise::Gaussian { std: s }
-            .sample_into(&mut rng, z.view_mut())
+            .sample_into("test", &mut rng, z.view_mut())
             .unwrap();
         let z = z.to_vec();
         let law = Normal::new(0.0, s).unwrap();
@@ -656,20 +656,20 @@ mod tests {
         let mut rng = seeded_rng(11);
         let mut z = Array1::from_elem(N, 3.0);
         Noise::Gaussian { std: 1.0 }
-            .add_to(&mut rng, z.view_mut())
+            .add_to("test", &mut rng, z.view_mut())
             .unwrap();
         let law = Normal::new(3.0, 1.0).unwrap();
         assert_ks(&z.to_vec(), |x| law.cdf(x), "gaussian add_to");
         let mut l = Array1::from_elem(N, -1.0);
         Noise::Laplace { scale: 0.5 }
-            .add_to(&mut rng, l.view_mut())
+            .add_to("test", &mut rng, l.view_mut())
             .unwrap();
         let law = Laplace::new(-1.0, 0.5).unwrap();
         assert_ks(&l.to_vec(), |x| law.cdf(x), "laplace add_to");
         let d = 5;
         let mut g = Array1::from_elem(d, 1.0);
         Noise::GammaBall { scale: 1.0 }
-            .add_to(&mut rng, g.view_mut())
+            .add_to("test", &mut rng, g.view_mut())
             .unwrap();
         assert!(g.iter().all(|v| v.is_finite()) && g.iter().any(|&v| v != 1.0));
     }
@@ -681,7 +681,7 @@ mod tests {
         let b = 0.7;
         let mut z = Array1::zeros(N);
         Noise::Laplace { scale: b }
-            .sample_into(&mut rng, z.view_mut())
+            .sample_into("test", &mut rng, z.view_mut())
             .unwrap();
         let z = z.to_vec();
         let law = Laplace::new(0.0, b).unwrap();
@@ -710,7 +710,7 @@ mod tests {
         let mut u1sq = Vec::with_capacity(draws);
         for _ in 0..draws {
             Noise::GammaBall { scale: s }
-                .sample_into(&mut rng, z.view_mut())
+                .sample_into("test", &mut rng, z.view_mut())
                 .unwrap();
             let r = z.dot(&z).sqrt();
             radii.push(r);
@@ -769,7 +769,7 @@ mod tests {
         let mut v = Vec::with_capacity(N);
         for _ in 0..N {
             Noise::GammaBall { scale: s }
-                .sample_into(&mut rng, z.view_mut())
+                .sample_into("test", &mut rng, z.view_mut())
                 .unwrap();
             v.push(z[0]);
         }

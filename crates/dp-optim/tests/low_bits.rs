@@ -99,7 +99,7 @@ fn grid_release_closes_the_low_bits() {
     for i in 0..N {
         let mu = if i % 2 == 0 { mu0 } else { mu1 };
         out[0] = mu;
-        grid.add_to(&mut rng, out.view_mut()).unwrap();
+        grid.add_to("test", &mut rng, out.view_mut()).unwrap();
         let y = out[0];
         // On the grid, exactly, with an integer index below 2^53: possible under both inputs.
         let k = y / gamma;
@@ -137,12 +137,15 @@ fn grid_release_refuses_values_it_cannot_round_exactly() {
     let mut rng = seeded_rng(1);
     for bad in [f64::NAN, f64::INFINITY, 2f64.powi(52) * grid.gamma()] {
         let mut v = Array1::from_elem(1, bad);
-        assert!(grid.add_to(&mut rng, v.view_mut()).is_err(), "{bad}");
+        assert!(
+            grid.add_to("test", &mut rng, v.view_mut()).is_err(),
+            "{bad}"
+        );
     }
     // With a value bound, the grid is coarsened so that the bound fits.
     let bounded = Noise::Gaussian { std: 1e-9 }.on_grid(Some(1e6)).unwrap();
     assert!(1e6 / bounded.gamma() < 2f64.powi(51));
     let mut v = Array1::from_elem(3, 1e6);
-    bounded.add_to(&mut rng, v.view_mut()).unwrap();
+    bounded.add_to("test", &mut rng, v.view_mut()).unwrap();
     assert!(v.iter().all(|x| (x - 1e6).abs() < 1e-3));
 }

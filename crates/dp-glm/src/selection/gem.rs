@@ -156,7 +156,7 @@ mod tests {
         let mut counts = [0usize; 4];
         let mut r = rng(11);
         for _ in 0..n {
-            counts[select(&cands, 1.0, 0.1, &mut r).unwrap()] += 1;
+            counts[select("test", &cands, 1.0, 0.1, &mut r).unwrap()] += 1;
         }
         // Pearson chi-square with 3 degrees of freedom: 16.27 is the 0.999 quantile.
         let chi2: f64 = counts

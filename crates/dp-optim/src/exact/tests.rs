@@ -263,7 +263,9 @@ fn release_adds_discrete_noise_to_the_exact_sum() {
     let mut mean = Array1::<f64>::zeros(d);
     let mut out = Array1::zeros(d);
     for _ in 0..reps {
-        release.release(&mut rng, &mut sum, out.view_mut()).unwrap();
+        release
+            .release("test", &mut rng, &mut sum, out.view_mut())
+            .unwrap();
         assert!(out.iter().all(|&v| (v / gamma).fract() == 0.0));
         mean += &out;
     }
@@ -276,12 +278,12 @@ fn release_adds_discrete_noise_to_the_exact_sum() {
     let other = Quantiser::new(clip, gamma, d + 1).unwrap();
     assert!(
         release
-            .release(&mut rng, &mut ExactSum::new(other), out.view_mut())
+            .release("test", &mut rng, &mut ExactSum::new(other), out.view_mut())
             .is_err()
     );
     assert!(
         release
-            .release(&mut rng, &mut sum, Array1::zeros(d + 1).view_mut())
+            .release("test", &mut rng, &mut sum, Array1::zeros(d + 1).view_mut())
             .is_err()
     );
     for bad in [0.0, f64::NAN] {

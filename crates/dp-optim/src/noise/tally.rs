@@ -5,7 +5,7 @@
 //! the exact sums' release) takes the label of the release it serves: the label its event
 //! carries in the ledger or the model's event tree. With the `tally` feature (for tests; off
 //! by default, and then nothing is counted), each call is counted under its label on the
-//! calling thread, and [`take`] returns the counts and clears them. A test then checks the
+//! calling thread, and `take` returns the counts and clears them. A test then checks the
 //! draws against the tree: a draw whose label names no event, and an event that no draw
 //! served, are both failures (`crates/dp-glm/tests/draws.rs`).
 
