@@ -385,7 +385,8 @@ fn scaling_plan(
             let need = dp_glm::scaling::min_rows_for_ranges(each);
             if numeric > 0 && (n as f64) < need {
                 warnings.push(format!(
-                    "features not scaled: with n = {n} rows (treated as public) the \
+                    "features not scaled: with n = {n} rows (public, or a private count under \
+                     add/remove) the \
                      {} private feature ranges at epsilon {} each are unreliable below about \
                      {} rows; give the ranges as public values in the schema's \"scaling\" \
                      (e.g. from the data's documentation), or --scale minmax|standard to \

@@ -55,7 +55,8 @@ fn per_coordinate<R: Rng>(rng: &mut R) -> (f64, f64) {
     let old = t.elapsed().as_secs_f64() * 1e9 / DRAWS as f64;
     let grid = Noise::Gaussian { std }.on_grid(None).expect("valid std");
     let t = Instant::now();
-    grid.add_to("example", rng, v.view_mut()).expect("finite values");
+    grid.add_to("example", rng, v.view_mut())
+        .expect("finite values");
     let new = t.elapsed().as_secs_f64() * 1e9 / DRAWS as f64;
     std::hint::black_box(v);
     (old, new)

@@ -68,7 +68,7 @@ pub enum Scaling {
 }
 
 impl Scaling {
-    /// The rule of [`Scaling::Auto`] for `d` numeric features, `n` rows (treated as public),
+    /// The rule of [`Scaling::Auto`] for `d` numeric features, `n` rows (public, or a private count),
     /// ε `epsilon` of which the fraction `share` goes to the estimates: min–max when
     /// `classification` and `n` reaches [`min_rows_for_ranges`] at each estimate's ε; else
     /// `Err` with a warning saying why the features are not scaled (none for regression).
@@ -89,7 +89,8 @@ impl Scaling {
         let need = min_rows_for_ranges(each);
         if (n as f64) < need {
             return Err(format!(
-                "features not scaled: with n = {n} rows (treated as public) the {} private \
+                "features not scaled: with n = {n} rows (public, or a private count under \
+                 add/remove) the {} private \
                  feature ranges at epsilon {} each are unreliable below about {} rows; give \
                  public feature ranges, or choose a scaling to estimate them anyway, or none \
                  to silence this",

@@ -73,9 +73,10 @@ def test_two_models_compose_and_relations_do_not_mix():
 
 
 def public(**kw):
-    # Public bounds and no private scaling: the tree has no pure-DP estimate, so it converts
-    # under add/remove too.
-    return dict(scale="none", preprocess="unit-norm", **kw)
+    # Public bounds, no private scaling and a public n (no private row count): the tree has
+    # no pure-DP estimate, which dp_accounting analyses under replace-one only (as randomised
+    # response), so it converts and prices under add/remove too.
+    return dict(scale="none", preprocess="unit-norm", public_n=800, **kw)
 
 
 def test_converted_events_priced_by_dp_accounting_agree():
