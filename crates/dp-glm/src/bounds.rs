@@ -401,12 +401,21 @@ impl PrivateBounds {
     /// [`PrivateBounds::compose`].
     ///
     /// # Errors
-    /// A second count ([`Error::Privacy`]).
+    /// A second count ([`Error::Privacy`]); a share of estimates that leaves the learner no ε
+    /// after the count ([`Error::InvalidHyperParameter`] naming `bounds_budget`).
     pub fn count(&mut self, count: PrivateCount) -> Result<usize> {
         if self.count.is_some() {
             return Err(Error::Privacy("the rows were already counted".into()));
         }
         let (n, epsilon) = (count.value(), count.epsilon());
+        if self.epsilon * (1.0 - self.share) - epsilon <= 0.0 {
+            return Err(Error::InvalidHyperParameter {
+                name: "bounds_budget",
+                value: self.share,
+                reason: "leaves the learner no epsilon once the private row count is paid: \
+                         give a smaller share, or a public number of rows n",
+            });
+        }
         let label = format!("{COUNT_LABEL}, released n = {n}");
         self.count = Some((n, (Mechanism::pure_dp(epsilon)?, label, epsilon)));
         Ok(n)
@@ -671,6 +680,24 @@ mod tests {
     use dp_optim::seeded_rng;
     use ndarray::{Array1, Array2};
     use proptest::prelude::*;
+
+    /// A bounds share that leaves nothing once the row count is paid is refused by name,
+    /// before the learner sees a negative ε; a usual share leaves ε(1 − share) − ε_count.
+    #[test]
+    fn the_row_count_must_leave_the_learner_some_epsilon() {
+        let count = |seed| {
+            crate::row_count::PrivateCount::estimate(1000, 1.0, &mut seeded_rng(seed)).unwrap()
+        };
+        let mut b = PrivateBounds::new(1.0, 1e-5, 0.97, 1).unwrap();
+        let e = b.count(count(1)).unwrap_err();
+        assert!(e.to_string().contains("bounds_budget"), "{e}");
+        let mut b = PrivateBounds::new(1.0, 1e-5, 0.1, 1).unwrap();
+        let c = count(1);
+        let spent = c.epsilon();
+        b.count(c).unwrap();
+        assert_eq!(b.learner_epsilon(), 0.9 - spent);
+        assert!(b.count(count(2)).is_err(), "counted twice");
+    }
     use rand_distr::{Distribution, StandardNormal};
 
     fn normals(n: usize, seed: u64) -> Vec<f64> {
